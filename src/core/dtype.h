@@ -1,0 +1,45 @@
+// Element types of tensors (float and block-quantized), with their GGUF (ggml)
+// type ids and storage geometry. The one table every layer asks about sizes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace plimsoll {
+
+enum class DType : uint8_t {
+  kF32,
+  kF16,
+  kBF16,
+  kQ8_0,  // blocks of 32: f16 scale + 32 x int8
+  kQ4_0,  // blocks of 32: f16 scale + 16 bytes of 4-bit values (offset 8)
+  kQ4_K,  // super-blocks of 256 (llama.cpp k-quants)
+  kQ5_K,
+  kQ6_K,
+  kQ8_K,  // activations-side k-quant type (f32 scale), readable for completeness
+};
+
+struct DTypeTraits {
+  DType dtype;
+  std::string_view name;     // lower-case, as users type it: "f32", "q8_0"
+  uint32_t ggml_type;        // id in GGUF files
+  int64_t block_elems;       // elements per block (1 for plain floats)
+  int64_t block_bytes;       // bytes per block
+};
+
+const DTypeTraits& dtype_traits(DType dtype);
+std::string_view dtype_name(DType dtype);
+std::optional<DType> dtype_from_name(std::string_view name);     // "q8_0", "F16", ...
+std::optional<DType> dtype_from_ggml(uint32_t ggml_type);        // nullopt: unsupported id
+std::string_view ggml_type_name(uint32_t ggml_type);             // for error messages
+
+// Bytes of a row of n_elems elements; n_elems must be a multiple of block_elems.
+inline int64_t dtype_row_bytes(DType dtype, int64_t n_elems) {
+  const DTypeTraits& t = dtype_traits(dtype);
+  return n_elems / t.block_elems * t.block_bytes;
+}
+inline bool dtype_is_quantized(DType dtype) { return dtype_traits(dtype).block_elems > 1; }
+
+}  // namespace plimsoll

@@ -1,0 +1,47 @@
+#include "core/dtype.h"
+
+#include <gtest/gtest.h>
+
+#include "core/half.h"
+
+namespace plimsoll {
+namespace {
+
+TEST(DType, GeometryMatchesGgml) {
+  EXPECT_EQ(dtype_row_bytes(DType::kQ8_0, 64), 68);
+  EXPECT_EQ(dtype_row_bytes(DType::kQ4_0, 64), 36);
+  EXPECT_EQ(dtype_row_bytes(DType::kQ4_K, 512), 288);
+  EXPECT_EQ(dtype_row_bytes(DType::kQ6_K, 256), 210);
+  EXPECT_EQ(dtype_row_bytes(DType::kF16, 10), 20);
+  EXPECT_EQ(dtype_from_ggml(8), DType::kQ8_0);
+  EXPECT_EQ(dtype_from_ggml(30), DType::kBF16);
+  EXPECT_FALSE(dtype_from_ggml(3).has_value());  // Q4_1: not supported
+  EXPECT_EQ(dtype_from_name("Q4_K"), DType::kQ4_K);
+  EXPECT_FALSE(dtype_from_name("q3_k").has_value());
+}
+
+TEST(Half, F16RoundTripsEveryHalf) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const uint16_t bits = static_cast<uint16_t>(h);
+    const float f = f16_to_f32(bits);
+    if (f != f) continue;  // NaN payloads need not round-trip exactly
+    EXPECT_EQ(f32_to_f16(f), bits) << "half bits " << h;
+  }
+}
+
+TEST(Half, F16RoundsToNearestEven) {
+  // 1 + 2^-11 lies exactly between 1 and the next half (1 + 2^-10): ties to even -> 1.
+  EXPECT_EQ(f32_to_f16(1.0f + 1.0f / 2048), 0x3c00);
+  EXPECT_EQ(f32_to_f16(1.0f + 3.0f / 2048), 0x3c02);
+  EXPECT_EQ(f32_to_f16(70000.0f), 0x7c00);  // overflow to +inf
+  EXPECT_EQ(f32_to_f16(5.9604645e-08f), 0x0001);  // smallest subnormal
+}
+
+TEST(Half, Bf16) {
+  EXPECT_EQ(bf16_to_f32(f32_to_bf16(1.5f)), 1.5f);
+  EXPECT_EQ(f32_to_bf16(1.0f + 1.0f / 256), 0x3f80);  // tie -> even
+  EXPECT_EQ(f32_to_bf16(1.0f + 3.0f / 256), 0x3f82);
+}
+
+}  // namespace
+}  // namespace plimsoll
