@@ -1,0 +1,22 @@
+// Reader of llama2.c tokenizer files (tokenizer.bin / tok512.bin) into a Vocab.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+#include "formats/vocab.h"
+
+namespace plimsoll {
+
+// vocab_size: how many entries to read (the file does not store it; it comes
+// from the model's header). Pieces are converted to SentencePiece form
+// (space -> U+2581); ids 0..2 become <unk>, <s>, </s> (control); <0xXX>
+// pieces are byte tokens.
+Result<Vocab> load_llama2c_vocab(const std::string& path, int64_t vocab_size);
+// The same from bytes in memory (fuzzing, tests); `name` is used in errors.
+Result<Vocab> parse_llama2c_vocab(std::string_view bytes, int64_t vocab_size,
+                                  const std::string& name);
+
+}  // namespace plimsoll
