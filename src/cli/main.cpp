@@ -1,9 +1,18 @@
 // plimsoll: the command-line entry point; one subcommand per job.
 #include <CLI/CLI.hpp>
+#include <map>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
 
 int main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("plimsoll"));
   CLI::App app{"plimsoll: a text-generation inference server that plans its memory"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "plimsoll 0.1.0");
+  std::map<std::string, plimsoll::cli::Runner> runners;
+  runners["generate"] = plimsoll::cli::add_generate_command(app);
   CLI11_PARSE(app, argc, argv);
-  return 0;
+  return runners.at(app.get_subcommands().front()->get_name())();
 }

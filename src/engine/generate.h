@@ -1,0 +1,44 @@
+// Single-sequence generation on the reference forward pass: prompt in,
+// streamed text out, with stop criteria and timing. The `generate` command's engine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "engine/sampling_params.h"
+#include "model/llama.h"
+#include "tokenizer/tokenizer.h"
+
+namespace plimsoll {
+
+enum class FinishReason { kLength, kEosToken, kStopSequence };
+const char* finish_reason_name(FinishReason reason);  // TGI's spelling: "length", ...
+
+struct GenerationResult {
+  std::vector<int32_t> prompt_ids;
+  std::vector<int32_t> generated_ids;
+  std::string text;  // generated text (up to and including a matched stop sequence)
+  FinishReason finish = FinishReason::kLength;
+  uint64_t seed = 0;
+  double prefill_seconds = 0;
+  double decode_seconds = 0;
+};
+
+struct GenerateOptions {
+  bool add_bos = true;
+  ThreadPool* pool = nullptr;
+  // Called with each piece of text as soon as it is complete UTF-8.
+  std::function<void(std::string_view)> on_text;
+};
+
+// Fails (kInvalidArgument) when the prompt plus max_new_tokens exceeds the
+// model's context, naming both numbers.
+Result<GenerationResult> generate(LlamaReference& model, const Tokenizer& tokenizer,
+                                  std::string_view prompt, const SamplingParams& params,
+                                  const GenerateOptions& options);
+
+}  // namespace plimsoll
