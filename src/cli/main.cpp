@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "plimsoll 0.1.0");
   std::map<std::string, plimsoll::cli::Runner> runners;
   runners["generate"] = plimsoll::cli::add_generate_command(app);
+  runners["convert"] = plimsoll::cli::add_convert_command(app);
+  runners["inspect"] = plimsoll::cli::add_inspect_command(app);
   CLI11_PARSE(app, argc, argv);
   return runners.at(app.get_subcommands().front()->get_name())();
 }

@@ -1,0 +1,112 @@
+// GGUF export: metadata from ModelConfig/Vocab, then every tensor produced,
+// converted and written one at a time (memory stays at one tensor).
+#include "convert/gguf_export.h"
+
+#include <cstring>
+
+#include "formats/gguf_writer.h"
+#include "kernels/kernels.h"
+
+namespace plimsoll {
+namespace {
+
+Status set_metadata(GgufWriter& w, const ModelConfig& c, const Vocab& v, DType target) {
+  auto u32 = [](int64_t x) { return GgufValue(static_cast<uint32_t>(x)); };
+  PLIMSOLL_TRY(w.set("general.architecture", std::string("llama")));
+  PLIMSOLL_TRY(w.set("general.name", c.name.empty() ? std::string("plimsoll") : c.name));
+  // llama.cpp's file-type numbers for the dominant dtype (informative)
+  PLIMSOLL_TRY(w.set("general.file_type", u32(dtype_traits(target).ggml_type == 0 ? 0 : 1)));
+  PLIMSOLL_TRY(w.set("llama.context_length", u32(c.max_seq_len)));
+  PLIMSOLL_TRY(w.set("llama.embedding_length", u32(c.dim)));
+  PLIMSOLL_TRY(w.set("llama.feed_forward_length", u32(c.ffn_dim)));
+  PLIMSOLL_TRY(w.set("llama.block_count", u32(c.n_layers)));
+  PLIMSOLL_TRY(w.set("llama.attention.head_count", u32(c.n_heads)));
+  PLIMSOLL_TRY(w.set("llama.attention.head_count_kv", u32(c.n_kv_heads)));
+  PLIMSOLL_TRY(w.set("llama.rope.dimension_count", u32(c.head_dim())));
+  PLIMSOLL_TRY(w.set("llama.rope.freq_base", GgufValue(c.rope_theta)));
+  PLIMSOLL_TRY(w.set("llama.attention.layer_norm_rms_epsilon", GgufValue(c.norm_eps)));
+  PLIMSOLL_TRY(w.set("tokenizer.ggml.model", v.model));
+  PLIMSOLL_TRY(w.set("tokenizer.ggml.tokens", GgufValue(GgufArray{v.pieces})));
+  PLIMSOLL_TRY(w.set("tokenizer.ggml.scores", GgufValue(GgufArray{v.scores})));
+  std::vector<int32_t> types;
+  for (TokenType t : v.types) types.push_back(static_cast<int32_t>(t));
+  PLIMSOLL_TRY(w.set("tokenizer.ggml.token_type", GgufValue(GgufArray{types})));
+  PLIMSOLL_TRY(w.set("tokenizer.ggml.bos_token_id", u32(v.bos_id)));
+  PLIMSOLL_TRY(w.set("tokenizer.ggml.eos_token_id", u32(v.eos_id)));
+  PLIMSOLL_TRY(w.set("tokenizer.ggml.unknown_token_id", u32(v.unk_id)));
+  PLIMSOLL_TRY(w.set("tokenizer.ggml.add_bos_token", GgufValue(v.add_bos)));
+  PLIMSOLL_TRY(w.set("tokenizer.ggml.add_eos_token", GgufValue(v.add_eos)));
+  PLIMSOLL_TRY(w.set("tokenizer.ggml.add_space_prefix", GgufValue(v.add_space_prefix)));
+  return {};
+}
+
+}  // namespace
+
+DType storage_dtype(DType target, const std::vector<int64_t>& shape) {
+  if (shape.size() < 2) return DType::kF32;
+  if (shape.back() % dtype_traits(target).block_elems != 0) {
+    return target == DType::kF32 ? DType::kF32 : DType::kF16;
+  }
+  return target;
+}
+
+std::vector<ExportTensor> llama_tensor_layout(const ModelConfig& c) {
+  const int64_t dim = c.dim, kv = c.kv_dim(), ffn = c.ffn_dim;
+  std::vector<ExportTensor> t;
+  t.push_back({"token_embd.weight", {c.vocab_size, dim}, nullptr});
+  t.push_back({"output_norm.weight", {dim}, nullptr});
+  if (!c.tied_embeddings) t.push_back({"output.weight", {c.vocab_size, dim}, nullptr});
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    t.push_back({p + "attn_norm.weight", {dim}, nullptr});
+    t.push_back({p + "attn_q.weight", {dim, dim}, nullptr});
+    t.push_back({p + "attn_k.weight", {kv, dim}, nullptr});
+    t.push_back({p + "attn_v.weight", {kv, dim}, nullptr});
+    t.push_back({p + "attn_output.weight", {dim, dim}, nullptr});
+    t.push_back({p + "ffn_norm.weight", {dim}, nullptr});
+    t.push_back({p + "ffn_gate.weight", {ffn, dim}, nullptr});
+    t.push_back({p + "ffn_up.weight", {ffn, dim}, nullptr});
+    t.push_back({p + "ffn_down.weight", {dim, ffn}, nullptr});
+  }
+  return t;
+}
+
+Result<ExportReport> export_llama_gguf(const std::string& path, const ModelConfig& config,
+                                       const Vocab& vocab, std::vector<ExportTensor> tensors,
+                                       DType target) {
+  if (target == DType::kQ8_K) {
+    return make_error(ErrorCode::kUnsupported, "q8_k is an activation format; pick another --dtype");
+  }
+  GgufWriter writer;
+  PLIMSOLL_TRY(set_metadata(writer, config, vocab, target));
+  ExportReport report;
+  for (ExportTensor& t : tensors) {
+    const DType dtype = storage_dtype(target, t.shape);
+    if (dtype != target && t.shape.size() >= 2) {
+      report.fallbacks.push_back(t.name + ": " + std::to_string(t.shape.back()) +
+                                 " columns, not a multiple of " +
+                                 std::to_string(dtype_traits(target).block_elems) + ", stored " +
+                                 std::string(dtype_name(dtype)));
+    }
+    const int64_t cols = t.shape.back();
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < t.shape.size(); ++i) rows *= t.shape[i];
+    report.total_bytes += rows * dtype_row_bytes(dtype, cols);
+    ++report.n_tensors;
+    WeightSource source = std::move(t.source);
+    auto producer = [source, dtype, rows, cols](std::span<std::byte> out) -> Status {
+      std::vector<float> values(static_cast<size_t>(rows * cols));  // [rows, cols]
+      PLIMSOLL_TRY(source(values));
+      const int64_t row_bytes = dtype_row_bytes(dtype, cols);
+      for (int64_t r = 0; r < rows; ++r) {
+        kernels::quantize_row(dtype, values.data() + r * cols, out.data() + r * row_bytes, cols);
+      }
+      return {};
+    };
+    PLIMSOLL_TRY(writer.add_tensor(t.name, dtype, t.shape, producer));
+  }
+  PLIMSOLL_TRY(writer.write(path));
+  return report;
+}
+
+}  // namespace plimsoll

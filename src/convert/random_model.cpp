@@ -1,0 +1,91 @@
+// Deterministic random weights (splitmix64 per tensor) and synthetic vocabularies.
+#include "convert/random_model.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace plimsoll {
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t hash_name(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+Vocab synthetic_vocab(int64_t size) {
+  Vocab v;
+  v.model = "llama";
+  auto add = [&](std::string piece, float score, TokenType type) {
+    v.pieces.push_back(std::move(piece));
+    v.scores.push_back(score);
+    v.types.push_back(type);
+  };
+  add("<unk>", 0.0f, TokenType::kUnknown);
+  add("<s>", 0.0f, TokenType::kControl);
+  add("</s>", 0.0f, TokenType::kControl);
+  for (int b = 0; b < 256; ++b) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+    add(buf, 0.0f, TokenType::kByte);
+  }
+  // Printable ASCII letters and pairs, with and without the space marker.
+  const std::string space = "\xe2\x96\x81";  // U+2581
+  const std::string letters = "etaoinshrdlcumwfgypbvkjxqz";
+  std::vector<std::string> pieces;
+  for (char a : letters) pieces.push_back(std::string(1, a));
+  for (char a : letters) pieces.push_back(space + a);
+  for (char a : letters) {
+    for (char b : letters) pieces.push_back(std::string(1, a) + b);
+  }
+  for (char a : letters) {
+    for (char b : letters) pieces.push_back(space + a + b);
+  }
+  for (size_t i = 0; i < pieces.size() && v.size() < size; ++i) {
+    add(pieces[i], -static_cast<float>(i), TokenType::kNormal);
+  }
+  for (int64_t i = 0; v.size() < size; ++i) {  // filler pieces, never produced by merges of text
+    add("<extra_" + std::to_string(i) + ">", -1e9f, TokenType::kUserDefined);
+  }
+  return v;
+}
+
+std::vector<ExportTensor> random_llama_tensors(const ModelConfig& config, uint64_t seed) {
+  std::vector<ExportTensor> tensors = llama_tensor_layout(config);
+  for (ExportTensor& t : tensors) {
+    const bool is_norm = t.shape.size() == 1;
+    const int64_t cols = t.shape.back();
+    const uint64_t tensor_seed = seed ^ hash_name(t.name);
+    t.source = [is_norm, cols, tensor_seed](std::span<float> out) -> Status {
+      if (is_norm) {
+        for (float& x : out) x = 1.0f;
+        return {};
+      }
+      const float scale = std::sqrt(3.0f / static_cast<float>(cols));
+      uint64_t state = tensor_seed;
+      for (float& x : out) {
+        const double u = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;  // [0, 1)
+        x = static_cast<float>((2.0 * u - 1.0) * scale);
+      }
+      return {};
+    };
+  }
+  return tensors;
+}
+
+int64_t llama_parameter_count(const ModelConfig& c) {
+  int64_t n = c.vocab_size * c.dim * (c.tied_embeddings ? 1 : 2) + c.dim;
+  n += c.n_layers * (2 * c.dim + 2 * c.dim * c.dim + 2 * c.kv_dim() * c.dim + 3 * c.ffn_dim * c.dim);
+  return n;
+}
+
+}  // namespace plimsoll

@@ -1,0 +1,23 @@
+// Random-weight Llama models of any real shape (for tests and benchmarks
+// without downloads), and a synthetic SentencePiece-style vocabulary.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "convert/gguf_export.h"
+
+namespace plimsoll {
+
+// A vocabulary of `size` entries: <unk>, <s>, </s>, the 256 byte tokens, then
+// synthetic pieces ("▁a", "b", "▁ab", ...) with decreasing scores. size >= 259.
+Vocab synthetic_vocab(int64_t size);
+
+// Sources for every tensor of the config's layout: norms are 1, matrices are
+// uniform in +-sqrt(3/cols) (unit variance outputs), deterministic in seed.
+std::vector<ExportTensor> random_llama_tensors(const ModelConfig& config, uint64_t seed);
+
+// Parameters (elements) of a Llama model of this config.
+int64_t llama_parameter_count(const ModelConfig& config);
+
+}  // namespace plimsoll
