@@ -11,6 +11,9 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kUnsupported: return "unsupported";
     case ErrorCode::kIo: return "i/o error";
     case ErrorCode::kOutOfMemory: return "out of memory";
+    case ErrorCode::kOverloaded: return "overloaded";
+    case ErrorCode::kUnavailable: return "unavailable";
+    case ErrorCode::kCancelled: return "cancelled";
     case ErrorCode::kInternal: return "internal error";
   }
   return "unknown error";

@@ -15,7 +15,10 @@ enum class ErrorCode {
   kNotFound,         // a file, tensor or key is missing
   kUnsupported,      // valid, but a feature we do not implement (say which)
   kIo,               // the operating system refused (open, read, mmap)
-  kOutOfMemory,      // does not fit the memory plan
+  kOutOfMemory,      // can never fit the memory plan (HTTP 422 with the numbers)
+  kOverloaded,       // fits, but not now: the queue is full (HTTP 429 + Retry-After)
+  kUnavailable,      // not ready, or shutting down (HTTP 503)
+  kCancelled,        // the client went away or the request was aborted
   kInternal,         // a bug: an invariant did not hold
 };
 

@@ -6,6 +6,7 @@
 
 #include "engine/sampler.h"
 #include "engine/stop.h"
+#include "tokenizer/stream_decoder.h"
 
 namespace plimsoll {
 namespace {
@@ -15,15 +16,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 }  // namespace
-
-const char* finish_reason_name(FinishReason reason) {
-  switch (reason) {
-    case FinishReason::kLength: return "length";
-    case FinishReason::kEosToken: return "eos_token";
-    case FinishReason::kStopSequence: return "stop_sequence";
-  }
-  return "length";
-}
 
 Result<GenerationResult> generate(LlamaReference& model, const Tokenizer& tokenizer,
                                   std::string_view prompt, const SamplingParams& params,
@@ -46,7 +38,7 @@ Result<GenerationResult> generate(LlamaReference& model, const Tokenizer& tokeni
   Sampler sampler(params, result.seed);
   sampler.observe_prompt(result.prompt_ids);
   SamplerScratch scratch;
-  StreamDecoder decoder(tokenizer);
+  StreamDecoder decoder(tokenizer, result.prompt_ids.back());
   StopMatcher stops(params.stop);
   ReferenceKvCache cache(config, n_prompt + params.max_new_tokens);
   std::vector<float> logits(static_cast<size_t>(config.vocab_size));
@@ -58,7 +50,6 @@ Result<GenerationResult> generate(LlamaReference& model, const Tokenizer& tokeni
   // The prompt's last token is also the first decode input; its logits come from prefill.
   auto t0 = std::chrono::steady_clock::now();
   for (int64_t pos = 0; pos < n_prompt; ++pos) {
-    decoder.push(result.prompt_ids[static_cast<size_t>(pos)]);  // context for the leading-space rule
     model.forward(result.prompt_ids[static_cast<size_t>(pos)], pos, cache, logits.data(), options.pool);
   }
   result.prefill_seconds = seconds_since(t0);

@@ -9,14 +9,12 @@
 #include <vector>
 
 #include "core/result.h"
+#include "engine/finish_reason.h"
 #include "engine/sampling_params.h"
 #include "model/llama.h"
 #include "tokenizer/tokenizer.h"
 
 namespace plimsoll {
-
-enum class FinishReason { kLength, kEosToken, kStopSequence };
-const char* finish_reason_name(FinishReason reason);  // TGI's spelling: "length", ...
 
 struct GenerationResult {
   std::vector<int32_t> prompt_ids;

@@ -1,0 +1,77 @@
+// GenerationService: what the HTTP side needs from the engine side — submit
+// work (one item or a client batch), cancel it, and read limits and load.
+// The scheduler implements it; API tests use a fake.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "sched/request.h"
+
+namespace plimsoll::sched {
+
+// Limits published by /info and used by validation; derived from the memory plan.
+struct ServiceLimits {
+  std::string model_id;
+  std::string model_dtype;
+  int64_t max_input_tokens = 0;          // per request
+  int64_t max_total_tokens = 0;          // prompt + new tokens, per request
+  int64_t max_batch_total_tokens = 0;    // KV tokens the pool holds at once
+  int64_t max_batch_prefill_tokens = 0;  // tokens per step
+  int64_t max_batch_size = 0;            // sequences per step
+  int64_t max_concurrent_requests = 0;   // queue bound (requests)
+  int64_t max_queued_tokens = 0;         // queue bound (tokens)
+  int64_t max_client_batch_size = 0;     // items per submission (0 = unlimited: split server-side)
+  int64_t safe_client_batch_size = 0;    // items that run at once at max_total_tokens each
+  int64_t max_stop_sequences = 4;
+  int64_t max_best_of = 1;
+  int64_t max_top_n_tokens = 5;
+  int64_t vocab_size = 0;
+};
+
+// Point-in-time load, for /metrics and Retry-After.
+struct ServiceStats {
+  int64_t queued_requests = 0;
+  int64_t queued_tokens = 0;
+  int64_t running_requests = 0;
+  int64_t batch_current_size = 0;
+  int64_t batch_current_max_tokens = 0;
+  int64_t kv_blocks_total = 0;
+  int64_t kv_blocks_used = 0;
+  int64_t preemptions_total = 0;
+  double generated_tokens_per_second = 0;  // recent drain rate
+};
+
+struct Rejection {
+  Error error;               // kInvalidArgument/kOutOfMemory -> 422, kOverloaded -> 429, kUnavailable -> 503
+  double retry_after_seconds = 0;  // for 429
+};
+
+struct SubmitResult {
+  uint64_t ticket = 0;                 // for cancel(), when accepted
+  std::optional<Rejection> rejection;  // set when the whole submission was refused
+  bool accepted() const { return !rejection.has_value(); }
+};
+
+class GenerationService {
+ public:
+  virtual ~GenerationService() = default;
+
+  // Submits items (a client batch is split and queued server-side, never
+  // refused for its length alone). Either every item is accepted — events then
+  // arrive on `sink` tagged with the item's index, ending with one final event
+  // per item — or the whole submission is rejected before any event.
+  virtual SubmitResult submit(std::vector<GenerationRequest> items, EventSink sink) = 0;
+  // Cancels every item of a submission still running or queued (the client went
+  // away); their KV blocks return to the pool; no further events are sent.
+  virtual void cancel(uint64_t ticket) = 0;
+
+  virtual ServiceLimits limits() const = 0;
+  virtual ServiceStats stats() const = 0;
+  virtual bool ready() const = 0;  // model loaded and warmed
+};
+
+}  // namespace plimsoll::sched

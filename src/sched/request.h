@@ -1,0 +1,54 @@
+// The plain data that crosses between the HTTP side and the engine thread:
+// what a client asks for (GenerationRequest) and what comes back (TokenEvent).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "engine/finish_reason.h"
+#include "engine/sampling_params.h"
+
+namespace plimsoll::sched {
+
+struct GenerationRequest {
+  std::vector<int32_t> prompt_ids;   // tokenized by the API side (BOS included when wanted)
+  SamplingParams params;             // max_new_tokens, stop, seed, ...
+  int32_t top_n_tokens = 0;          // alternatives reported per generated token (0 = none)
+  bool prompt_details = false;       // report the prompt tokens' logprobs (TGI decoder_input_details)
+};
+
+struct TokenInfo {
+  int32_t id = 0;
+  float logprob = 0.0f;   // NaN where unknown (the first prompt token)
+  std::string text;       // the token's own text (may be partial UTF-8 for byte tokens)
+  bool special = false;
+};
+
+// One event per generated token; the last one of a sequence has `final` set.
+struct TokenEvent {
+  size_t index = 0;                  // the item's position in its submission
+  TokenInfo token;                   // unset (id -1) in a final event that carries no token
+  std::string text;                  // complete UTF-8 text this token added (may be "")
+  std::vector<TokenInfo> top_tokens; // top_n_tokens alternatives, most likely first
+  bool final = false;
+  // Set on the final event:
+  FinishReason finish_reason = FinishReason::kLength;
+  int64_t generated_tokens = 0;
+  int64_t input_tokens = 0;
+  uint64_t seed = 0;
+  std::string generated_text;        // the whole generated text
+  std::vector<TokenInfo> prefill;    // prompt tokens with logprobs (when prompt_details)
+  double queue_seconds = 0;          // from submit to the first step
+  double inference_seconds = 0;      // from the first step to the end
+  std::optional<Error> error;        // set when the sequence failed or was aborted
+};
+
+// Receives events; called on the engine thread, so it must not block (push
+// into a queue and wake the HTTP side).
+using EventSink = std::function<void(TokenEvent&&)>;
+
+}  // namespace plimsoll::sched
