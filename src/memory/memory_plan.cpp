@@ -1,0 +1,116 @@
+// The memory model: sizes of weights, KV, workspace and overhead, and the
+// KV pool that the rest of the budget buys.
+#include "memory/memory_plan.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/bytes.h"
+
+namespace plimsoll {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::string row(const char* name, int64_t bytes, const std::string& note) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "  %-22s %14s  %s\n", name, format_bytes(bytes).c_str(), note.c_str());
+  return buf;
+}
+
+}  // namespace
+
+StepWorkspaceSizes step_workspace_sizes(const ModelConfig& c, int64_t step_tokens,
+                                        int64_t step_seqs, int64_t n_threads,
+                                        int64_t max_seq_len) {
+  StepWorkspaceSizes w;
+  const int64_t t = step_tokens, b = std::min(step_seqs, step_tokens);
+  w.step_tokens = t;
+  w.step_seqs = b;
+  w.n_threads = n_threads;
+  w.hidden_floats = 3 * t * c.dim;
+  w.qkv_floats = t * (c.dim + 2 * c.kv_dim());
+  w.ffn_floats = 2 * t * c.ffn_dim;
+  w.logits_floats = b * (c.vocab_size + c.dim);
+  w.scores_floats = n_threads * max_seq_len;
+  // int8 values + one f32 scale per 32 (q8_0-style) + 256-element sums (k-quants): < 1.25 B/elem
+  const int64_t widest = std::max({c.dim, c.ffn_dim, c.vocab_size > 0 ? c.dim : 0});
+  w.matmul_scratch_bytes = t * widest * 5 / 4 + 4096;
+  return w;
+}
+
+int64_t kv_bytes_per_token(const ModelConfig& c, DType kv_dtype) {
+  return 2 * c.n_layers * c.kv_dim() * dtype_traits(kv_dtype).block_bytes /
+         dtype_traits(kv_dtype).block_elems;
+}
+
+int64_t default_request_overhead_bytes(int64_t max_total_tokens) {
+  // ids (4 B) + text (~8 B a token) + logprob/detail records (~24 B) + block table,
+  // plus 16 KiB of fixed per-request state (sampler, stop matcher, JSON buffers).
+  return 16 * kKiB + max_total_tokens * 40;
+}
+
+Result<MemoryPlan> plan_memory(const PlanInputs& in) {
+  MemoryPlan p;
+  p.inputs = in;
+  const ModelConfig& c = in.config;
+  if (in.block_tokens <= 0 || in.step_tokens <= 0 || in.step_seqs <= 0 || in.n_threads <= 0) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "block size, step tokens, step sequences and threads must be positive");
+  }
+  p.max_total_tokens = in.max_total_tokens > 0 ? std::min(in.max_total_tokens, c.max_seq_len)
+                                               : c.max_seq_len;
+  p.weights_bytes = in.weights_bytes;
+  p.workspace = step_workspace_sizes(c, in.step_tokens, in.step_seqs, in.n_threads, p.max_total_tokens);
+  p.workspace_bytes = p.workspace.total_bytes();
+  const int64_t per_request = in.request_overhead_bytes > 0
+                                  ? in.request_overhead_bytes
+                                  : default_request_overhead_bytes(p.max_total_tokens);
+  p.request_overhead_bytes = per_request * in.max_concurrent_requests;
+  p.runtime_bytes = in.runtime_bytes;
+  p.kv_bytes_per_token = kv_bytes_per_token(c, in.kv_dtype);
+  p.kv_block_bytes = p.kv_bytes_per_token * in.block_tokens;
+  p.blocks_per_full_sequence = ceil_div(p.max_total_tokens, in.block_tokens);
+
+  const int64_t fixed = p.weights_bytes + p.workspace_bytes + p.request_overhead_bytes + p.runtime_bytes;
+  int64_t pool_bytes = in.budget_bytes - fixed;
+  if (in.max_kv_bytes) pool_bytes = std::min(pool_bytes, *in.max_kv_bytes);
+  p.kv_blocks = pool_bytes > 0 ? pool_bytes / p.kv_block_bytes : 0;
+  p.kv_pool_bytes = p.kv_blocks * p.kv_block_bytes;
+  p.max_batch_total_tokens = p.kv_blocks * in.block_tokens;
+  if (p.kv_blocks < p.blocks_per_full_sequence) {
+    const int64_t need = fixed + p.blocks_per_full_sequence * p.kv_block_bytes;
+    return make_error(
+        ErrorCode::kOutOfMemory,
+        "the model does not fit the memory budget: weights " + format_bytes(p.weights_bytes) +
+            " + workspace " + format_bytes(p.workspace_bytes) + " + request overhead " +
+            format_bytes(p.request_overhead_bytes) + " + runtime " + format_bytes(p.runtime_bytes) +
+            " + KV for one sequence of " + std::to_string(p.max_total_tokens) + " tokens " +
+            format_bytes(p.blocks_per_full_sequence * p.kv_block_bytes) + " = " + format_bytes(need) +
+            ", budget " + format_bytes(in.budget_bytes) +
+            (in.max_kv_bytes ? " (KV capped at " + format_bytes(*in.max_kv_bytes) + " by --max-batch-memory)" : "") +
+            "; raise --memory-limit or --memory-fraction, or lower --max-total-tokens, "
+            "--max-batch-prefill-tokens or --max-concurrent-requests");
+  }
+  return p;
+}
+
+std::string MemoryPlan::table() const {
+  std::string s = "memory plan (budget " + format_bytes(inputs.budget_bytes) + "):\n";
+  s += row("weights", weights_bytes, "");
+  s += row("step workspace", workspace_bytes,
+           std::to_string(workspace.step_tokens) + " tokens x " + std::to_string(workspace.step_seqs) +
+               " sequences per step");
+  s += row("request overhead", request_overhead_bytes,
+           std::to_string(inputs.max_concurrent_requests) + " requests");
+  s += row("runtime", runtime_bytes, "code, libraries, stacks");
+  s += row("kv block pool", kv_pool_bytes,
+           std::to_string(kv_blocks) + " blocks x " + std::to_string(inputs.block_tokens) + " tokens x " +
+               format_bytes(kv_bytes_per_token) + "/token = " + std::to_string(max_batch_total_tokens) +
+               " tokens (" + std::to_string(full_sequences()) + " sequences of " +
+               std::to_string(max_total_tokens) + ")");
+  s += row("total planned", planned_bytes(), "");
+  return s;
+}
+
+}  // namespace plimsoll

@@ -1,0 +1,93 @@
+// The memory plan: every byte the server will use, decided before the first
+// request — weights + fixed step workspace + bounded request overhead +
+// runtime, and the rest of the budget becomes the KV block pool. The one
+// memory model shared by the server, the planner and the admission webhook.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/dtype.h"
+#include "core/result.h"
+#include "formats/model_config.h"
+
+namespace plimsoll {
+
+// Sizes (in floats) of the activation buffers of one batched step; the engine
+// allocates exactly these, the plan counts exactly these.
+struct StepWorkspaceSizes {
+  int64_t step_tokens = 0;     // T: tokens per step (prefill chunks + decode tokens)
+  int64_t step_seqs = 0;       // B: sequences per step (rows that need logits)
+  int64_t n_threads = 0;
+  int64_t hidden_floats = 0;   // x, xb, attn_out: 3 x [T, dim]
+  int64_t qkv_floats = 0;      // q [T, dim], k and v [T, kv_dim]
+  int64_t ffn_floats = 0;      // gate and up: 2 x [T, ffn]
+  int64_t logits_floats = 0;   // [B, vocab] + the final norm rows [B, dim]
+  int64_t scores_floats = 0;   // attention scores: [n_threads, max_seq_len]
+  int64_t matmul_scratch_bytes = 0;  // quantized activations: [T, max(dim, ffn)] as q8 + scales
+
+  int64_t total_bytes() const {
+    return (hidden_floats + qkv_floats + ffn_floats + logits_floats + scores_floats) * 4 +
+           matmul_scratch_bytes;
+  }
+};
+
+StepWorkspaceSizes step_workspace_sizes(const ModelConfig& config, int64_t step_tokens,
+                                        int64_t step_seqs, int64_t n_threads,
+                                        int64_t max_seq_len);
+
+// KV bytes one token occupies across all layers: 2 (k, v) x layers x kv_dim x dtype size.
+int64_t kv_bytes_per_token(const ModelConfig& config, DType kv_dtype);
+
+struct PlanInputs {
+  ModelConfig config;
+  int64_t weights_bytes = 0;           // resident weight bytes (mapped or owned)
+  DType kv_dtype = DType::kF32;
+  int64_t block_tokens = 16;           // KV block size
+  int64_t max_total_tokens = 0;        // per sequence: prompt + new (<= context); 0 = context
+  int64_t step_tokens = 512;           // per-step token budget (max_batch_prefill_tokens)
+  int64_t step_seqs = 64;              // sequences per step (max_batch_size)
+  int64_t n_threads = 1;
+  int64_t max_concurrent_requests = 128;   // in flight + queued
+  int64_t request_overhead_bytes = 0;  // per request (token lists, text, buffers); 0 = derived
+  int64_t runtime_bytes = 48 << 20;    // code, libraries, thread stacks, allocator slack
+  int64_t budget_bytes = 0;            // what the plan may spend (limit x fraction)
+  std::optional<int64_t> max_kv_bytes; // cap on the pool (--max-batch-memory)
+};
+
+struct MemoryPlan {
+  PlanInputs inputs;
+  int64_t weights_bytes = 0;
+  int64_t workspace_bytes = 0;
+  int64_t request_overhead_bytes = 0;  // all requests together
+  int64_t runtime_bytes = 0;
+  int64_t kv_bytes_per_token = 0;
+  int64_t kv_block_bytes = 0;
+  int64_t kv_blocks = 0;
+  int64_t kv_pool_bytes = 0;
+  int64_t max_total_tokens = 0;        // per sequence
+  int64_t max_batch_total_tokens = 0;  // tokens the pool holds: kv_blocks x block_tokens
+  int64_t blocks_per_full_sequence = 0;
+  StepWorkspaceSizes workspace;
+
+  int64_t planned_bytes() const {
+    return weights_bytes + workspace_bytes + request_overhead_bytes + runtime_bytes + kv_pool_bytes;
+  }
+  // Sequences of max_total_tokens that fit the pool at once.
+  int64_t full_sequences() const {
+    return blocks_per_full_sequence ? kv_blocks / blocks_per_full_sequence : 0;
+  }
+  // A human-readable table (one part a line) for start-up logs and `plimsoll plan`.
+  std::string table() const;
+};
+
+// Plans; fails with kOutOfMemory when weights + workspace + overhead + one
+// full-length sequence do not fit, with the numbers and the flags to change.
+Result<MemoryPlan> plan_memory(const PlanInputs& inputs);
+
+// The derived per-request overhead: token ids, text, block table, sampler and
+// stream state for a sequence of max_total_tokens, plus fixed buffers.
+int64_t default_request_overhead_bytes(int64_t max_total_tokens);
+
+}  // namespace plimsoll

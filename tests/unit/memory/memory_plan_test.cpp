@@ -1,0 +1,77 @@
+#include "memory/memory_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "core/bytes.h"
+
+namespace plimsoll {
+namespace {
+
+ModelConfig stories260k() {
+  ModelConfig c;
+  c.dim = 64;
+  c.n_layers = 5;
+  c.n_heads = 8;
+  c.n_kv_heads = 4;
+  c.ffn_dim = 172;
+  c.vocab_size = 512;
+  c.max_seq_len = 512;
+  return c;
+}
+
+TEST(MemoryPlan, KvBytesPerTokenMatchesTheModelCard) {
+  // 5 layers x 2 x 32 floats per token of key/value = 1,280 bytes per token.
+  EXPECT_EQ(kv_bytes_per_token(stories260k(), DType::kF32), 1280);
+  EXPECT_EQ(kv_bytes_per_token(stories260k(), DType::kF16), 640);
+}
+
+TEST(MemoryPlan, PoolIsWhatIsLeftAndEverythingAddsUp) {
+  PlanInputs in;
+  in.config = stories260k();
+  in.weights_bytes = 1056512;
+  in.budget_bytes = 256 * kMiB;
+  in.max_concurrent_requests = 128;
+  auto p = plan_memory(in);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_LE(p->planned_bytes(), in.budget_bytes);
+  EXPECT_GT(in.budget_bytes - p->planned_bytes(), -1);
+  EXPECT_LT(in.budget_bytes - p->planned_bytes(), p->kv_block_bytes);  // at most one block left over
+  EXPECT_EQ(p->kv_block_bytes, 1280 * 16);
+  EXPECT_EQ(p->max_batch_total_tokens, p->kv_blocks * 16);
+  EXPECT_EQ(p->blocks_per_full_sequence, 32);
+  EXPECT_NE(p->table().find("kv block pool"), std::string::npos);
+}
+
+TEST(MemoryPlan, RefusesWhenOneFullSequenceCannotFitNamingTheFlags) {
+  PlanInputs in;
+  in.config = stories260k();
+  in.weights_bytes = 1056512;
+  in.budget_bytes = 50 * kMiB;  // runtime alone is 48 MiB
+  auto p = plan_memory(in);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().code, ErrorCode::kOutOfMemory);
+  EXPECT_NE(p.error().message.find("--memory-limit"), std::string::npos);
+  EXPECT_NE(p.error().message.find("weights"), std::string::npos);
+}
+
+TEST(MemoryPlan, MaxBatchMemoryCapsThePool) {
+  PlanInputs in;
+  in.config = stories260k();
+  in.budget_bytes = 1 * kGiB;
+  in.max_kv_bytes = 4 * kMiB;
+  auto p = plan_memory(in);
+  ASSERT_TRUE(p.ok());
+  EXPECT_LE(p->kv_pool_bytes, 4 * kMiB);
+  EXPECT_EQ(p->kv_blocks, 4 * kMiB / (1280 * 16));
+}
+
+TEST(MemoryPlan, WorkspaceScalesWithStepTokens) {
+  const auto a = step_workspace_sizes(stories260k(), 256, 64, 2, 512);
+  const auto b = step_workspace_sizes(stories260k(), 512, 64, 2, 512);
+  EXPECT_GT(b.total_bytes(), a.total_bytes());
+  EXPECT_EQ(a.hidden_floats, 3 * 256 * 64);
+  EXPECT_EQ(a.logits_floats, 64 * (512 + 64));
+}
+
+}  // namespace
+}  // namespace plimsoll
