@@ -1,0 +1,26 @@
+// Per-dtype row codecs (quantize / dequantize n elements), the scalar
+// definitions that kernels.cpp's quantize_row / dequantize_row dispatch to.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/blocks.h"
+
+namespace plimsoll::kernels {
+
+// n: elements, a multiple of the block size. dst/src: n / block_elems blocks.
+void quantize_q8_0(const float* x, BlockQ8_0* y, int64_t n);
+void dequantize_q8_0(const BlockQ8_0* x, float* y, int64_t n);
+void quantize_q4_0(const float* x, BlockQ4_0* y, int64_t n);
+void dequantize_q4_0(const BlockQ4_0* x, float* y, int64_t n);
+
+void quantize_q4_k(const float* x, BlockQ4K* y, int64_t n);
+void dequantize_q4_k(const BlockQ4K* x, float* y, int64_t n);
+void quantize_q5_k(const float* x, BlockQ5K* y, int64_t n);
+void dequantize_q5_k(const BlockQ5K* x, float* y, int64_t n);
+void quantize_q6_k(const float* x, BlockQ6K* y, int64_t n);
+void dequantize_q6_k(const BlockQ6K* x, float* y, int64_t n);
+void quantize_q8_k(const float* x, BlockQ8K* y, int64_t n);
+void dequantize_q8_k(const BlockQ8K* x, float* y, int64_t n);
+
+}  // namespace plimsoll::kernels

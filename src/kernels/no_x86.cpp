@@ -1,0 +1,10 @@
+// Non-x86 builds: the x86 tables fall back to the scalar twins (set_isa
+// refuses the x86 paths there anyway, since cpu_has reports false).
+#include "kernels/matmul_impl.h"
+
+namespace plimsoll::kernels {
+
+const RowKernels& avx2_row_kernels() { return scalar_row_kernels(); }
+const RowKernels& avx512_row_kernels() { return scalar_row_kernels(); }
+
+}  // namespace plimsoll::kernels

@@ -1,0 +1,60 @@
+// The f32 element-wise ops of a transformer layer (rmsnorm, softmax, rope,
+// swiglu, dot, axpy). Plain scalar loops for now; the compiler vectorizes some.
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/kernels.h"
+
+namespace plimsoll::kernels {
+
+void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps) {
+  double sum_sq = 0.0;  // double: n up to ~16k squares without losing digits
+  for (int64_t i = 0; i < n; ++i) sum_sq += static_cast<double>(x[i]) * x[i];
+  const float inv_rms =
+      static_cast<float>(1.0 / std::sqrt(sum_sq / static_cast<double>(n) + static_cast<double>(eps)));
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inv_rms * weight[i];
+}
+
+void softmax(float* x, int64_t n) {
+  if (n <= 0) return;
+  const float max = *std::max_element(x, x + n);
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void rope(float* head, int64_t head_dim, int64_t pos, float theta, bool interleaved) {
+  const int64_t half = head_dim / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    // angle in double: pos * freq reaches 1e5 rad, where f32 keeps only ~1e-2 rad
+    const double freq = std::pow(static_cast<double>(theta),
+                                 -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+    const double angle = static_cast<double>(pos) * freq;
+    const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+    float* a = interleaved ? head + 2 * i : head + i;
+    float* b = interleaved ? head + 2 * i + 1 : head + i + half;
+    const float x0 = *a, x1 = *b;
+    *a = x0 * c - x1 * s;
+    *b = x0 * s + x1 * c;
+  }
+}
+
+void swiglu(float* out, const float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.f + std::exp(-gate[i])) * up[i];
+}
+
+float dot_f32(const float* a, const float* b, int64_t n) {
+  float sum = 0.f;
+  for (int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+void axpy_f32(float* y, float a, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+}  // namespace plimsoll::kernels

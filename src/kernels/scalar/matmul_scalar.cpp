@@ -1,0 +1,163 @@
+// The scalar twins of the matmul row kernels: the readable definition of the
+// arithmetic every SIMD path reproduces (integer block dots, then f32 scaling).
+#include <cstring>
+
+#include "core/half.h"
+#include "kernels/blocks.h"
+#include "kernels/matmul_impl.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+template <typename T>
+const T* at(const std::byte* p, int64_t offset_bytes) {
+  return reinterpret_cast<const T*>(p + offset_bytes);
+}
+
+// Float weights: plain f32 accumulation of converted weight * x, in column order.
+template <typename W, float (*ToF32)(W)>
+void dot_float(const std::byte* w_row, const std::byte* acts, int64_t stride, int n_tok,
+               int64_t cols, float* out) {
+  const W* w = reinterpret_cast<const W*>(w_row);
+  for (int t = 0; t < n_tok; ++t) {
+    const float* x = at<float>(acts, t * stride);  // [cols]
+    float sum = 0.f;
+    for (int64_t c = 0; c < cols; ++c) sum += ToF32(w[c]) * x[c];
+    out[t] = sum;
+  }
+}
+
+float f32_identity(float v) { return v; }
+
+// Q8_0 / Q4_0 weights against Q8_0 activations:
+//   y = sum_b (d_w[b] * d_x[b]) * sum_i q_w[b,i] * q_x[b,i]
+inline int q4_0_value(const BlockQ4_0& b, int i) {
+  return (i < 16 ? (b.qs[i] & 0xF) : (b.qs[i - 16] >> 4)) - 8;
+}
+inline int q8_0_value(const BlockQ8_0& b, int i) { return b.qs[i]; }
+
+template <typename Block, int (*Value)(const Block&, int)>
+void dot_q_x_q8_0(const std::byte* w_row, const std::byte* acts, int64_t stride, int n_tok,
+                  int64_t cols, float* out) {
+  const Block* w = reinterpret_cast<const Block*>(w_row);
+  for (int t = 0; t < n_tok; ++t) {
+    const BlockQ8_0* x = at<BlockQ8_0>(acts, t * stride);
+    float sum = 0.f;
+    for (int64_t b = 0; b < cols / kQK; ++b) {
+      int sumi = 0;
+      for (int i = 0; i < kQK; ++i) sumi += Value(w[b], i) * x[b].qs[i];
+      sum += (f16_to_f32(w[b].d) * f16_to_f32(x[b].d)) * static_cast<float>(sumi);
+    }
+    out[t] = sum;
+  }
+}
+
+// K-quants against Q8_K activations, per super-block:
+//   y += (d_w * d_x) * isum - (dmin_w * d_x) * msum
+// isum = sum_j scale[j] * sum_{i in j} q_w[i] * q_x[i]  (q_w without offset)
+// msum = sum_j min[j] * (sum of q_x in sub-block j)      (Q4_K/Q5_K only)
+inline float finish_block(float d_w, float dmin_w, float d_x, int32_t isum, int32_t msum) {
+  return (d_w * d_x) * static_cast<float>(isum) - (dmin_w * d_x) * static_cast<float>(msum);
+}
+
+// Q4_K / Q5_K: the 4-bit part and optional 5th bit of element i of super-block b.
+inline int q4k_value(const BlockQ4K& b, int i) {
+  const uint8_t byte = b.qs[(i / 64) * 32 + i % 32];
+  return (i % 64) < 32 ? (byte & 0xF) : (byte >> 4);
+}
+inline int q5k_value(const BlockQ5K& b, int i) {
+  const uint8_t byte = b.qs[(i / 64) * 32 + i % 32];
+  const int low = (i % 64) < 32 ? (byte & 0xF) : (byte >> 4);
+  const int bit = 2 * (i / 64) + ((i % 64) < 32 ? 0 : 1);
+  return low | (((b.qh[i % 32] >> bit) & 1) << 4);
+}
+
+template <typename Block, int (*Value)(const Block&, int)>
+void dot_q45k(const std::byte* w_row, const std::byte* acts, int64_t stride, int n_tok,
+              int64_t cols, float* out) {
+  const Block* w = reinterpret_cast<const Block*>(w_row);
+  for (int t = 0; t < n_tok; ++t) {
+    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride);
+    float sum = 0.f;
+    for (int64_t b = 0; b < cols / kQKK; ++b) {
+      int32_t isum = 0, msum = 0;
+      for (int j = 0; j < 8; ++j) {
+        uint8_t sc, m;
+        scale_min_k4(j, w[b].scales, &sc, &m);
+        int32_t s = 0;
+        for (int i = 32 * j; i < 32 * j + 32; ++i) s += Value(w[b], i) * x[b].qs[i];
+        isum += sc * s;
+        msum += m * (x[b].bsums[2 * j] + x[b].bsums[2 * j + 1]);
+      }
+      sum += finish_block(f16_to_f32(w[b].d), f16_to_f32(w[b].dmin), x[b].d, isum, msum);
+    }
+    out[t] = sum;
+  }
+}
+
+// Q6_K element i of super-block b, with its -32 offset.
+inline int q6k_value(const BlockQ6K& b, int i) {
+  const int half = i / 128, r = i % 128, l = r % 32, quarter = r / 32;
+  const uint8_t* ql = b.ql + 64 * half;
+  const uint8_t qh = b.qh[32 * half + l];
+  const uint8_t lbyte = ql[l + (quarter & 1) * 32];
+  const int low = quarter < 2 ? (lbyte & 0xF) : (lbyte >> 4);
+  return (low | (((qh >> (2 * quarter)) & 3) << 4)) - 32;
+}
+
+void dot_q6k(const std::byte* w_row, const std::byte* acts, int64_t stride, int n_tok,
+             int64_t cols, float* out) {
+  const BlockQ6K* w = reinterpret_cast<const BlockQ6K*>(w_row);
+  for (int t = 0; t < n_tok; ++t) {
+    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride);
+    float sum = 0.f;
+    for (int64_t b = 0; b < cols / kQKK; ++b) {
+      int32_t isum = 0;
+      for (int g = 0; g < 16; ++g) {
+        int32_t s = 0;
+        for (int i = 16 * g; i < 16 * g + 16; ++i) s += q6k_value(w[b], i) * x[b].qs[i];
+        isum += w[b].scales[g] * s;
+      }
+      sum += finish_block(f16_to_f32(w[b].d), 0.f, x[b].d, isum, 0);
+    }
+    out[t] = sum;
+  }
+}
+
+void dot_q8k(const std::byte* w_row, const std::byte* acts, int64_t stride, int n_tok,
+             int64_t cols, float* out) {
+  const BlockQ8K* w = reinterpret_cast<const BlockQ8K*>(w_row);
+  for (int t = 0; t < n_tok; ++t) {
+    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride);
+    float sum = 0.f;
+    for (int64_t b = 0; b < cols / kQKK; ++b) {
+      int32_t isum = 0;
+      for (int i = 0; i < kQKK; ++i) isum += w[b].qs[i] * x[b].qs[i];
+      sum += finish_block(w[b].d, 0.f, x[b].d, isum, 0);
+    }
+    out[t] = sum;
+  }
+}
+
+RowKernels make_scalar() {
+  RowKernels k;
+  k.fn[static_cast<int>(DType::kF32)] = dot_float<float, f32_identity>;
+  k.fn[static_cast<int>(DType::kF16)] = dot_float<uint16_t, f16_to_f32>;
+  k.fn[static_cast<int>(DType::kBF16)] = dot_float<uint16_t, bf16_to_f32>;
+  k.fn[static_cast<int>(DType::kQ8_0)] = dot_q_x_q8_0<BlockQ8_0, q8_0_value>;
+  k.fn[static_cast<int>(DType::kQ4_0)] = dot_q_x_q8_0<BlockQ4_0, q4_0_value>;
+  k.fn[static_cast<int>(DType::kQ4_K)] = dot_q45k<BlockQ4K, q4k_value>;
+  k.fn[static_cast<int>(DType::kQ5_K)] = dot_q45k<BlockQ5K, q5k_value>;
+  k.fn[static_cast<int>(DType::kQ6_K)] = dot_q6k;
+  k.fn[static_cast<int>(DType::kQ8_K)] = dot_q8k;
+  return k;
+}
+
+}  // namespace
+
+const RowKernels& scalar_row_kernels() {
+  static const RowKernels kernels = make_scalar();
+  return kernels;
+}
+
+}  // namespace plimsoll::kernels

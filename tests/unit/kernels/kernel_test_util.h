@@ -1,0 +1,71 @@
+// Helpers shared by the kernels tests: deterministic random data, quantized
+// weight matrices, and the list of ISA paths this CPU can run.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/tensor.h"
+#include "kernels/kernels.h"
+
+namespace plimsoll::kernels::testing {
+
+inline std::vector<float> random_floats(int64_t n, uint32_t seed, float scale = 1.f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.f, scale);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& f : v) f = dist(rng);
+  return v;
+}
+
+// A [rows, cols] weight matrix of `dtype` quantized from random floats.
+struct Weights {
+  std::vector<std::byte> bytes;
+  TensorView view;
+  std::vector<float> dequantized;  // [rows, cols] what the bytes mean
+};
+
+inline Weights make_weights(DType dtype, int64_t rows, int64_t cols, uint32_t seed) {
+  Weights w;
+  const std::vector<float> src = random_floats(rows * cols, seed, 0.5f);
+  const int64_t row_bytes = dtype_row_bytes(dtype, cols);
+  w.bytes.resize(static_cast<size_t>(rows * row_bytes));
+  w.dequantized.resize(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    quantize_row(dtype, src.data() + r * cols, w.bytes.data() + r * row_bytes, cols);
+    dequantize_row(dtype, w.bytes.data() + r * row_bytes, w.dequantized.data() + r * cols, cols);
+  }
+  w.view.dtype = dtype;
+  w.view.shape = {rows, cols};
+  w.view.data = w.bytes.data();
+  w.view.n_bytes = static_cast<int64_t>(w.bytes.size());
+  return w;
+}
+
+inline std::vector<Isa> available_isas() {
+  std::vector<Isa> isas;
+  const Isa saved = active_isa();
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (set_isa(isa)) isas.push_back(isa);
+  }
+  set_isa(saved);
+  return isas;
+}
+
+// Restores the ISA a test changed.
+class IsaGuard {
+ public:
+  IsaGuard() : saved_(active_isa()) {}
+  ~IsaGuard() { set_isa(saved_); }
+  IsaGuard(const IsaGuard&) = delete;
+  IsaGuard& operator=(const IsaGuard&) = delete;
+
+ private:
+  Isa saved_;
+};
+
+}  // namespace plimsoll::kernels::testing

@@ -1,0 +1,176 @@
+// matmul: every ISA path against the scalar twin, every dtype against the f32
+// product of its dequantized weights, and threaded against single-threaded.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/thread_pool.h"
+#include "kernel_test_util.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+using testing::available_isas;
+using testing::IsaGuard;
+using testing::make_weights;
+using testing::random_floats;
+using testing::Weights;
+
+struct Shape {
+  int64_t rows, cols, n_tokens;
+};
+
+// Column counts per dtype: any count for floats, multiples of 32 (not always
+// of 256) for Q8_0/Q4_0, multiples of 256 for K-quants.
+std::vector<Shape> shapes_for(DType dtype) {
+  const int64_t block = dtype_traits(dtype).block_elems;
+  std::vector<int64_t> cols;
+  if (block == 1) cols = {1, 7, 33, 100, 257, 4096 + 5};
+  else if (block == 32) cols = {32, 96, 160, 1056, 4096};
+  else cols = {256, 768, 4096};
+  std::vector<Shape> shapes;
+  const int64_t rows_list[] = {1, 5, 37};
+  const int64_t tokens_list[] = {1, 2, 3, 4, 5, 9};
+  int i = 0;
+  for (int64_t c : cols) {
+    for (int64_t r : rows_list) {
+      // every (rows, cols) pair with two token counts, rotating through 1..9
+      shapes.push_back({r, c, tokens_list[i++ % 6]});
+      shapes.push_back({r, c, tokens_list[i++ % 6]});
+    }
+  }
+  return shapes;
+}
+
+const DType kAllDTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0, DType::kQ4_0,
+                            DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ8_K};
+
+std::vector<float> run_matmul(Isa isa, const Weights& w, const std::vector<float>& x, int64_t n_tokens,
+                              ThreadPool* pool = nullptr) {
+  EXPECT_TRUE(set_isa(isa));
+  std::vector<float> y(static_cast<size_t>(n_tokens * w.view.rows()), -1.f);
+  matmul(w.view, x.data(), n_tokens, y.data(), pool);
+  return y;
+}
+
+// sum_c |w[r,c] * x[t,c]|: the scale float rounding errors are measured against.
+double abs_dot(const Weights& w, const std::vector<float>& x, int64_t r, int64_t t, int64_t cols) {
+  double s = 0;
+  for (int64_t c = 0; c < cols; ++c) s += std::fabs(double(w.dequantized[r * cols + c]) * x[t * cols + c]);
+  return s;
+}
+
+// Fast paths against the scalar twin. Both do the same integer block dots
+// exactly; they differ only in the order f32 block results are added (lanes,
+// then a horizontal sum). Chosen bound: 1e-5 of sum |w*x| (+1e-6 absolute);
+// the largest observed difference is ~3e-7 of sum |w*x| (f16/f32 with 4101
+// columns), integer paths <= 1e-7, and quantization effects are ~1e-3.
+TEST(Matmul, FastPathsMatchScalarTwin) {
+  IsaGuard guard;
+  uint32_t seed = 1;
+  for (DType dtype : kAllDTypes) {
+    for (const Shape& s : shapes_for(dtype)) {
+      const Weights w = make_weights(dtype, s.rows, s.cols, seed++);
+      const std::vector<float> x = random_floats(s.n_tokens * s.cols, seed++);
+      const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, s.n_tokens);
+      for (Isa isa : available_isas()) {
+        if (isa == Isa::kScalar) continue;
+        const std::vector<float> y = run_matmul(isa, w, x, s.n_tokens);
+        for (int64_t t = 0; t < s.n_tokens; ++t) {
+          for (int64_t r = 0; r < s.rows; ++r) {
+            const size_t i = static_cast<size_t>(t * s.rows + r);
+            const double tol = 1e-5 * abs_dot(w, x, r, t, s.cols) + 1e-6;
+            ASSERT_NEAR(y[i], ref[i], tol) << dtype_name(dtype) << " " << isa_name(isa) << " rows "
+                                           << s.rows << " cols " << s.cols << " tokens "
+                                           << s.n_tokens << " t " << t << " r " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Bound on |dot(w, x) - dot(w, x_q)| when x is quantized to 8 bits per block of
+// `block` with scale d_b = amax_b / 127: each |x - x_q| <= d_b / 2, plus for
+// Q8_0 the f16 rounding of d_b (|q| <= 127, relative error <= 2^-11, so
+// <= 127 * d_b * 2^-11 = 0.062 d_b). Factor 0.57 * d_b covers both.
+double act_quant_bound(const Weights& w, const std::vector<float>& x, int64_t r, int64_t t,
+                       int64_t cols, int64_t block) {
+  double bound = 0;
+  for (int64_t b0 = 0; b0 < cols; b0 += block) {
+    double amax = 0, wsum = 0;
+    for (int64_t c = b0; c < b0 + block; ++c) {
+      amax = std::max(amax, std::fabs(double(x[t * cols + c])));
+      wsum += std::fabs(double(w.dequantized[r * cols + c]));
+    }
+    bound += 0.57 * (amax / 127.0) * wsum;
+  }
+  return bound;
+}
+
+// Every dtype and ISA against the double-precision product of the dequantized
+// weights. Float weights: only f32 rounding (1e-5 of sum |w*x|). Quantized
+// weights: the activation rounding bound above (Q8_0 activations for
+// Q8_0/Q4_0, Q8_K for K-quants) plus the same float term.
+TEST(Matmul, MatchesDequantizedProduct) {
+  IsaGuard guard;
+  uint32_t seed = 1000;
+  for (DType dtype : kAllDTypes) {
+    const DType act = dtype == DType::kQ8_0 || dtype == DType::kQ4_0 ? DType::kQ8_0
+                      : dtype_is_quantized(dtype)                    ? DType::kQ8_K
+                                                                     : DType::kF32;
+    const int64_t act_block = dtype_traits(act).block_elems;
+    for (const Shape& s : shapes_for(dtype)) {
+      const Weights w = make_weights(dtype, s.rows, s.cols, seed++);
+      const std::vector<float> x = random_floats(s.n_tokens * s.cols, seed++);
+      for (Isa isa : available_isas()) {
+        const std::vector<float> y = run_matmul(isa, w, x, s.n_tokens);
+        for (int64_t t = 0; t < s.n_tokens; ++t) {
+          for (int64_t r = 0; r < s.rows; ++r) {
+            double exact = 0;
+            for (int64_t c = 0; c < s.cols; ++c) exact += double(w.dequantized[r * s.cols + c]) * x[t * s.cols + c];
+            double tol = 1e-5 * abs_dot(w, x, r, t, s.cols) + 1e-6;
+            if (act_block > 1) tol += act_quant_bound(w, x, r, t, s.cols, act_block);
+            ASSERT_NEAR(y[static_cast<size_t>(t * s.rows + r)], exact, tol)
+                << dtype_name(dtype) << " " << isa_name(isa) << " cols " << s.cols << " t " << t
+                << " r " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Rows are split between threads; each row is computed by the same code, so the
+// result must be bit-identical to the single-threaded one.
+TEST(Matmul, ThreadedIsBitIdentical) {
+  IsaGuard guard;
+  ThreadPool pool(3);
+  uint32_t seed = 5000;
+  for (DType dtype : kAllDTypes) {
+    const int64_t cols = dtype_traits(dtype).block_elems == 256 ? 512 : 96;
+    const Weights w = make_weights(dtype, 101, cols, seed++);
+    const std::vector<float> x = random_floats(6 * cols, seed++);
+    for (Isa isa : available_isas()) {
+      const std::vector<float> single = run_matmul(isa, w, x, 6);
+      const std::vector<float> threaded = run_matmul(isa, w, x, 6, &pool);
+      ASSERT_EQ(single, threaded) << dtype_name(dtype) << " " << isa_name(isa);
+    }
+  }
+}
+
+TEST(Matmul, SetIsaReportsWhatItRuns) {
+  IsaGuard guard;
+  EXPECT_TRUE(set_isa(Isa::kScalar));
+  EXPECT_EQ(active_isa(), Isa::kScalar);
+  EXPECT_STREQ(isa_name(Isa::kAvx512), "avx512");
+  for (Isa isa : available_isas()) {
+    EXPECT_TRUE(set_isa(isa));
+    EXPECT_EQ(active_isa(), isa);
+  }
+}
+
+}  // namespace
+}  // namespace plimsoll::kernels

@@ -1,0 +1,82 @@
+// The f32 element-wise ops against straightforward double-precision formulas.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernel_test_util.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+using testing::random_floats;
+
+TEST(Ops, RmsNorm) {
+  const int64_t n = 300;
+  const std::vector<float> x = random_floats(n, 1), w = random_floats(n, 2);
+  double ss = 0;
+  for (float v : x) ss += double(v) * v;
+  const double inv = 1.0 / std::sqrt(ss / n + 1e-5);
+  std::vector<float> out(static_cast<size_t>(n));
+  rmsnorm(out.data(), x.data(), w.data(), n, 1e-5f);
+  for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(out[size_t(i)], x[size_t(i)] * inv * w[size_t(i)], 1e-5) << i;
+  std::vector<float> in_place = x;  // out may alias x
+  rmsnorm(in_place.data(), in_place.data(), w.data(), n, 1e-5f);
+  EXPECT_EQ(in_place, out);
+}
+
+TEST(Ops, SoftmaxSumsToOneAndIsShiftInvariant) {
+  std::vector<float> x = random_floats(50, 3, 5.f);
+  x[7] = 1000.f;  // no overflow: the max is subtracted first
+  std::vector<double> want(x.size());
+  double sum = 0;
+  for (size_t i = 0; i < x.size(); ++i) sum += (want[i] = std::exp(double(x[i]) - 1000.0));
+  softmax(x.data(), int64_t(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], want[i] / sum, 1e-7) << i;
+}
+
+void expect_rope(bool interleaved) {
+  const int64_t head_dim = 64, pos = 1234;
+  const float theta = 10000.f;
+  const std::vector<float> x = random_floats(head_dim, 4);
+  std::vector<float> y = x;
+  rope(y.data(), head_dim, pos, theta, interleaved);
+  for (int64_t i = 0; i < head_dim / 2; ++i) {
+    const double angle = pos * std::pow(double(theta), -2.0 * double(i) / double(head_dim));
+    const int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + head_dim / 2;
+    const double x0 = x[size_t(a)], x1 = x[size_t(b)];
+    EXPECT_NEAR(y[size_t(a)], x0 * std::cos(angle) - x1 * std::sin(angle), 1e-5) << i;
+    EXPECT_NEAR(y[size_t(b)], x0 * std::sin(angle) + x1 * std::cos(angle), 1e-5) << i;
+  }
+}
+
+TEST(Ops, RopeInterleaved) { expect_rope(true); }
+TEST(Ops, RopeHalfSplit) { expect_rope(false); }
+
+TEST(Ops, RopeAtPositionZeroIsIdentity) {
+  std::vector<float> x = random_floats(16, 5), y = x;
+  rope(y.data(), 16, 0, 10000.f, true);
+  EXPECT_EQ(x, y);
+}
+
+TEST(Ops, SwiGlu) {
+  const std::vector<float> g = random_floats(40, 6, 4.f), u = random_floats(40, 7);
+  std::vector<float> out(40);
+  swiglu(out.data(), g.data(), u.data(), 40);
+  for (size_t i = 0; i < 40; ++i) {
+    const double silu = g[i] / (1.0 + std::exp(-double(g[i])));
+    EXPECT_NEAR(out[i], silu * u[i], 1e-5 * (1 + std::fabs(silu * u[i]))) << i;
+  }
+}
+
+TEST(Ops, DotAndAxpy) {
+  const std::vector<float> a = random_floats(77, 8), b = random_floats(77, 9);
+  double want = 0;
+  for (size_t i = 0; i < 77; ++i) want += double(a[i]) * b[i];
+  EXPECT_NEAR(dot_f32(a.data(), b.data(), 77), want, 1e-4);
+  std::vector<float> y = b;
+  axpy_f32(y.data(), 0.5f, a.data(), 77);
+  for (size_t i = 0; i < 77; ++i) EXPECT_FLOAT_EQ(y[i], b[i] + 0.5f * a[i]);
+}
+
+}  // namespace
+}  // namespace plimsoll::kernels
