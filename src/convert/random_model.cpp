@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "kernels/kernels.h"
+
 namespace plimsoll {
 namespace {
 
@@ -80,6 +82,33 @@ std::vector<ExportTensor> random_llama_tensors(const ModelConfig& config, uint64
     };
   }
   return tensors;
+}
+
+Result<LoadedModel> random_llama_in_memory(const ModelConfig& config, DType dtype, uint64_t seed) {
+  LoadedModel model;
+  model.path = "<random in memory>";
+  model.config = config;
+  model.vocab = synthetic_vocab(config.vocab_size);
+  for (ExportTensor& t : random_llama_tensors(config, seed)) {
+    const DType stored = storage_dtype(dtype, t.shape);
+    const int64_t cols = t.shape.back();
+    const int64_t rows = t.shape.size() > 1 ? t.shape[0] : 1;
+    std::vector<float> values(static_cast<size_t>(rows * cols));
+    PLIMSOLL_TRY(t.source(values));
+    const int64_t row_bytes = dtype_row_bytes(stored, cols);
+    std::vector<std::byte> bytes(static_cast<size_t>(rows * row_bytes));
+    for (int64_t r = 0; r < rows; ++r) {
+      kernels::quantize_row(stored, values.data() + r * cols, bytes.data() + r * row_bytes, cols);
+    }
+    TensorView view;
+    view.name = t.name;
+    view.dtype = stored;
+    view.shape = t.shape;
+    view.n_bytes = static_cast<int64_t>(bytes.size());
+    view.data = model.tensors.adopt(std::move(bytes));
+    PLIMSOLL_TRY(model.tensors.add(std::move(view)));
+  }
+  return model;
 }
 
 int64_t llama_parameter_count(const ModelConfig& c) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "convert/gguf_export.h"
+#include "formats/model_file.h"
 
 namespace plimsoll {
 
@@ -16,6 +17,10 @@ Vocab synthetic_vocab(int64_t size);
 // Sources for every tensor of the config's layout: norms are 1, matrices are
 // uniform in +-sqrt(3/cols) (unit variance outputs), deterministic in seed.
 std::vector<ExportTensor> random_llama_tensors(const ModelConfig& config, uint64_t seed);
+
+// A random model held in memory (no file), weights stored in `dtype` with the
+// same fallbacks as export: for tests of the engine against the reference.
+Result<LoadedModel> random_llama_in_memory(const ModelConfig& config, DType dtype, uint64_t seed);
 
 // Parameters (elements) of a Llama model of this config.
 int64_t llama_parameter_count(const ModelConfig& config);

@@ -1,0 +1,220 @@
+// The batched, paged forward pass: matmuls over all tokens of the step,
+// per-token RoPE and KV writes into blocks, attention per (token, head) with
+// an online softmax that streams the sequence's blocks once.
+#include "engine/batch_engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/kernels.h"
+
+namespace plimsoll {
+namespace {
+
+constexpr int64_t kMaxHeadDim = 512;
+
+std::vector<float> floats(int64_t n) { return std::vector<float>(static_cast<size_t>(n)); }
+
+}  // namespace
+
+Result<std::unique_ptr<BatchEngine>> BatchEngine::create(const ModelConfig& config, LlamaWeights weights,
+                                                         KvBlockPool& pool,
+                                                         const StepWorkspaceSizes& sizes,
+                                                         ThreadPool* threads) {
+  if (config.head_dim() > kMaxHeadDim) {
+    return make_error(ErrorCode::kUnsupported, "head dimension " + std::to_string(config.head_dim()) +
+                                                   " is larger than " + std::to_string(kMaxHeadDim));
+  }
+  if (pool.kv_dim() != config.kv_dim()) {
+    return make_error(ErrorCode::kInternal, "KV pool was made for another model");
+  }
+  return std::unique_ptr<BatchEngine>(new BatchEngine(config, std::move(weights), pool, sizes, threads));
+}
+
+BatchEngine::BatchEngine(const ModelConfig& config, LlamaWeights weights, KvBlockPool& pool,
+                         const StepWorkspaceSizes& sizes, ThreadPool* threads)
+    : config_(config), weights_(std::move(weights)), pool_(pool), sizes_(sizes), threads_(threads) {
+  const int64_t t = sizes.step_tokens, b = sizes.step_seqs;
+  tok_id_.resize(static_cast<size_t>(t));
+  tok_seq_.resize(static_cast<size_t>(t));
+  tok_pos_.resize(static_cast<size_t>(t));
+  x_ = floats(t * config.dim);
+  xb_ = floats(t * config.dim);
+  attn_ = floats(t * config.dim);
+  q_ = floats(t * config.dim);
+  k_ = floats(t * config.kv_dim());
+  v_ = floats(t * config.kv_dim());
+  hb_ = floats(t * config.ffn_dim);
+  hb2_ = floats(t * config.ffn_dim);
+  last_ = floats(b * config.dim);
+  logits_ = floats(b * config.vocab_size);
+}
+
+Status BatchEngine::check(std::span<const SeqStep> seqs, int64_t* n_tokens, int64_t* n_want) const {
+  *n_tokens = 0;
+  *n_want = 0;
+  for (const SeqStep& s : seqs) {
+    const int64_t end = s.start_pos + static_cast<int64_t>(s.tokens.size());
+    if (!s.blocks || s.blocks->capacity_tokens(pool_.block_tokens()) < end || s.start_pos < 0) {
+      return make_error(ErrorCode::kInternal, "a sequence's block table does not cover position " +
+                                                  std::to_string(end - 1));
+    }
+    for (int32_t id : s.tokens) {
+      if (id < 0 || id >= config_.vocab_size) {
+        return make_error(ErrorCode::kInvalidArgument, "token id " + std::to_string(id) + " is outside the vocabulary");
+      }
+    }
+    *n_tokens += static_cast<int64_t>(s.tokens.size());
+    if (s.want_logits && !s.tokens.empty()) ++*n_want;
+  }
+  if (*n_tokens > sizes_.step_tokens || *n_want > sizes_.step_seqs) {
+    return make_error(ErrorCode::kInternal,
+                      "step of " + std::to_string(*n_tokens) + " tokens / " + std::to_string(*n_want) +
+                          " logit rows exceeds the workspace (" + std::to_string(sizes_.step_tokens) +
+                          " / " + std::to_string(sizes_.step_seqs) + ")");
+  }
+  return {};
+}
+
+Result<std::span<const float>> BatchEngine::step(std::span<const SeqStep> seqs) {
+  int64_t n_tokens = 0, n_want = 0;
+  PLIMSOLL_TRY(check(seqs, &n_tokens, &n_want));
+  seqs_ = seqs;
+  const int64_t dim = config_.dim;
+  int64_t t = 0;
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    for (size_t i = 0; i < seqs[s].tokens.size(); ++i, ++t) {
+      tok_id_[static_cast<size_t>(t)] = seqs[s].tokens[i];
+      tok_seq_[static_cast<size_t>(t)] = static_cast<int32_t>(s);
+      tok_pos_[static_cast<size_t>(t)] = seqs[s].start_pos + static_cast<int64_t>(i);
+    }
+  }
+  for (int64_t i = 0; i < n_tokens; ++i) {  // x[i] = embedding(token i)
+    kernels::dequantize_row(weights_.token_embd->dtype, weights_.token_embd->row(tok_id_[static_cast<size_t>(i)]),
+                            x_.data() + i * dim, dim);
+  }
+  for (int64_t l = 0; l < config_.n_layers; ++l) layer(l, n_tokens);
+  // final norm on the last token of each sequence that wants logits, then the head
+  int64_t row = 0, end = 0;
+  for (const SeqStep& s : seqs) {
+    end += static_cast<int64_t>(s.tokens.size());
+    if (!s.want_logits || s.tokens.empty()) continue;
+    kernels::rmsnorm(last_.data() + row * dim, x_.data() + (end - 1) * dim, weights_.output_norm->f32(), dim,
+                     config_.norm_eps);
+    ++row;
+  }
+  kernels::matmul(*weights_.output, last_.data(), n_want, logits_.data(), threads_);
+  return std::span<const float>(logits_.data(), static_cast<size_t>(n_want * config_.vocab_size));
+}
+
+void BatchEngine::layer(int64_t l, int64_t n) {
+  const ModelConfig& c = config_;
+  const LlamaLayerWeights& w = weights_.layers[static_cast<size_t>(l)];
+  for (int64_t i = 0; i < n; ++i) {
+    kernels::rmsnorm(xb_.data() + i * c.dim, x_.data() + i * c.dim, w.attn_norm->f32(), c.dim, c.norm_eps);
+  }
+  kernels::matmul(*w.wq, xb_.data(), n, q_.data(), threads_);   // [n, dim]
+  kernels::matmul(*w.wk, xb_.data(), n, k_.data(), threads_);   // [n, kv_dim]
+  kernels::matmul(*w.wv, xb_.data(), n, v_.data(), threads_);   // [n, kv_dim]
+  write_kv(l, n);
+  attention(l, n);                                               // attn_ [n, dim]
+  kernels::matmul(*w.wo, attn_.data(), n, q_.data(), threads_);
+  add_into_residual(q_.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    kernels::rmsnorm(xb_.data() + i * c.dim, x_.data() + i * c.dim, w.ffn_norm->f32(), c.dim, c.norm_eps);
+  }
+  kernels::matmul(*w.w_gate, xb_.data(), n, hb_.data(), threads_);  // [n, ffn]
+  kernels::matmul(*w.w_up, xb_.data(), n, hb2_.data(), threads_);
+  kernels::swiglu(hb_.data(), hb_.data(), hb2_.data(), n * c.ffn_dim);
+  kernels::matmul(*w.w_down, hb_.data(), n, q_.data(), threads_);   // [n, dim]
+  add_into_residual(q_.data(), n);
+}
+
+void BatchEngine::write_kv(int64_t l, int64_t n) {
+  const ModelConfig& c = config_;
+  const int64_t hd = c.head_dim(), kv = c.kv_dim(), bt = pool_.block_tokens();
+  const bool interleaved = c.rope_layout == RopeLayout::kInterleaved;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t pos = tok_pos_[static_cast<size_t>(i)];
+    for (int64_t h = 0; h < c.n_heads; ++h) kernels::rope(q_.data() + i * c.dim + h * hd, hd, pos, c.rope_theta, interleaved);
+    float* k = k_.data() + i * kv;
+    for (int64_t h = 0; h < c.n_kv_heads; ++h) kernels::rope(k + h * hd, hd, pos, c.rope_theta, interleaved);
+    const BlockTable& table = *seqs_[static_cast<size_t>(tok_seq_[static_cast<size_t>(i)])].blocks;
+    const int32_t block = table.blocks[static_cast<size_t>(pos / bt)];
+    const int64_t off = (pos % bt) * kv;
+    std::copy(k, k + kv, pool_.keys(block, l) + off);
+    std::copy(v_.data() + i * kv, v_.data() + (i + 1) * kv, pool_.values(block, l) + off);
+  }
+}
+
+void BatchEngine::attention(int64_t l, int64_t n) {
+  const ModelConfig& c = config_;
+  const int64_t hd = c.head_dim(), kv = c.kv_dim(), bt = pool_.block_tokens();
+  const int64_t group = c.n_heads / c.n_kv_heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  auto run = [&](int64_t begin, int64_t end) {
+    float acc[kMaxHeadDim];
+    for (int64_t task = begin; task < end; ++task) {  // task = token * n_heads + head
+      const int64_t i = task / c.n_heads, h = task % c.n_heads;
+      const int64_t pos = tok_pos_[static_cast<size_t>(i)];
+      const BlockTable& table = *seqs_[static_cast<size_t>(tok_seq_[static_cast<size_t>(i)])].blocks;
+      const float* q = q_.data() + i * c.dim + h * hd;
+      const int64_t kv_off = (h / group) * hd;
+      float max_score = -std::numeric_limits<float>::infinity(), denom = 0.0f;
+      std::fill(acc, acc + hd, 0.0f);
+      for (int64_t p = 0; p <= pos; ++p) {  // online softmax over positions 0..pos
+        const int32_t block = table.blocks[static_cast<size_t>(p / bt)];
+        const int64_t off = (p % bt) * kv + kv_off;
+        const float s = kernels::dot_f32(q, pool_.keys(block, l) + off, hd) * scale;
+        if (s > max_score) {
+          const float rescale = std::exp(max_score - s);
+          denom *= rescale;
+          for (int64_t d = 0; d < hd; ++d) acc[d] *= rescale;
+          max_score = s;
+        }
+        const float weight = std::exp(s - max_score);
+        denom += weight;
+        kernels::axpy_f32(acc, weight, pool_.values(block, l) + off, hd);
+      }
+      float* out = attn_.data() + i * c.dim + h * hd;
+      for (int64_t d = 0; d < hd; ++d) out[d] = acc[d] / denom;
+    }
+  };
+  if (threads_) {
+    threads_->parallel_for(n * c.n_heads, 1, run);
+  } else {
+    run(0, n * c.n_heads);
+  }
+}
+
+void BatchEngine::add_into_residual(const float* delta, int64_t n) {
+  const int64_t total = n * config_.dim;
+  for (int64_t i = 0; i < total; ++i) x_[static_cast<size_t>(i)] += delta[i];
+}
+
+Status BatchEngine::warm_up() {
+  // One full-size step: a long sequence plus one-token sequences up to the
+  // step's limits, over blocks borrowed from the (still empty) pool and
+  // returned at once. What it writes there is never read.
+  const int64_t bt = pool_.block_tokens();
+  const int64_t extra_seqs = std::min(sizes_.step_seqs, sizes_.step_tokens) - 1;
+  BlockTable table;
+  for (int64_t b = 0; b < blocks_for_tokens(sizes_.step_tokens - extra_seqs, bt); ++b) {
+    std::optional<int32_t> block = pool_.allocate();
+    if (!block) break;
+    table.blocks.push_back(*block);
+  }
+  if (table.blocks.empty()) return make_error(ErrorCode::kInternal, "warm-up needs a free KV block");
+  const int64_t long_len = std::min(sizes_.step_tokens - extra_seqs, table.capacity_tokens(bt));
+  std::vector<int32_t> tokens(static_cast<size_t>(long_len), 0);
+  std::vector<SeqStep> seqs;
+  seqs.push_back(SeqStep{tokens, 0, &table, true});
+  for (int64_t s = 0; s < extra_seqs; ++s) seqs.push_back(SeqStep{std::span(tokens).first(1), 0, &table, true});
+  auto r = step(seqs);
+  for (int32_t b : table.blocks) pool_.release(b);
+  if (!r.ok()) return r.error();
+  return {};
+}
+
+}  // namespace plimsoll

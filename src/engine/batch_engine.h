@@ -1,0 +1,78 @@
+// BatchEngine: one batched step of a Llama model over the paged KV cache.
+// Many sequences advance together: each brings a span of new tokens (a
+// prefill chunk or one decode token); matrix products run over all the
+// step's tokens at once; attention reads each sequence's own blocks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/result.h"
+#include "core/thread_pool.h"
+#include "kv/block_pool.h"
+#include "memory/memory_plan.h"
+#include "model/llama.h"
+
+namespace plimsoll {
+
+// One sequence's share of a step.
+struct SeqStep {
+  std::span<const int32_t> tokens;  // new tokens, at positions start_pos, start_pos + 1, ...
+  int64_t start_pos = 0;            // tokens before these are already in the KV cache
+  const BlockTable* blocks = nullptr;  // must hold start_pos + tokens.size() positions
+  bool want_logits = false;         // logits for the last of these tokens
+};
+
+class BatchEngine {
+ public:
+  // Allocates the step workspace exactly as `sizes` says (the plan's numbers).
+  static Result<std::unique_ptr<BatchEngine>> create(const ModelConfig& config, LlamaWeights weights,
+                                                     KvBlockPool& pool,
+                                                     const StepWorkspaceSizes& sizes,
+                                                     ThreadPool* threads);
+
+  // Runs the step; returns logits [n_want, vocab], one row per sequence with
+  // want_logits, in order. The span lives until the next step. Fails (no
+  // state changed) when the step exceeds the workspace or a block table is short.
+  Result<std::span<const float>> step(std::span<const SeqStep> seqs);
+
+  // Runs one step of the largest size with dummy data, so every lazily grown
+  // buffer (kernel scratch) reaches its peak before serving; the KV cache is
+  // untouched (uses no blocks).
+  Status warm_up();
+
+  const ModelConfig& config() const { return config_; }
+  const StepWorkspaceSizes& sizes() const { return sizes_; }
+
+ private:
+  BatchEngine(const ModelConfig& config, LlamaWeights weights, KvBlockPool& pool,
+              const StepWorkspaceSizes& sizes, ThreadPool* threads);
+  Status check(std::span<const SeqStep> seqs, int64_t* n_tokens, int64_t* n_want) const;
+  void layer(int64_t l, int64_t n_tokens);
+  void write_kv(int64_t l, int64_t n_tokens);
+  void attention(int64_t l, int64_t n_tokens);
+  void add_into_residual(const float* delta, int64_t n_tokens);
+
+  ModelConfig config_;
+  LlamaWeights weights_;
+  KvBlockPool& pool_;
+  StepWorkspaceSizes sizes_;
+  ThreadPool* threads_;
+  // per-token metadata of the current step, [T]
+  std::vector<int32_t> tok_id_, tok_seq_;
+  std::vector<int64_t> tok_pos_;
+  std::span<const SeqStep> seqs_;
+  // activations
+  std::vector<float> x_;      // [T, dim] residual stream
+  std::vector<float> xb_;     // [T, dim] normed input
+  std::vector<float> attn_;   // [T, dim] attention output
+  std::vector<float> q_;      // [T, dim] queries; reused for the wo and w_down outputs
+  std::vector<float> k_, v_;  // [T, kv_dim]
+  std::vector<float> hb_, hb2_;  // [T, ffn]
+  std::vector<float> last_;   // [B, dim] final-normed rows that need logits
+  std::vector<float> logits_; // [B, vocab]
+};
+
+}  // namespace plimsoll

@@ -1,0 +1,163 @@
+// The batched, paged engine against the reference forward pass: many prompts
+// in one batch, prefill chunked under a small token budget so chunks cross
+// block boundaries; greedy tokens must be equal, f32 logits within 1e-4.
+#include "engine/batch_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "convert/random_model.h"
+#include "kernels/kernels.h"
+
+namespace plimsoll {
+namespace {
+
+ModelConfig small_config() {
+  ModelConfig c;
+  c.dim = 64;
+  c.n_layers = 2;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.ffn_dim = 96;
+  c.vocab_size = 300;
+  c.max_seq_len = 128;
+  return c;
+}
+
+int32_t argmax(std::span<const float> v) {
+  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+struct RefRun {
+  std::vector<int32_t> tokens;
+  std::vector<std::vector<float>> logits;  // per generated position
+};
+
+RefRun reference_greedy(LlamaReference& ref, const std::vector<int32_t>& prompt, int64_t n_new) {
+  ReferenceKvCache cache(ref.config(), static_cast<int64_t>(prompt.size()) + n_new);
+  std::vector<float> logits(static_cast<size_t>(ref.config().vocab_size));
+  RefRun run;
+  for (size_t p = 0; p < prompt.size(); ++p) ref.forward(prompt[p], static_cast<int64_t>(p), cache, logits.data());
+  for (int64_t i = 0; i < n_new; ++i) {
+    run.logits.push_back(logits);
+    const int32_t next = argmax(logits);
+    run.tokens.push_back(next);
+    ref.forward(next, static_cast<int64_t>(prompt.size()) + i, cache, logits.data());
+  }
+  return run;
+}
+
+struct Seq {
+  std::vector<int32_t> tokens;  // prompt, then generated
+  int64_t prompt_len = 0;
+  int64_t done = 0;  // tokens whose KV is written
+  BlockTable table;
+  std::vector<std::vector<float>> logits;
+};
+
+void run_batched(DType dtype, int64_t step_tokens, int64_t block_tokens, int64_t n_new) {
+  const ModelConfig c = small_config();
+  auto model = random_llama_in_memory(c, dtype, 11);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  auto weights = bind_llama_weights(c, model->tensors);
+  ASSERT_TRUE(weights.ok()) << weights.error().message;
+  LlamaReference ref(c, *weights);
+  // 32 prompts of lengths 1..63
+  std::vector<Seq> seqs(32);
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    const int64_t len = 1 + static_cast<int64_t>((s * 37) % 63);
+    for (int64_t i = 0; i < len; ++i) seqs[s].tokens.push_back(static_cast<int32_t>((s * 131 + i * 17) % 299 + 1));
+    seqs[s].prompt_len = len;
+  }
+  const int64_t max_len = 64 + n_new;
+  auto pool = KvBlockPool::create(c, static_cast<int64_t>(seqs.size()) * blocks_for_tokens(max_len, block_tokens), block_tokens);
+  ASSERT_TRUE(pool.ok());
+  ThreadPool threads(2);
+  const auto sizes = step_workspace_sizes(c, step_tokens, 32, 2, max_len);
+  auto engine = BatchEngine::create(c, *weights, **pool, sizes, &threads);
+  ASSERT_TRUE(engine.ok());
+  ASSERT_TRUE((*engine)->warm_up().ok());
+  for (Seq& s : seqs) {
+    for (int64_t b = 0; b < blocks_for_tokens(max_len, block_tokens); ++b) s.table.blocks.push_back(*(*pool)->allocate());
+  }
+  // Steps: decode tokens first, then prefill chunks, within step_tokens.
+  for (int guard = 0; guard < 10000; ++guard) {
+    std::vector<SeqStep> plan;
+    std::vector<Seq*> owners;
+    int64_t budget = step_tokens;
+    for (Seq& s : seqs) {  // decodes
+      const int64_t total = s.prompt_len + n_new;
+      if (s.done >= s.prompt_len && s.done < total - 1 && budget > 0 && static_cast<int64_t>(s.tokens.size()) > s.done) {
+        plan.push_back({std::span(s.tokens).subspan(static_cast<size_t>(s.done), 1), s.done, &s.table, true});
+        owners.push_back(&s);
+        --budget;
+      }
+    }
+    for (Seq& s : seqs) {  // prefill chunks
+      if (s.done < s.prompt_len && budget > 0 && static_cast<int64_t>(plan.size()) < 32) {
+        const int64_t n = std::min(budget, s.prompt_len - s.done);
+        plan.push_back({std::span(s.tokens).subspan(static_cast<size_t>(s.done), static_cast<size_t>(n)), s.done,
+                        &s.table, s.done + n == s.prompt_len});
+        owners.push_back(&s);
+        budget -= n;
+      }
+    }
+    if (plan.empty()) break;
+    auto logits = (*engine)->step(plan);
+    ASSERT_TRUE(logits.ok()) << logits.error().message;
+    size_t row = 0;
+    for (size_t i = 0; i < plan.size(); ++i) {
+      Seq& s = *owners[i];
+      s.done += static_cast<int64_t>(plan[i].tokens.size());
+      if (!plan[i].want_logits) continue;
+      std::span<const float> l = logits->subspan(row * static_cast<size_t>(c.vocab_size), static_cast<size_t>(c.vocab_size));
+      ++row;
+      s.logits.emplace_back(l.begin(), l.end());
+      s.tokens.push_back(argmax(l));
+    }
+  }
+  for (size_t si = 0; si < seqs.size(); ++si) {
+    Seq& s = seqs[si];
+    const std::vector<int32_t> prompt(s.tokens.begin(), s.tokens.begin() + s.prompt_len);
+    RefRun want = reference_greedy(ref, prompt, n_new);
+    const std::vector<int32_t> got(s.tokens.begin() + s.prompt_len, s.tokens.end());
+    EXPECT_EQ(got, want.tokens) << "prompt " << si << " of length " << s.prompt_len;
+    ASSERT_EQ(s.logits.size(), want.logits.size());
+    for (size_t k = 0; k < want.logits.size(); ++k) {
+      for (size_t v = 0; v < want.logits[k].size(); ++v) {
+        const float a = s.logits[k][v], b = want.logits[k][v];
+        ASSERT_LE(std::fabs(a - b), 1e-4f * std::max(1.0f, std::fabs(b)))
+            << "prompt " << si << " token " << k << " logit " << v;
+      }
+    }
+  }
+}
+
+TEST(BatchEngine, MatchesReferenceF32SmallChunksCrossingBlocks) { run_batched(DType::kF32, 24, 16, 8); }
+TEST(BatchEngine, MatchesReferenceF32TinyBlocks) { run_batched(DType::kF32, 40, 4, 6); }
+TEST(BatchEngine, MatchesReferenceQ8_0) { run_batched(DType::kQ8_0, 32, 16, 6); }
+
+TEST(BatchEngine, RefusesAStepLargerThanItsWorkspace) {
+  const ModelConfig c = small_config();
+  auto model = random_llama_in_memory(c, DType::kF32, 3);
+  ASSERT_TRUE(model.ok());
+  auto weights = bind_llama_weights(c, model->tensors);
+  auto pool = KvBlockPool::create(c, 8, 16);
+  auto engine = BatchEngine::create(c, *weights, **pool, step_workspace_sizes(c, 8, 2, 1, 128), nullptr);
+  ASSERT_TRUE(engine.ok());
+  BlockTable table;
+  table.blocks = {*(*pool)->allocate()};
+  std::vector<int32_t> tokens(9, 1);
+  std::vector<SeqStep> plan = {{tokens, 0, &table, true}};
+  EXPECT_FALSE((*engine)->step(plan).ok());
+  std::vector<int32_t> bad = {400};
+  plan = {{bad, 0, &table, true}};
+  auto r = (*engine)->step(plan);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("400"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace plimsoll
