@@ -2,6 +2,7 @@
 // scratch, and the row x token-tile loop split across the thread pool.
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -94,6 +95,7 @@ bool set_isa(Isa isa) {
 
 void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
   const int64_t rows = w.rows(), cols = w.cols();
+  assert(cols % dtype_traits(w.dtype).block_elems == 0);
   if (rows == 0 || n_tokens <= 0) return;
   int64_t stride = 0;
   const std::byte* acts = prepare_acts(w.dtype, x, n_tokens, cols, &stride);
