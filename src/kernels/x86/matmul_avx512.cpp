@@ -47,13 +47,13 @@ inline float hsum512(__m512 v) {
 }
 
 template <int NT, typename Z, typename Y>
-void zmm_dot_float(const std::byte* w_row, const std::byte* acts, int64_t stride, int64_t cols,
+void zmm_dot_float(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int64_t cols,
                    float* out) {
   const auto* w = reinterpret_cast<const typename Z::W*>(w_row);  // [cols]
   const float* x[NT];                                                // NT x [cols]
   __m512 acc0[NT], acc1[NT];
   for (int t = 0; t < NT; ++t) {
-    x[t] = act_row<float>(acts, stride, t);
+    x[t] = act_row<float>(acts, stride_bytes, t);
     acc0[t] = acc1[t] = _mm512_setzero_ps();
   }
   int64_t c = 0;
@@ -86,13 +86,13 @@ inline __m512 halves(float lo, float hi) {
 }
 
 template <int NT, typename Block>
-void zmm_dot_q_x_q8_0(const std::byte* w_row, const std::byte* acts, int64_t stride, int64_t cols,
+void zmm_dot_q_x_q8_0(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int64_t cols,
                       float* out) {
   const auto* w = reinterpret_cast<const Block*>(w_row);
   const BlockQ8_0* x[NT];
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) {
-    x[t] = act_row<BlockQ8_0>(acts, stride, t);
+    x[t] = act_row<BlockQ8_0>(acts, stride_bytes, t);
     acc[t] = _mm512_setzero_ps();
   }
   const int64_t nb = cols / kQK;
@@ -115,7 +115,7 @@ void zmm_dot_q_x_q8_0(const std::byte* w_row, const std::byte* acts, int64_t str
   float tail[NT] = {};
   if (b < nb) {  // odd block count: the last block through the 256-bit body
     const std::byte* w_last = w_row + b * static_cast<int64_t>(sizeof(Block));
-    ymm_dot_q_x_q8_0<NT, Block>(w_last, acts + b * static_cast<int64_t>(sizeof(BlockQ8_0)), stride, kQK, tail);
+    ymm_dot_q_x_q8_0<NT, Block>(w_last, acts + b * static_cast<int64_t>(sizeof(BlockQ8_0)), stride_bytes, kQK, tail);
   }
   for (int t = 0; t < NT; ++t) out[t] = hsum512(acc[t]) + tail[t];
 }
@@ -126,14 +126,14 @@ void zmm_dot_q_x_q8_0(const std::byte* w_row, const std::byte* acts, int64_t str
 inline __m512i i16_halves(__m256i lo, __m256i hi) { return concat(lo, hi); }
 
 template <int NT, bool kFive>
-void zmm_dot_q45k(const std::byte* w_row, const std::byte* acts, int64_t stride, int64_t cols,
+void zmm_dot_q45k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int64_t cols,
                   float* out) {
   const int64_t block_bytes = kFive ? sizeof(BlockQ5K) : sizeof(BlockQ4K);
   const BlockQ8K* x[NT];
   __m512 acc[NT];
   float acc_min[NT];
   for (int t = 0; t < NT; ++t) {
-    x[t] = act_row<BlockQ8K>(acts, stride, t);
+    x[t] = act_row<BlockQ8K>(acts, stride_bytes, t);
     acc[t] = _mm512_setzero_ps();
     acc_min[t] = 0.f;
   }
@@ -175,13 +175,13 @@ void zmm_dot_q45k(const std::byte* w_row, const std::byte* acts, int64_t stride,
 }
 
 template <int NT>
-void zmm_dot_q6k(const std::byte* w_row, const std::byte* acts, int64_t stride, int64_t cols,
+void zmm_dot_q6k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int64_t cols,
                  float* out) {
   const auto* w = reinterpret_cast<const BlockQ6K*>(w_row);
   const BlockQ8K* x[NT];
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) {
-    x[t] = act_row<BlockQ8K>(acts, stride, t);
+    x[t] = act_row<BlockQ8K>(acts, stride_bytes, t);
     acc[t] = _mm512_setzero_ps();
   }
   const __m256i m4 = _mm256_set1_epi8(0x0F);
