@@ -19,7 +19,16 @@ namespace kernels {
 // y[t, r] = sum_c w[r, c] * x[t, c]
 //   w: [rows, cols] of w.dtype (row-major, quantized along cols)
 //   x: [n_tokens, cols] f32, y: [n_tokens, rows] f32 (overwritten)
-// pool may be null (runs on the calling thread).
+// pool may be null (runs on the calling thread); with a pool, rows are split
+// across its threads.
+// Quantized weights: each x row is first quantized once per call (Q8_0 for
+// Q8_0/Q4_0 weights, Q8_K for K-quants, as llama.cpp's vec_dot does) into a
+// thread_local buffer of the calling thread that only grows (no allocation in
+// steady state); the dots are then integer sums per block scaled in f32. Every
+// ISA path computes the same integer sums; f32 results differ from the scalar
+// twin only by summation order (tests bound it by 1e-5 of sum |w*x|).
+// F16/BF16 weights are widened exactly to f32 and FMA'd in f32 (no vdpbf16ps).
+// cols must be a multiple of w's block size.
 void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y,
             ThreadPool* pool = nullptr);
 
@@ -27,7 +36,8 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y,
 // Row `row` of w (any dtype) as n = w.cols() floats (embedding lookup).
 void dequantize_row(DType dtype, const void* src, float* dst, int64_t n);
 // Quantize n floats into dst (dtype_row_bytes(dtype, n) bytes); n must be a
-// multiple of the dtype's block size. All dtypes but Q8_K.
+// multiple of the dtype's block size. All dtypes (Q8_K too, for tests). Bytes
+// equal ggml's reference quantizers' (quantize_row_*_ref) for the same input.
 void quantize_row(DType dtype, const float* src, void* dst, int64_t n);
 
 // ---- f32 element-wise ops ----------------------------------------------------
@@ -50,6 +60,8 @@ void axpy_f32(float* y, float a, const float* x, int64_t n);
 enum class Isa { kScalar, kAvx2, kAvx512 };
 Isa active_isa();                  // what matmul uses now
 const char* isa_name(Isa isa);
+// Default: the best the CPU has. kAvx2 needs AVX2+FMA+F16C; kAvx512 also needs
+// AVX-512 F/BW/VL/VNNI. Process-wide (not per thread).
 // Forces a path (tests, benchmarks); returns false if the CPU lacks it.
 bool set_isa(Isa isa);
 

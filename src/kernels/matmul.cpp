@@ -2,6 +2,7 @@
 // scratch, and the row x token-tile loop split across the thread pool.
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -94,9 +95,10 @@ bool set_isa(Isa isa) {
 
 void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
   const int64_t rows = w.rows(), cols = w.cols();
+  assert(cols % dtype_traits(w.dtype).block_elems == 0);
   if (rows == 0 || n_tokens <= 0) return;
-  int64_t stride = 0;
-  const std::byte* acts = prepare_acts(w.dtype, x, n_tokens, cols, &stride);
+  int64_t stride_bytes = 0;
+  const std::byte* acts = prepare_acts(w.dtype, x, n_tokens, cols, &stride_bytes);
   const RowTileFn fn = kernels_for(active_isa()).fn[static_cast<int>(w.dtype)];
   const int64_t w_row_bytes = w.row_bytes();
   auto run_rows = [&](int64_t begin, int64_t end) {
@@ -105,7 +107,7 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
       const std::byte* w_row = w.data + r * w_row_bytes;
       for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenTile) {
         const int n_tok = static_cast<int>(std::min<int64_t>(kTokenTile, n_tokens - t0));
-        fn(w_row, acts + t0 * stride, stride, n_tok, cols, out);
+        fn(w_row, acts + t0 * stride_bytes, stride_bytes, n_tok, cols, out);
         for (int t = 0; t < n_tok; ++t) y[(t0 + t) * rows + r] = out[t];  // y: [n_tokens, rows]
       }
     }

@@ -16,11 +16,11 @@ const T* at(const std::byte* p, int64_t offset_bytes) {
 
 // Float weights: plain f32 accumulation of converted weight * x, in column order.
 template <typename W, float (*ToF32)(W)>
-void dot_float(const std::byte* w_row, const std::byte* acts, int64_t stride, int n_tok,
+void dot_float(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
                int64_t cols, float* out) {
   const W* w = reinterpret_cast<const W*>(w_row);
   for (int t = 0; t < n_tok; ++t) {
-    const float* x = at<float>(acts, t * stride);  // [cols]
+    const float* x = at<float>(acts, t * stride_bytes);  // [cols]
     float sum = 0.f;
     for (int64_t c = 0; c < cols; ++c) sum += ToF32(w[c]) * x[c];
     out[t] = sum;
@@ -37,11 +37,11 @@ inline int q4_0_value(const BlockQ4_0& b, int i) {
 inline int q8_0_value(const BlockQ8_0& b, int i) { return b.qs[i]; }
 
 template <typename Block, int (*Value)(const Block&, int)>
-void dot_q_x_q8_0(const std::byte* w_row, const std::byte* acts, int64_t stride, int n_tok,
+void dot_q_x_q8_0(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
                   int64_t cols, float* out) {
   const Block* w = reinterpret_cast<const Block*>(w_row);
   for (int t = 0; t < n_tok; ++t) {
-    const BlockQ8_0* x = at<BlockQ8_0>(acts, t * stride);
+    const BlockQ8_0* x = at<BlockQ8_0>(acts, t * stride_bytes);
     float sum = 0.f;
     for (int64_t b = 0; b < cols / kQK; ++b) {
       int sumi = 0;
@@ -73,11 +73,11 @@ inline int q5k_value(const BlockQ5K& b, int i) {
 }
 
 template <typename Block, int (*Value)(const Block&, int)>
-void dot_q45k(const std::byte* w_row, const std::byte* acts, int64_t stride, int n_tok,
+void dot_q45k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
               int64_t cols, float* out) {
   const Block* w = reinterpret_cast<const Block*>(w_row);
   for (int t = 0; t < n_tok; ++t) {
-    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride);
+    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride_bytes);
     float sum = 0.f;
     for (int64_t b = 0; b < cols / kQKK; ++b) {
       int32_t isum = 0, msum = 0;
@@ -105,11 +105,11 @@ inline int q6k_value(const BlockQ6K& b, int i) {
   return (low | (((qh >> (2 * quarter)) & 3) << 4)) - 32;
 }
 
-void dot_q6k(const std::byte* w_row, const std::byte* acts, int64_t stride, int n_tok,
+void dot_q6k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
              int64_t cols, float* out) {
   const BlockQ6K* w = reinterpret_cast<const BlockQ6K*>(w_row);
   for (int t = 0; t < n_tok; ++t) {
-    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride);
+    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride_bytes);
     float sum = 0.f;
     for (int64_t b = 0; b < cols / kQKK; ++b) {
       int32_t isum = 0;
@@ -124,11 +124,11 @@ void dot_q6k(const std::byte* w_row, const std::byte* acts, int64_t stride, int 
   }
 }
 
-void dot_q8k(const std::byte* w_row, const std::byte* acts, int64_t stride, int n_tok,
+void dot_q8k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
              int64_t cols, float* out) {
   const BlockQ8K* w = reinterpret_cast<const BlockQ8K*>(w_row);
   for (int t = 0; t < n_tok; ++t) {
-    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride);
+    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride_bytes);
     float sum = 0.f;
     for (int64_t b = 0; b < cols / kQKK; ++b) {
       int32_t isum = 0;
