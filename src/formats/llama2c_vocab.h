@@ -13,7 +13,10 @@ namespace plimsoll {
 // vocab_size: how many entries to read (the file does not store it; it comes
 // from the model's header). Pieces are converted to SentencePiece form
 // (space -> U+2581); ids 0..2 become <unk>, <s>, </s> (control); <0xXX>
-// pieces are byte tokens.
+// pieces are byte tokens. Errors (one line, naming the file and the entry
+// index): kInvalidArgument for vocab_size outside 1..2^24; kInvalidFile for a
+// truncated file, a length that is negative or above max_token_length, or fewer
+// entries than vocab_size; kIo when the file cannot be opened.
 Result<Vocab> load_llama2c_vocab(const std::string& path, int64_t vocab_size);
 // The same from bytes in memory (fuzzing, tests); `name` is used in errors.
 Result<Vocab> parse_llama2c_vocab(std::string_view bytes, int64_t vocab_size,
