@@ -1,0 +1,217 @@
+// The engine thread: drain the inbox, schedule, step, update; admission
+// checks and load figures for the HTTP side.
+#include "sched/engine_service.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <spdlog/spdlog.h>
+
+namespace plimsoll::sched {
+namespace {
+
+Rejection reject(ErrorCode code, std::string message, double retry_after = 0) {
+  return Rejection{Error{code, std::move(message)}, retry_after};
+}
+
+}  // namespace
+
+EngineService::EngineService(EngineServiceConfig config, std::unique_ptr<BatchEngine> engine,
+                             std::unique_ptr<KvBlockPool> pool, const Tokenizer& tokenizer)
+    : config_(std::move(config)),
+      pool_(std::move(pool)),
+      engine_(std::move(engine)),
+      tokenizer_(tokenizer),
+      scheduler_(config_.scheduler, *pool_, tokenizer) {
+  ready_ = true;
+  thread_ = std::thread([this] { run(); });
+}
+
+EngineService::~EngineService() { shutdown(0.0); }
+
+std::optional<Rejection> EngineService::check(const std::vector<GenerationRequest>& items) const {
+  const ServiceLimits& lim = config_.limits;
+  if (items.empty()) return reject(ErrorCode::kInvalidArgument, "no inputs given");
+  for (size_t i = 0; i < items.size(); ++i) {
+    const GenerationRequest& r = items[i];
+    const std::string where = items.size() > 1 ? "input " + std::to_string(i) + ": " : "";
+    const int64_t n_in = static_cast<int64_t>(r.prompt_ids.size());
+    if (n_in == 0) return reject(ErrorCode::kInvalidArgument, where + "the input is empty");
+    if (Status st = r.params.validate(); !st.ok()) return reject(ErrorCode::kInvalidArgument, where + st.error().message);
+    if (r.params.max_new_tokens < 1) {
+      return reject(ErrorCode::kInvalidArgument, where + "`max_new_tokens` must be strictly positive");
+    }
+    if (n_in > lim.max_input_tokens) {
+      return reject(ErrorCode::kInvalidArgument,
+                    where + "`inputs` tokens + `max_new_tokens` must be <= " + std::to_string(lim.max_total_tokens) +
+                        ". Given: " + std::to_string(n_in) + " `inputs` tokens and " +
+                        std::to_string(r.params.max_new_tokens) + " `max_new_tokens` (max input tokens " +
+                        std::to_string(lim.max_input_tokens) + ")");
+    }
+    if (n_in + r.params.max_new_tokens > lim.max_total_tokens) {
+      return reject(ErrorCode::kInvalidArgument,
+                    where + "`inputs` tokens + `max_new_tokens` must be <= " + std::to_string(lim.max_total_tokens) +
+                        ". Given: " + std::to_string(n_in) + " `inputs` tokens and " +
+                        std::to_string(r.params.max_new_tokens) + " `max_new_tokens`");
+    }
+    const int64_t need = blocks_for_tokens(n_in + r.params.max_new_tokens, pool_->block_tokens());
+    if (need > pool_->n_blocks()) {
+      return reject(ErrorCode::kOutOfMemory,
+                    where + "needs " + std::to_string(need) + " KV blocks but the whole pool has " +
+                        std::to_string(pool_->n_blocks()) + "; it can never fit");
+    }
+  }
+  return std::nullopt;
+}
+
+SubmitResult EngineService::submit(std::vector<GenerationRequest> items, EventSink sink) {
+  if (auto r = check(items)) return SubmitResult{0, std::move(r)};
+  int64_t tokens = 0;
+  if (items.size() == 1) tokens = static_cast<int64_t>(items[0].prompt_ids.size()) + items[0].params.max_new_tokens;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!accepting_ || stop_) {
+    return SubmitResult{0, reject(ErrorCode::kUnavailable, "the server is shutting down")};
+  }
+  const ServiceLimits& lim = config_.limits;
+  if (in_flight_ >= lim.max_concurrent_requests || in_flight_tokens_ + tokens > lim.max_queued_tokens) {
+    const double rate = std::max(1.0, st_tokens_per_second_.load());
+    const double wait = std::clamp(std::ceil(static_cast<double>(in_flight_tokens_) / rate), 1.0, 60.0);
+    return SubmitResult{0, reject(ErrorCode::kOverloaded,
+                                  "Model is overloaded: " + std::to_string(in_flight_) + " requests (limit " +
+                                      std::to_string(lim.max_concurrent_requests) + ") and " +
+                                      std::to_string(in_flight_tokens_) + " tokens (limit " +
+                                      std::to_string(lim.max_queued_tokens) + ") in flight",
+                                  wait)};
+  }
+  auto sub = std::make_unique<Submission>();
+  sub->ticket = next_ticket_++;
+  const uint64_t ticket = sub->ticket;
+  // The sink also tells us when the submission is over, to release its slot.
+  auto remaining = std::make_shared<size_t>(items.size());
+  sub->sink = [this, sink = std::move(sink), remaining, ticket](TokenEvent&& ev) {
+    const bool last = ev.final && --*remaining == 0;
+    sink(std::move(ev));
+    if (last) {
+      std::lock_guard<std::mutex> g(mu_);
+      release_ticket(ticket);
+    }
+  };
+  sub->pending = std::move(items);
+  ++in_flight_;
+  in_flight_tokens_ += tokens;
+  active_[ticket] = tokens;
+  inbox_.push_back(std::move(sub));
+  lock.unlock();
+  cv_.notify_one();
+  return SubmitResult{ticket, std::nullopt};
+}
+
+void EngineService::cancel(uint64_t ticket) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancels_.push_back(ticket);
+  }
+  cv_.notify_one();
+}
+
+ServiceStats EngineService::stats() const {
+  ServiceStats s;
+  s.queued_requests = st_queued_;
+  s.queued_tokens = st_queued_tokens_;
+  s.running_requests = st_running_;
+  s.batch_current_size = st_batch_size_;
+  s.batch_current_max_tokens = st_batch_tokens_;
+  s.kv_blocks_total = pool_->n_blocks();
+  s.kv_blocks_used = st_blocks_used_;
+  s.generated_tokens_per_second = st_tokens_per_second_;
+  return s;
+}
+
+void EngineService::drain_inbox(std::unique_lock<std::mutex>& lock) {
+  std::vector<std::unique_ptr<Submission>> subs;
+  std::vector<uint64_t> cancels;
+  subs.swap(inbox_);
+  cancels.swap(cancels_);
+  lock.unlock();
+  for (auto& s : subs) scheduler_.add(std::move(s));
+  for (uint64_t t : cancels) {
+    scheduler_.cancel(t);
+    std::lock_guard<std::mutex> g(mu_);
+    release_ticket(t);  // a cancelled submission sends no final events
+  }
+  lock.lock();
+}
+
+void EngineService::release_ticket(uint64_t ticket) {
+  auto it = active_.find(ticket);
+  if (it == active_.end()) return;
+  --in_flight_;
+  in_flight_tokens_ -= it->second;
+  active_.erase(it);
+}
+
+void EngineService::record_step(int64_t tokens, double seconds) {
+  // exponentially weighted drain rate of generated tokens
+  if (seconds > 0) {
+    const double rate = static_cast<double>(tokens) / seconds;
+    const double old = st_tokens_per_second_.load();
+    st_tokens_per_second_ = old == 0.0 ? rate : 0.9 * old + 0.1 * rate;
+  }
+  st_queued_ = scheduler_.waiting_count();
+  st_queued_tokens_ = scheduler_.waiting_tokens();
+  st_running_ = scheduler_.running_count();
+  st_batch_size_ = scheduler_.last_batch_size();
+  st_batch_tokens_ = scheduler_.last_batch_tokens();
+  st_blocks_used_ = pool_->used_blocks();
+}
+
+void EngineService::run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || !inbox_.empty() || !cancels_.empty() || !scheduler_.idle(); });
+    drain_inbox(lock);
+    if (stop_) break;
+    lock.unlock();
+    const auto t0 = std::chrono::steady_clock::now();
+    StepPlan plan = scheduler_.schedule();
+    if (!plan.empty()) {
+      auto logits = engine_->step(plan.steps);
+      if (!logits.ok()) {
+        spdlog::error("step failed: {}", logits.error().message);
+        scheduler_.abort_all(Error{ErrorCode::kInternal, "generation failed: " + logits.error().message});
+      } else {
+        scheduler_.update(plan, *logits, engine_->config().vocab_size);
+      }
+    }
+    record_step(plan.empty() ? 0 : static_cast<int64_t>(plan.steps.size()),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    lock.lock();
+  }
+  lock.unlock();
+  scheduler_.abort_all(Error{ErrorCode::kUnavailable, "the server shut down before this request finished"});
+}
+
+void EngineService::shutdown(double grace_seconds) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!thread_.joinable()) return;
+    accepting_ = false;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (in_flight_ == 0) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_one();
+  thread_.join();
+  ready_ = false;
+}
+
+}  // namespace plimsoll::sched

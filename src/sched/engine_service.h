@@ -1,0 +1,75 @@
+// EngineService: the GenerationService of a real model. One engine thread
+// owns the scheduler, the batch engine and the KV pool; HTTP threads submit
+// and cancel through a locked inbox. Admission (422 / 429 / 503) happens at
+// submit(), before the caller sends any byte.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/batch_engine.h"
+#include "sched/generation_service.h"
+#include "sched/scheduler.h"
+
+namespace plimsoll::sched {
+
+struct EngineServiceConfig {
+  ServiceLimits limits;            // published; validated against at submit
+  SchedulerLimits scheduler;
+};
+
+class EngineService final : public GenerationService {
+ public:
+  // Takes the engine and pool (made from the memory plan) and starts the engine thread.
+  EngineService(EngineServiceConfig config, std::unique_ptr<BatchEngine> engine,
+                std::unique_ptr<KvBlockPool> pool, const Tokenizer& tokenizer);
+  ~EngineService() override;
+
+  SubmitResult submit(std::vector<GenerationRequest> items, EventSink sink) override;
+  void cancel(uint64_t ticket) override;
+  ServiceLimits limits() const override { return config_.limits; }
+  ServiceStats stats() const override;
+  bool ready() const override { return ready_.load(); }
+
+  // Stops accepting (503), lets work in flight finish for up to grace_seconds,
+  // then aborts what is left with an error event and stops the engine thread.
+  void shutdown(double grace_seconds);
+
+ private:
+  std::optional<Rejection> check(const std::vector<GenerationRequest>& items) const;
+  void run();
+  void drain_inbox(std::unique_lock<std::mutex>& lock);
+  void record_step(int64_t tokens, double seconds);
+  void release_ticket(uint64_t ticket);  // under mu_: the submission is over (done or cancelled)
+
+  EngineServiceConfig config_;
+  std::unique_ptr<KvBlockPool> pool_;
+  std::unique_ptr<BatchEngine> engine_;
+  const Tokenizer& tokenizer_;
+  Scheduler scheduler_;  // engine thread only
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Submission>> inbox_;
+  std::vector<uint64_t> cancels_;
+  uint64_t next_ticket_ = 1;
+  int64_t in_flight_ = 0;          // submissions accepted and not finished
+  int64_t in_flight_tokens_ = 0;   // tokens of single-item submissions in flight
+  std::unordered_map<uint64_t, int64_t> active_;  // ticket -> its tokens in in_flight_tokens_
+  bool accepting_ = true;
+  bool stop_ = false;
+
+  std::atomic<bool> ready_{false};
+  // stats written by the engine thread
+  std::atomic<int64_t> st_queued_{0}, st_queued_tokens_{0}, st_running_{0}, st_batch_size_{0},
+      st_batch_tokens_{0}, st_blocks_used_{0}, st_generated_{0};
+  std::atomic<double> st_tokens_per_second_{0.0};
+  std::thread thread_;
+};
+
+}  // namespace plimsoll::sched

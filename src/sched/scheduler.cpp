@@ -1,0 +1,273 @@
+// Scheduling policy: feed, admit (reserve to completion), build the step
+// (decode-first, chunked prefill), apply logits (sample, stop, emit, free).
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace plimsoll::sched {
+namespace {
+
+// The n most likely tokens of raw logits, with log-softmax values.
+void top_tokens(std::span<const float> logits, int32_t n, const Tokenizer& tok,
+                std::vector<int32_t>& order, std::vector<TokenInfo>& out) {
+  out.clear();
+  if (n <= 0) return;
+  const size_t k = std::min(static_cast<size_t>(n), logits.size());
+  order.resize(logits.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                    [&](int32_t a, int32_t b) { return logits[static_cast<size_t>(a)] > logits[static_cast<size_t>(b)]; });
+  const float max_logit = logits[static_cast<size_t>(order[0])];
+  double sum = 0.0;
+  for (float l : logits) sum += std::exp(static_cast<double>(l - max_logit));
+  const float log_z = max_logit + static_cast<float>(std::log(sum));
+  for (size_t i = 0; i < k; ++i) {
+    const int32_t id = order[i];
+    out.push_back({id, logits[static_cast<size_t>(id)] - log_z, std::string(tok.piece_text(-1, id)),
+                   tok.is_special(id)});
+  }
+}
+
+}  // namespace
+
+Sequence::Sequence(Submission* owner_, size_t index_, GenerationRequest request_, const Tokenizer& tokenizer,
+                   uint64_t seed)
+    : owner(owner_),
+      index(index_),
+      request(std::move(request_)),
+      prompt_len(static_cast<int64_t>(request.prompt_ids.size())),
+      sampler(request.params, seed),
+      stops(request.params.stop),
+      decoder(tokenizer, request.prompt_ids.empty() ? -1 : request.prompt_ids.back()) {
+  tokens.reserve(static_cast<size_t>(total_tokens()));
+  tokens = request.prompt_ids;
+  sampler.observe_prompt(tokens);
+}
+
+Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const Tokenizer& tokenizer)
+    : limits_(limits), pool_(pool), tokenizer_(tokenizer) {}
+
+void Scheduler::add(std::unique_ptr<Submission> submission) {
+  submission->unfinished = submission->pending.size();
+  submissions_.push_back(std::move(submission));
+}
+
+int64_t Scheduler::waiting_count() const {
+  int64_t n = static_cast<int64_t>(waiting_.size());
+  for (const auto& s : submissions_) n += static_cast<int64_t>(s->pending.size());
+  return n;
+}
+
+int64_t Scheduler::waiting_tokens() const {
+  int64_t n = 0;
+  for (const auto& s : waiting_) n += s->total_tokens();
+  for (const auto& sub : submissions_) {
+    for (const auto& r : sub->pending) n += static_cast<int64_t>(r.prompt_ids.size()) + r.params.max_new_tokens;
+  }
+  return n;
+}
+
+// Turns pending items into waiting sequences, round-robin over submissions,
+// keeping the waiting line short (what cannot run soon stays compact).
+void Scheduler::feed_waiting() {
+  const size_t target = static_cast<size_t>(2 * limits_.step_seqs);
+  bool moved = true;
+  while (waiting_.size() < target && moved) {
+    moved = false;
+    for (auto& sub : submissions_) {
+      if (sub->pending.empty() || waiting_.size() >= target) continue;
+      GenerationRequest req = std::move(sub->pending.front());
+      sub->pending.erase(sub->pending.begin());
+      const uint64_t seed = req.params.seed.value_or(random_seed());
+      waiting_.push_back(std::make_unique<Sequence>(sub.get(), sub->next_index++, std::move(req), tokenizer_, seed));
+      waiting_.back()->queued_at = sub->submitted_at;
+      moved = true;
+    }
+  }
+}
+
+bool Scheduler::try_admit(Sequence& seq) {
+  const int64_t need = blocks_for_tokens(seq.total_tokens(), pool_.block_tokens());
+  if (need > pool_.free_blocks()) return false;
+  seq.table.blocks.reserve(static_cast<size_t>(need));
+  for (int64_t i = 0; i < need; ++i) seq.table.blocks.push_back(*pool_.allocate());
+  return true;
+}
+
+// FIFO with bounded overtaking: a head that does not fit may be passed by
+// smaller sequences for max_skips rounds, then nothing passes it until it fits
+// (it always fits eventually: submit() refuses what exceeds the whole pool).
+void Scheduler::admit() {
+  Sequence* blocked_head = nullptr;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (static_cast<int64_t>(running_.size()) >= limits_.step_seqs) break;
+    Sequence& seq = **it;
+    if (blocked_head && blocked_head->skipped_steps >= limits_.max_skips) break;
+    if (try_admit(seq)) {
+      if (blocked_head) ++blocked_head->skipped_steps;
+      running_.push_back(std::move(*it));
+      it = waiting_.erase(it);
+      continue;
+    }
+    if (!blocked_head) blocked_head = &seq;
+    ++it;
+  }
+}
+
+void Scheduler::add_decodes(StepPlan& plan, int64_t& budget) {
+  for (auto& s : running_) {
+    if (budget <= 0 || static_cast<int64_t>(plan.steps.size()) >= limits_.step_seqs) return;
+    if (s->prefilling() || s->finish) continue;
+    plan.steps.push_back({std::span(s->tokens).subspan(static_cast<size_t>(s->kv_len), 1), s->kv_len, &s->table, true});
+    plan.owners.push_back(s.get());
+    --budget;
+  }
+}
+
+void Scheduler::add_prefills(StepPlan& plan, int64_t& budget) {
+  for (auto& s : running_) {
+    if (budget <= 0 || static_cast<int64_t>(plan.steps.size()) >= limits_.step_seqs) return;
+    if (!s->prefilling()) continue;
+    const int64_t n = std::min(budget, s->prompt_len - s->kv_len);
+    plan.steps.push_back({std::span(s->tokens).subspan(static_cast<size_t>(s->kv_len), static_cast<size_t>(n)),
+                          s->kv_len, &s->table, s->kv_len + n == s->prompt_len});
+    plan.owners.push_back(s.get());
+    if (!s->started_at) s->started_at = Clock::now();
+    budget -= n;
+  }
+}
+
+StepPlan Scheduler::schedule() {
+  feed_waiting();
+  admit();
+  StepPlan plan;
+  int64_t budget = limits_.step_tokens;
+  add_decodes(plan, budget);
+  add_prefills(plan, budget);
+  last_batch_size_ = static_cast<int64_t>(plan.steps.size());
+  last_batch_tokens_ = limits_.step_tokens - budget;
+  return plan;
+}
+
+void Scheduler::emit_token(Sequence& seq, const SampledToken& token, std::span<const float> logits) {
+  TokenEvent ev;
+  ev.index = seq.index;
+  ev.token = {token.id, token.logprob, std::string(tokenizer_.piece_text(seq.tokens[static_cast<size_t>(seq.prompt_len) > 0 ? seq.tokens.size() - 2 : 0], token.id)),
+              tokenizer_.is_special(token.id)};
+  const bool eos = token.id == tokenizer_.eos_id() && !seq.request.params.ignore_eos;
+  if (!eos) {
+    ev.text = seq.decoder.push(token.id);
+    if (seq.stops.push(ev.text)) seq.finish = FinishReason::kStopSequence;
+  } else {
+    seq.finish = FinishReason::kEosToken;
+  }
+  if (!seq.finish && seq.generated() >= seq.request.params.max_new_tokens) seq.finish = FinishReason::kLength;
+  if (seq.request.top_n_tokens > 0) top_tokens(logits, seq.request.top_n_tokens, tokenizer_, scratch_.order, ev.top_tokens);
+  if (seq.finish) {
+    if (*seq.finish != FinishReason::kStopSequence) {
+      const std::string tail = seq.decoder.finish();
+      ev.text += tail;
+      seq.stops.push(tail);
+    }
+    ev.final = true;
+    ev.finish_reason = *seq.finish;
+    ev.generated_tokens = seq.generated();
+    ev.input_tokens = seq.prompt_len;
+    ev.seed = seq.sampler.seed();
+    ev.generated_text = seq.stops.text();
+    const Clock::time_point now = Clock::now();
+    const Clock::time_point started = seq.started_at.value_or(now);
+    ev.queue_seconds = std::chrono::duration<double>(started - seq.queued_at).count();
+    ev.inference_seconds = std::chrono::duration<double>(now - started).count();
+    if (seq.request.prompt_details) {
+      for (int64_t i = 0; i < seq.prompt_len; ++i) {
+        const int32_t id = seq.tokens[static_cast<size_t>(i)];
+        ev.prefill.push_back({id, std::numeric_limits<float>::quiet_NaN(),
+                              std::string(tokenizer_.piece_text(i ? seq.tokens[static_cast<size_t>(i - 1)] : -1, id)),
+                              tokenizer_.is_special(id)});
+      }
+    }
+  }
+  seq.owner->sink(std::move(ev));
+}
+
+void Scheduler::update(const StepPlan& plan, std::span<const float> logits, int64_t vocab_size) {
+  size_t row = 0;
+  logits_copy_.resize(static_cast<size_t>(vocab_size));
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    Sequence& seq = *plan.owners[i];
+    seq.kv_len += static_cast<int64_t>(plan.steps[i].tokens.size());
+    if (!plan.steps[i].want_logits) continue;
+    const std::span<const float> l = logits.subspan(row++ * static_cast<size_t>(vocab_size), static_cast<size_t>(vocab_size));
+    std::copy(l.begin(), l.end(), logits_copy_.begin());
+    const SampledToken token = seq.sampler.sample(logits_copy_, scratch_);
+    seq.sampler.accept(token.id);
+    seq.tokens.push_back(token.id);
+    emit_token(seq, token, l);
+    if (seq.finish) release(seq);
+  }
+  remove_finished();
+}
+
+void Scheduler::release(Sequence& seq) {
+  for (int32_t b : seq.table.blocks) pool_.release(b);
+  seq.table.blocks.clear();
+}
+
+void Scheduler::finish_submission_item(Submission& sub) {
+  if (sub.unfinished > 0) --sub.unfinished;
+}
+
+void Scheduler::remove_finished() {
+  for (auto it = running_.begin(); it != running_.end();) {
+    if ((*it)->finish) {
+      finish_submission_item(*(*it)->owner);
+      it = running_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  submissions_.remove_if([](const std::unique_ptr<Submission>& s) { return s->unfinished == 0; });
+}
+
+void Scheduler::cancel(uint64_t ticket) {
+  auto drop = [&](auto& seqs) {
+    for (auto it = seqs.begin(); it != seqs.end();) {
+      if ((*it)->owner->ticket == ticket) {
+        release(**it);
+        it = seqs.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  };
+  drop(running_);
+  drop(waiting_);
+  submissions_.remove_if([&](const std::unique_ptr<Submission>& s) { return s->ticket == ticket; });
+}
+
+void Scheduler::abort_all(const Error& error) {
+  auto fail = [&](Submission& sub, size_t index) {
+    TokenEvent ev;
+    ev.index = index;
+    ev.token.id = -1;
+    ev.final = true;
+    ev.error = error;
+    sub.sink(std::move(ev));
+  };
+  for (auto& s : running_) {
+    release(*s);
+    fail(*s->owner, s->index);
+  }
+  for (auto& s : waiting_) fail(*s->owner, s->index);
+  for (auto& sub : submissions_) {
+    for (size_t i = 0; i < sub->pending.size(); ++i) fail(*sub, sub->next_index + i);
+  }
+  running_.clear();
+  waiting_.clear();
+  submissions_.clear();
+}
+
+}  // namespace plimsoll::sched

@@ -1,0 +1,81 @@
+// Scheduler: the policy of the engine thread. Admits waiting sequences when
+// their whole KV need (prompt + max_new_tokens, reserved to completion) fits
+// the free blocks, builds each step (decode tokens first, then prefill chunks
+// under the step's token budget), and applies the step's logits: sampling,
+// stop criteria, token events, freeing blocks. It never touches tensors.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/batch_engine.h"
+#include "sched/sequence.h"
+
+namespace plimsoll::sched {
+
+struct SchedulerLimits {
+  int64_t step_tokens = 512;           // tokens per step (max_batch_prefill_tokens)
+  int64_t step_seqs = 64;              // sequences per step (max_batch_size)
+  int64_t max_skips = 16;              // steps a blocked head may be overtaken before it reserves
+};
+
+// What one step runs: SeqStep for the engine, and whose it is.
+struct StepPlan {
+  std::vector<SeqStep> steps;
+  std::vector<Sequence*> owners;
+  bool empty() const { return steps.empty(); }
+};
+
+class Scheduler {
+ public:
+  Scheduler(SchedulerLimits limits, KvBlockPool& pool, const Tokenizer& tokenizer);
+
+  // Adds a submission whose items are turned into waiting sequences as
+  // capacity allows (a client batch is fed in, not queued all at once).
+  void add(std::unique_ptr<Submission> submission);
+  // Drops every sequence of the ticket, frees its blocks; no more events.
+  void cancel(uint64_t ticket);
+  // Ends everything with an error event (shutdown).
+  void abort_all(const Error& error);
+
+  // Phases of one step.
+  StepPlan schedule();
+  // logits: [n_want, vocab], rows in the order of plan entries with want_logits.
+  void update(const StepPlan& plan, std::span<const float> logits, int64_t vocab_size);
+
+  bool idle() const { return running_.empty() && waiting_.empty() && submissions_.empty(); }
+  int64_t waiting_count() const;
+  int64_t waiting_tokens() const;
+  int64_t running_count() const { return static_cast<int64_t>(running_.size()); }
+  int64_t last_batch_size() const { return last_batch_size_; }
+  int64_t last_batch_tokens() const { return last_batch_tokens_; }
+
+ private:
+  void feed_waiting();
+  void admit();
+  bool try_admit(Sequence& seq);
+  void add_decodes(StepPlan& plan, int64_t& budget);
+  void add_prefills(StepPlan& plan, int64_t& budget);
+  void finish(Sequence& seq, FinishReason reason);
+  void emit_token(Sequence& seq, const SampledToken& token, std::span<const float> logits);
+  void release(Sequence& seq);
+  void remove_finished();
+  void finish_submission_item(Submission& sub);
+
+  SchedulerLimits limits_;
+  KvBlockPool& pool_;
+  const Tokenizer& tokenizer_;
+  SamplerScratch scratch_;
+  std::vector<float> logits_copy_;                 // [vocab] sampling works on a copy
+  std::list<std::unique_ptr<Submission>> submissions_;  // with pending items or unfinished ones
+  std::deque<std::unique_ptr<Sequence>> waiting_;  // admitted to the queue, no blocks yet
+  std::vector<std::unique_ptr<Sequence>> running_; // holding blocks
+  int64_t last_batch_size_ = 0;
+  int64_t last_batch_tokens_ = 0;
+};
+
+}  // namespace plimsoll::sched

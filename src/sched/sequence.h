@@ -1,0 +1,59 @@
+// Sequence: the engine thread's state for one admitted item of a submission —
+// its tokens, KV blocks, sampler, stop matcher and stream decoder.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/sampler.h"
+#include "engine/stop.h"
+#include "kv/block_pool.h"
+#include "sched/request.h"
+#include "tokenizer/stream_decoder.h"
+
+namespace plimsoll::sched {
+
+using Clock = std::chrono::steady_clock;
+
+struct Submission;  // the client call the sequence belongs to
+
+struct Sequence {
+  Sequence(Submission* owner, size_t index, GenerationRequest request, const Tokenizer& tokenizer,
+           uint64_t seed);
+
+  Submission* owner;
+  size_t index;                      // position in the submission
+  GenerationRequest request;
+  std::vector<int32_t> tokens;       // prompt, then generated; reserved to the full length
+  int64_t prompt_len = 0;
+  int64_t kv_len = 0;                // tokens whose K/V are in the cache
+  BlockTable table;                  // blocks for prompt + max_new_tokens, taken at admission
+  Sampler sampler;
+  StopMatcher stops;
+  StreamDecoder decoder;
+  std::optional<FinishReason> finish;
+  Clock::time_point queued_at = Clock::now();
+  std::optional<Clock::time_point> started_at;
+  int64_t skipped_steps = 0;         // times smaller requests were admitted ahead of it
+
+  int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_len; }
+  int64_t total_tokens() const { return prompt_len + request.params.max_new_tokens; }
+  bool prefilling() const { return kv_len < prompt_len; }
+};
+
+// One client call: one or many items, one sink, one ticket.
+struct Submission {
+  uint64_t ticket = 0;
+  EventSink sink;
+  std::vector<GenerationRequest> pending;  // items not yet turned into sequences (front = next)
+  size_t next_index = 0;                   // index of pending.front() in the original list
+  size_t unfinished = 0;                   // items without their final event yet
+  bool cancelled = false;
+  Clock::time_point submitted_at = Clock::now();
+};
+
+}  // namespace plimsoll::sched
