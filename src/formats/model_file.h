@@ -2,10 +2,14 @@
 // checkpoint, GGUF) into config + tensors (+ vocabulary when the file has one).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "core/result.h"
+#include "formats/gguf.h"
 #include "formats/model_config.h"
 #include "formats/tensor_store.h"
 #include "formats/vocab.h"
@@ -22,9 +26,35 @@ struct LoadedModel {
   std::optional<Vocab> vocab;   // present when the file carries one (GGUF)
 };
 
-// Detects the format from the file's first bytes.
+// Detects the format from the file's content (GGUF magic, else a llama2.c
+// checkpoint), maps the file and returns views into the mapping (kept alive
+// by the store). Errors: kIo (open/mmap), kInvalidFile (corrupt, truncated,
+// wrong shapes; the message names the file and the problem), kUnsupported
+// (unknown architecture, tokenizer model or tensor type, naming it).
 Result<LoadedModel> load_model(const std::string& path);
-// Loads a vocabulary from a separate tokenizer file (llama2.c tokenizer.bin, or a GGUF).
+
+// The same from bytes in memory (fuzzing, tests): views point into `bytes`,
+// which must outlive the model. `name` is used as path and in errors.
+Result<LoadedModel> parse_model(std::span<const std::byte> bytes, const std::string& name);
+
+// GGUF -> LoadedModel (architecture "llama" only); views point into `bytes`,
+// the span `gguf` was parsed from.
+Result<LoadedModel> model_from_gguf(const GgufFile& gguf, std::span<const std::byte> bytes);
+// tokenizer.ggml.* -> Vocab; nullopt when the file has no tokenizer.ggml.tokens.
+Result<std::optional<Vocab>> vocab_from_gguf(const GgufFile& gguf);
+
+// Checks every tensor a llama model needs is in `tensors` with the shape the
+// config implies and a usable dtype (norms F32). `path` names the file in errors.
+Status validate_llama_tensors(const ModelConfig& config, const TensorStore& tensors,
+                              const std::string& path);
+
+// Loads a vocabulary from a GGUF model file (its tokenizer.ggml.* keys).
+// A llama2.c tokenizer (tokenizer.bin) does not store its size: for those
+// this fails with kInvalidArgument; use the overload below.
 Result<Vocab> load_vocab(const std::string& path);
+// As above, and for a llama2.c tokenizer reads `expected_vocab_size` entries
+// (take it from the model: config.vocab_size). For a GGUF the vocabulary must
+// have exactly that many entries (kInvalidFile otherwise); pass 0 to skip the check.
+Result<Vocab> load_vocab(const std::string& path, int64_t expected_vocab_size);
 
 }  // namespace plimsoll
