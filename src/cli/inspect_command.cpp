@@ -18,21 +18,19 @@ struct InspectFlags {
   bool all_tensors = false;
 };
 
-std::string value_summary(const GgufValue& v) {
-  struct Visitor {
-    std::string operator()(const std::string& s) const {
-      return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\"";
-    }
-    std::string operator()(const GgufArray& a) const {
-      return "[" + std::string(gguf_type_name(a.elem_type())) + " x " + std::to_string(a.size()) + "]";
-    }
-    std::string operator()(bool b) const { return b ? "true" : "false"; }
-    std::string operator()(float f) const { return std::to_string(f); }
-    std::string operator()(double d) const { return std::to_string(d); }
-    std::string operator()(auto i) const { return std::to_string(i); }
-  };
-  return std::visit(Visitor{}, v);
-}
+struct ValueSummary {
+  std::string operator()(const std::string& s) const {
+    return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\"";
+  }
+  std::string operator()(const GgufArray& a) const {
+    return "[" + std::string(gguf_type_name(a.elem_type())) + " x " + std::to_string(a.size()) + "]";
+  }
+  std::string operator()(bool b) const { return b ? "true" : "false"; }
+  template <typename T>
+  std::string operator()(T number) const { return std::to_string(number); }
+};
+
+std::string value_summary(const GgufValue& v) { return std::visit(ValueSummary{}, v); }
 
 void print_config(const LoadedModel& m) {
   const ModelConfig& c = m.config;
