@@ -15,5 +15,6 @@ using Runner = std::function<int()>;
 Runner add_generate_command(CLI::App& app);
 Runner add_inspect_command(CLI::App& app);
 Runner add_convert_command(CLI::App& app);
+Runner add_tokenize_command(CLI::App& app);
 
 }  // namespace plimsoll::cli

@@ -18,7 +18,7 @@ std::string stories_path(const std::string& file) {
 
 std::string plimsoll_binary() {
   if (const char* env = std::getenv("PLIMSOLL_BINARY")) return env;
-  return "plimsoll";
+  return PLIMSOLL_DEFAULT_BINARY;
 }
 
 std::string make_temp_dir() {

@@ -57,7 +57,13 @@ struct Seq {
   std::vector<std::vector<float>> logits;
 };
 
+// Tolerance on logits: f32 weights: 1e-4 relative (only summation order
+// differs). Q8_0 weights quantize each activation row to int8 inside matmul: a
+// 1e-7 change of an activation (attention's summation order) can move one
+// value across a rounding boundary, which shifts a logit by about one
+// quantization step of |w| x amax/127 (~1e-2 here), so 0.05 there.
 void run_batched(DType dtype, int64_t step_tokens, int64_t block_tokens, int64_t n_new) {
+  const float tolerance = dtype == DType::kF32 ? 1e-4f : 5e-2f;
   const ModelConfig c = small_config();
   auto model = random_llama_in_memory(c, dtype, 11);
   ASSERT_TRUE(model.ok()) << model.error().message;
@@ -128,7 +134,7 @@ void run_batched(DType dtype, int64_t step_tokens, int64_t block_tokens, int64_t
     for (size_t k = 0; k < want.logits.size(); ++k) {
       for (size_t v = 0; v < want.logits[k].size(); ++v) {
         const float a = s.logits[k][v], b = want.logits[k][v];
-        ASSERT_LE(std::fabs(a - b), 1e-4f * std::max(1.0f, std::fabs(b)))
+        ASSERT_LE(std::fabs(a - b), tolerance * std::max(1.0f, std::fabs(b)))
             << "prompt " << si << " token " << k << " logit " << v;
       }
     }

@@ -1,0 +1,52 @@
+// `plimsoll tokenize`: the token ids (and pieces) a prompt encodes to.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/model_loading.h"
+
+namespace plimsoll::cli {
+namespace {
+
+struct TokenizeFlags {
+  std::string model;
+  std::string tokenizer;
+  std::string prompt;
+  bool pieces = false;
+  bool no_bos = false;
+};
+
+int run_tokenize(const TokenizeFlags& f) {
+  auto loaded = load_model_and_tokenizer(f.model, f.tokenizer);
+  if (!loaded) {
+    std::fprintf(stderr, "error: %s\n", loaded.error().message.c_str());
+    return 1;
+  }
+  const Tokenizer& tok = loaded->tokenizer;
+  const std::vector<int32_t> ids = tok.encode(f.prompt, !f.no_bos && tok.add_bos());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (f.pieces) {
+      std::printf("%d\t%s\n", ids[i], std::string(tok.piece(ids[i])).c_str());
+    } else {
+      std::printf(i ? " %d" : "%d", ids[i]);
+    }
+  }
+  if (!f.pieces) std::printf("\n");
+  return 0;
+}
+
+}  // namespace
+
+Runner add_tokenize_command(CLI::App& app) {
+  auto f = std::make_shared<TokenizeFlags>();
+  CLI::App* cmd = app.add_subcommand("tokenize", "Print the token ids of a prompt");
+  cmd->add_option("-m,--model", f->model, "Model file (GGUF or llama2.c checkpoint)")->required();
+  cmd->add_option("--tokenizer", f->tokenizer, "Tokenizer file when the model file has none");
+  cmd->add_option("-p,--prompt", f->prompt, "Text to encode");
+  cmd->add_flag("--pieces", f->pieces, "One token a line: id and piece");
+  cmd->add_flag("--no-bos", f->no_bos, "Do not add BOS");
+  return [f] { return run_tokenize(*f); };
+}
+
+}  // namespace plimsoll::cli
