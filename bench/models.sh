@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Generates the random-weight benchmark models (real Llama shapes) into
+# build/bench-models/ unless they are there already. Usage: bench/models.sh [NAME...]
+#   llama-134m-<dtype>: dim 768, 12 layers, 12 heads, FFN 2048, vocab 32000 ("110M" shape)
+#   llama-1.1b-<dtype>: dim 2048, 22 layers, 32 heads, 4 KV heads, FFN 5632, vocab 32000 (TinyLlama shape)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=build/release/plimsoll
+out=build/bench-models
+mkdir -p "$out"
+[ -x "$bin" ] || scripts/build release plimsoll >&2
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(llama-134m-q8_0)
+for name in "${names[@]}"; do
+  file="$out/$name.gguf"
+  [ -f "$file" ] && continue
+  dtype=${name##*-}
+  case "$name" in
+    llama-134m-*) shape=(--dim 768 --layers 12 --heads 12 --kv-heads 12 --ffn 2048) ;;
+    llama-1.1b-*) shape=(--dim 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632) ;;
+    *) echo "unknown model $name" >&2; exit 2 ;;
+  esac
+  "$bin" convert --random "${shape[@]}" --vocab-size 32000 --context 2048 --dtype "$dtype" -o "$file" >&2
+done
