@@ -1,0 +1,54 @@
+// Engine set-up: load, budget, plan, allocate per plan, warm up.
+#include "server/engine_setup.h"
+
+#include <spdlog/spdlog.h>
+
+#include "memory/process_memory.h"
+
+namespace plimsoll {
+namespace {
+
+Result<Vocab> vocab_for(const LoadedModel& model, const std::string& tokenizer_path) {
+  if (!tokenizer_path.empty()) return load_vocab(tokenizer_path, model.config.vocab_size);
+  if (model.vocab) return *model.vocab;
+  return make_error(ErrorCode::kInvalidArgument,
+                    model.path + ": the file carries no vocabulary; pass --tokenizer FILE");
+}
+
+}  // namespace
+
+Result<EngineSetup> setup_engine(const EngineOptions& o) {
+  EngineSetup s;
+  PLIMSOLL_ASSIGN(s.model, load_model(o.model_path));
+  PLIMSOLL_ASSIGN(Vocab vocab, vocab_for(s.model, o.tokenizer_path));
+  PLIMSOLL_ASSIGN(Tokenizer tokenizer, Tokenizer::create(std::move(vocab)));
+  s.tokenizer = std::make_unique<Tokenizer>(std::move(tokenizer));
+  PLIMSOLL_ASSIGN(LlamaWeights weights, bind_llama_weights(s.model.config, s.model.tensors));
+  PLIMSOLL_ASSIGN(s.budget, resolve_memory_budget(o.memory_limit_bytes, o.memory_fraction));
+
+  const int n_threads = o.threads > 0 ? o.threads : ThreadPool::hardware_threads();
+  PlanInputs in;
+  in.config = s.model.config;
+  in.weights_bytes = s.model.tensors.total_bytes();
+  in.block_tokens = o.block_tokens;
+  in.max_total_tokens = o.max_total_tokens;
+  in.step_tokens = o.step_tokens;
+  in.step_seqs = o.step_seqs;
+  in.n_threads = n_threads;
+  in.max_concurrent_requests = o.max_concurrent_requests;
+  // What the process holds before any plan (binary, libraries, tokenizer
+  // tables), with room for thread stacks and allocator slack on top.
+  in.runtime_bytes = read_process_memory().resident_bytes + 32 * 1024 * 1024 + o.extra_runtime_bytes;
+  in.budget_bytes = s.budget.budget_bytes;
+  in.max_kv_bytes = o.max_batch_memory_bytes;
+  PLIMSOLL_ASSIGN(s.plan, plan_memory(in));
+
+  s.threads = std::make_unique<ThreadPool>(n_threads);
+  PLIMSOLL_ASSIGN(s.pool, KvBlockPool::create(s.model.config, s.plan.kv_blocks, o.block_tokens));
+  PLIMSOLL_ASSIGN(s.engine, BatchEngine::create(s.model.config, std::move(weights), *s.pool, s.plan.workspace,
+                                                s.threads.get()));
+  PLIMSOLL_TRY(s.engine->warm_up());
+  return s;
+}
+
+}  // namespace plimsoll

@@ -1,0 +1,48 @@
+// From flags to a ready engine: load the model and tokenizer, find the memory
+// budget, make the plan, then allocate exactly what it says (KV pool, step
+// workspace) and warm up. Shared by `serve` and `bench`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+#include "core/thread_pool.h"
+#include "engine/batch_engine.h"
+#include "formats/model_file.h"
+#include "memory/memory_budget.h"
+#include "memory/memory_plan.h"
+#include "tokenizer/tokenizer.h"
+
+namespace plimsoll {
+
+struct EngineOptions {
+  std::string model_path;
+  std::string tokenizer_path;               // when the model file carries no vocabulary
+  std::optional<int64_t> memory_limit_bytes;  // --memory-limit; else cgroup, else physical
+  double memory_fraction = 0.9;
+  std::optional<int64_t> max_batch_memory_bytes;  // cap on the KV pool
+  int64_t block_tokens = 16;
+  int64_t step_tokens = 512;                // --max-batch-prefill-tokens
+  int64_t step_seqs = 64;                   // --max-batch-size
+  int64_t max_total_tokens = 0;             // 0: the model's context
+  int64_t max_concurrent_requests = 128;
+  int64_t extra_runtime_bytes = 0;          // e.g. HTTP buffers, counted into the plan
+  int threads = 0;                          // 0: the cores available
+};
+
+struct EngineSetup {
+  LoadedModel model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  MemoryBudget budget;
+  MemoryPlan plan;
+  std::unique_ptr<ThreadPool> threads;
+  std::unique_ptr<KvBlockPool> pool;
+  std::unique_ptr<BatchEngine> engine;
+};
+
+Result<EngineSetup> setup_engine(const EngineOptions& options);
+
+}  // namespace plimsoll

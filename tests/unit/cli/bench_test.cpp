@@ -1,0 +1,36 @@
+// Peak RSS of a run that writes every block of the KV pool stays within the
+// printed memory plan (VmHWM from /proc/self/status, checked by the binary).
+#include <gtest/gtest.h>
+
+#include "run_command.h"
+#include "test_paths.h"
+
+namespace plimsoll {
+namespace {
+
+TEST(Bench, FillingTheWholeKvPoolStaysWithinThePlan) {
+  for (const char* limit : {"64Mi", "160Mi"}) {
+    auto r = testing::run_command(testing::plimsoll_binary() + " bench --model " +
+                                  testing::stories_path("stories260K.gguf") + " --memory-limit " + limit +
+                                  " --fill-pool 2>&1");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("within plan"), std::string::npos) << r.out;
+    const size_t at = r.out.find(" blocks, in");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    // "N of N blocks": every block written
+    const size_t of = r.out.rfind(" of ", at);
+    const size_t start = r.out.rfind(", ", of) + 2;
+    EXPECT_EQ(r.out.substr(start, of - start), r.out.substr(of + 4, at - of - 4)) << r.out;
+  }
+}
+
+TEST(Bench, RefusesABudgetTooSmallForOneSequenceWithTheNumbers) {
+  auto r = testing::run_command(testing::plimsoll_binary() + " bench --model " +
+                                testing::stories_path("stories260K.gguf") + " --memory-limit 16Mi 2>&1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("does not fit the memory budget"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--memory-limit"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace plimsoll
