@@ -1,0 +1,236 @@
+// The engine service end to end on a small random model: answers equal the
+// reference generation alone and under concurrency; client batches larger
+// than the pool all finish in order; admission says 422 / 429 with numbers;
+// cancel returns blocks; a large waiting request is not starved.
+#include "sched/engine_service.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+
+#include "convert/random_model.h"
+#include "engine/generate.h"
+
+namespace plimsoll::sched {
+namespace {
+
+ModelConfig config() {
+  ModelConfig c;
+  c.dim = 64;
+  c.n_layers = 2;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.ffn_dim = 128;
+  c.vocab_size = 400;
+  c.max_seq_len = 256;
+  return c;
+}
+
+// Collects events per ticket; waits for all finals.
+struct Collector {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<size_t, std::vector<TokenEvent>> events;  // by item index
+  size_t finals = 0;
+  EventSink sink() {
+    return [this](TokenEvent&& ev) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (ev.final) ++finals;
+      events[ev.index].push_back(std::move(ev));
+      cv.notify_all();
+    };
+  }
+  bool wait(size_t n, int seconds = 60) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(seconds), [&] { return finals >= n; });
+  }
+  std::vector<int32_t> ids(size_t index) {
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<int32_t> out;
+    for (const TokenEvent& e : events[index]) {
+      if (e.token.id >= 0) out.push_back(e.token.id);
+    }
+    return out;
+  }
+};
+
+struct Fixture {
+  LoadedModel model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<ThreadPool> threads;
+  std::unique_ptr<EngineService> service;
+  KvBlockPool* pool = nullptr;
+
+  explicit Fixture(int64_t kv_blocks, int64_t step_tokens = 64, int64_t step_seqs = 16,
+                   int64_t max_concurrent = 64, int64_t max_queued_tokens = 1 << 20) {
+    model = std::move(random_llama_in_memory(config(), DType::kF32, 21)).value();
+    tokenizer = std::make_unique<Tokenizer>(std::move(Tokenizer::create(*model.vocab)).value());
+    threads = std::make_unique<ThreadPool>(2);
+    auto p = std::move(KvBlockPool::create(config(), kv_blocks, 16)).value();
+    pool = p.get();
+    auto w = std::move(bind_llama_weights(config(), model.tensors)).value();
+    auto engine = std::move(BatchEngine::create(config(), w, *p, step_workspace_sizes(config(), step_tokens, step_seqs, 2, 256),
+                                                threads.get())).value();
+    EXPECT_TRUE(engine->warm_up().ok());
+    EngineServiceConfig sc;
+    sc.limits.max_total_tokens = 256;
+    sc.limits.max_input_tokens = 255;
+    sc.limits.max_concurrent_requests = max_concurrent;
+    sc.limits.max_queued_tokens = max_queued_tokens;
+    sc.scheduler.step_tokens = step_tokens;
+    sc.scheduler.step_seqs = step_seqs;
+    sc.scheduler.max_skips = 4;
+    service = std::make_unique<EngineService>(sc, std::move(engine), std::move(p), *tokenizer);
+  }
+
+  GenerationRequest request(const std::string& prompt, int64_t max_new) {
+    GenerationRequest r;
+    r.prompt_ids = tokenizer->encode(prompt, true);
+    r.params.max_new_tokens = max_new;
+    r.params.ignore_eos = true;
+    return r;
+  }
+
+  std::vector<int32_t> reference(const GenerationRequest& r) {
+    LlamaReference ref(config(), std::move(bind_llama_weights(config(), model.tensors)).value());
+    ReferenceKvCache cache(config(), 256);
+    std::vector<float> logits(400);
+    for (size_t p = 0; p < r.prompt_ids.size(); ++p) ref.forward(r.prompt_ids[p], static_cast<int64_t>(p), cache, logits.data());
+    std::vector<int32_t> out;
+    for (int64_t i = 0; i < r.params.max_new_tokens; ++i) {
+      out.push_back(static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
+      ref.forward(out.back(), static_cast<int64_t>(r.prompt_ids.size()) + i, cache, logits.data());
+    }
+    return out;
+  }
+};
+
+std::string prompt(int i) { return "the story number " + std::to_string(i) + std::string(static_cast<size_t>(i % 7), 'a'); }
+
+TEST(EngineService, GreedyAnswersEqualTheReferenceAloneAndConcurrently) {
+  Fixture f(256);
+  // alone
+  {
+    Collector c;
+    GenerationRequest r = f.request("once upon a time", 20);
+    ASSERT_TRUE(f.service->submit({r}, c.sink()).accepted());
+    ASSERT_TRUE(c.wait(1));
+    EXPECT_EQ(c.ids(0), f.reference(r));
+  }
+  // 24 different requests at once, as separate submissions
+  std::vector<std::unique_ptr<Collector>> cs;
+  std::vector<GenerationRequest> rs;
+  for (int i = 0; i < 24; ++i) {
+    cs.push_back(std::make_unique<Collector>());
+    rs.push_back(f.request(prompt(i), 8 + i % 5));
+    ASSERT_TRUE(f.service->submit({rs.back()}, cs.back()->sink()).accepted());
+  }
+  for (int i = 0; i < 24; ++i) {
+    ASSERT_TRUE(cs[static_cast<size_t>(i)]->wait(1));
+    EXPECT_EQ(cs[static_cast<size_t>(i)]->ids(0), f.reference(rs[static_cast<size_t>(i)])) << i;
+  }
+  EXPECT_EQ(f.pool->used_blocks(), 0);
+}
+
+TEST(EngineService, ClientBatchLargerThanThePoolAllFinishInOrder) {
+  Fixture f(12);  // 12 blocks of 16 tokens: 6 sequences of 32 at once
+  std::vector<GenerationRequest> items;
+  for (int i = 0; i < 200; ++i) items.push_back(f.request("hi " + std::to_string(i % 10), 16));
+  Collector c;
+  SubmitResult r = f.service->submit(items, c.sink());
+  ASSERT_TRUE(r.accepted());
+  ASSERT_TRUE(c.wait(200, 120));
+  for (size_t i = 0; i < 200; ++i) {
+    std::lock_guard<std::mutex> lock(c.mu);
+    ASSERT_EQ(c.events[i].size(), 16u) << i;
+    EXPECT_TRUE(c.events[i].back().final);
+    EXPECT_EQ(c.events[i].back().finish_reason, FinishReason::kLength);
+  }
+  EXPECT_EQ(f.pool->used_blocks(), 0);
+}
+
+TEST(EngineService, NeverFitsIs422WithNumbersAndQueueFullIs429WithRetryAfter) {
+  Fixture f(4, 64, 16, /*max_concurrent=*/2);
+  Collector c;
+  auto big = f.service->submit({f.request("hello", 200)}, c.sink());  // needs 13+ blocks of 4
+  ASSERT_FALSE(big.accepted());
+  EXPECT_EQ(big.rejection->error.code, ErrorCode::kOutOfMemory);
+  EXPECT_NE(big.rejection->error.message.find("4"), std::string::npos);
+  auto too_long = f.service->submit({f.request(std::string(400, 'x'), 10)}, c.sink());
+  ASSERT_FALSE(too_long.accepted());
+  EXPECT_EQ(too_long.rejection->error.code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(too_long.rejection->error.message.find("must be <= 256"), std::string::npos);
+  // two slow ones fill the two slots; the third is 429
+  Collector c1, c2, c3;
+  ASSERT_TRUE(f.service->submit({f.request("a", 40)}, c1.sink()).accepted());
+  ASSERT_TRUE(f.service->submit({f.request("b", 40)}, c2.sink()).accepted());
+  auto third = f.service->submit({f.request("c", 4)}, c3.sink());
+  ASSERT_FALSE(third.accepted());
+  EXPECT_EQ(third.rejection->error.code, ErrorCode::kOverloaded);
+  EXPECT_GE(third.rejection->retry_after_seconds, 1.0);
+  ASSERT_TRUE(c1.wait(1));
+  ASSERT_TRUE(c2.wait(1));
+  // slots are free again
+  Collector c4;
+  EXPECT_TRUE(f.service->submit({f.request("d", 4)}, c4.sink()).accepted());
+  EXPECT_TRUE(c4.wait(1));
+}
+
+TEST(EngineService, CancelReturnsBlocksAndStopsEvents) {
+  Fixture f(64);
+  Collector c;
+  auto r = f.service->submit({f.request("long one", 200)}, c.sink());
+  ASSERT_TRUE(r.accepted());
+  for (int i = 0; i < 200 && f.pool->used_blocks() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_GT(f.pool->used_blocks(), 0);
+  f.service->cancel(r.ticket);
+  for (int i = 0; i < 400 && f.pool->used_blocks() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(f.pool->used_blocks(), 0);
+  EXPECT_EQ(c.finals, 0u);
+  // the slot is free: max_concurrent is 64 but the in-flight count must be back to 0
+  Collector d;
+  ASSERT_TRUE(f.service->submit({f.request("next", 3)}, d.sink()).accepted());
+  EXPECT_TRUE(d.wait(1));
+}
+
+TEST(EngineService, ALargeWaitingRequestIsNotStarvedBySmallOnes) {
+  Fixture f(16, 64, 16);  // 16 blocks = 256 tokens
+  Collector small_c, big_c;
+  std::vector<GenerationRequest> smalls;
+  for (int i = 0; i < 60; ++i) smalls.push_back(f.request("s", 30));  // 2 blocks each
+  ASSERT_TRUE(f.service->submit(smalls, small_c.sink()).accepted());
+  std::atomic<size_t> smalls_done_when_big_finished{0};
+  EventSink big_sink = [&](TokenEvent&& ev) {
+    if (ev.final) {
+      std::lock_guard<std::mutex> lock(small_c.mu);
+      smalls_done_when_big_finished = small_c.finals;
+    }
+    big_c.sink()(std::move(ev));
+  };
+  ASSERT_TRUE(f.service->submit({f.request("big", 240)}, big_sink).accepted());  // all 16 blocks
+  ASSERT_TRUE(big_c.wait(1, 120));
+  ASSERT_TRUE(small_c.wait(60, 120));
+  // Overtaking is bounded (max_skips 4 rounds of at most 8 small ones): the big
+  // request ran long before the 60 small ones were through.
+  EXPECT_LT(smalls_done_when_big_finished.load(), 45u);
+}
+
+TEST(EngineService, ShutdownAbortsWhatIsLeftWithAnErrorEvent) {
+  Fixture f(64);
+  Collector c;
+  ASSERT_TRUE(f.service->submit({f.request("x", 200)}, c.sink()).accepted());
+  f.service->shutdown(0.0);
+  ASSERT_TRUE(c.wait(1, 10));
+  std::lock_guard<std::mutex> lock(c.mu);
+  ASSERT_TRUE(c.events[0].back().error.has_value());
+  EXPECT_EQ(c.events[0].back().error->code, ErrorCode::kUnavailable);
+  Collector d;
+  auto r = f.service->submit({f.request("y", 1)}, d.sink());
+  ASSERT_FALSE(r.accepted());
+  EXPECT_EQ(r.rejection->error.code, ErrorCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace plimsoll::sched
