@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "core/bytes.h"
 #include "memory/process_memory.h"
+#include "model/llama.h"
 #include "server/engine_setup.h"
 
 namespace plimsoll::cli {
@@ -22,6 +23,7 @@ struct BenchFlags {
   int64_t prompt_tokens = 512;
   int64_t decode_tokens = 32;
   bool fill_pool = false;
+  int64_t naive_static_batch = 0;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -125,7 +127,41 @@ int run_fill_pool(EngineSetup& s) {
   return mem.peak_resident_bytes <= s.plan.planned_bytes() ? 0 : 3;
 }
 
+// What a server without a plan does with a client batch of n prompts: a
+// padded static batch whose whole KV cache (n x max_total_tokens) is
+// allocated up front, then run. Under a memory limit this is what gets killed.
+int run_naive_static_batch(const BenchFlags& f) {
+  auto model = load_model(f.engine.model_path);
+  if (!model) return report_error(model.error());
+  auto weights = bind_llama_weights(model->config, model->tensors);
+  if (!weights) return report_error(weights.error());
+  const int64_t len = f.engine.max_total_tokens > 0 ? f.engine.max_total_tokens : model->config.max_seq_len;
+  const int64_t n = f.naive_static_batch;
+  std::printf("naive static batch: %lld sequences x %lld tokens = %s of KV cache, allocated up front\n",
+              static_cast<long long>(n), static_cast<long long>(len),
+              format_bytes(n * len * kv_bytes_per_token(model->config, DType::kF32)).c_str());
+  std::fflush(stdout);
+  std::vector<ReferenceKvCache> caches;
+  caches.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    caches.emplace_back(model->config, len);  // zero-filled: every page touched now
+    if ((i + 1) % 256 == 0 || i + 1 == n) {
+      std::printf("allocated %lld/%lld, RSS %s\n", static_cast<long long>(i + 1), static_cast<long long>(n),
+                  format_bytes(read_process_memory().resident_bytes).c_str());
+      std::fflush(stdout);
+    }
+  }
+  LlamaReference ref(model->config, *weights);
+  std::vector<float> logits(static_cast<size_t>(model->config.vocab_size));
+  for (int64_t pos = 0; pos < std::min<int64_t>(len, 4); ++pos) {
+    for (auto& cache : caches) ref.forward(1, pos, cache, logits.data());
+  }
+  std::printf("naive static batch ran; peak RSS %s\n", format_bytes(read_process_memory().peak_resident_bytes).c_str());
+  return 0;
+}
+
 int run_bench(BenchFlags& f) {
+  if (f.naive_static_batch > 0) return run_naive_static_batch(f);
   if (!f.memory_limit.empty()) {
     auto bytes = parse_bytes(f.memory_limit);
     if (!bytes) return report_error(bytes.error());
@@ -185,6 +221,9 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--max-total-tokens", f->engine.max_total_tokens, "Sequence length (default: the context)");
   cmd->add_option("--threads", f->engine.threads, "Worker threads (default: the cores available)");
   cmd->add_flag("--fill-pool", f->fill_pool, "Write every KV block, then check peak RSS against the plan");
+  cmd->add_option("--naive-static-batch", f->naive_static_batch,
+                  "Instead: allocate the KV cache of N padded sequences up front, as a server without a "
+                  "memory plan does (the incident; expect it to be killed under a limit)");
   return [f] { return run_bench(*f); };
 }
 
