@@ -35,7 +35,7 @@ Result<std::unique_ptr<KvBlockPool>> KvBlockPool::create(const ModelConfig& conf
   for (int64_t i = 0; i < n_blocks; ++i) {
     pool->free_[static_cast<size_t>(i)] = static_cast<int32_t>(n_blocks - 1 - i);  // hand out 0 first
   }
-  pool->free_top_ = static_cast<size_t>(n_blocks);
+  pool->free_top_.store(static_cast<size_t>(n_blocks));
   pool->in_use_.assign(static_cast<size_t>(n_blocks), 0);
   return pool;
 }
@@ -45,8 +45,10 @@ KvBlockPool::~KvBlockPool() {
 }
 
 std::optional<int32_t> KvBlockPool::allocate() {
-  if (free_top_ == 0) return std::nullopt;
-  const int32_t block = free_[--free_top_];
+  const size_t top = free_top_.load(std::memory_order_relaxed);
+  if (top == 0) return std::nullopt;
+  const int32_t block = free_[top - 1];
+  free_top_.store(top - 1, std::memory_order_relaxed);
   in_use_[static_cast<size_t>(block)] = 1;
   return block;
 }
@@ -55,7 +57,9 @@ void KvBlockPool::release(int32_t block) {
   assert(block >= 0 && block < n_blocks_ && in_use_[static_cast<size_t>(block)]);
   if (block < 0 || block >= n_blocks_ || !in_use_[static_cast<size_t>(block)]) return;
   in_use_[static_cast<size_t>(block)] = 0;
-  free_[free_top_++] = block;
+  const size_t top = free_top_.load(std::memory_order_relaxed);
+  free_[top] = block;
+  free_top_.store(top + 1, std::memory_order_relaxed);
 }
 
 }  // namespace plimsoll

@@ -3,6 +3,7 @@
 // Layout of a block: [n_layers][2 (k, v)][block_tokens][kv_dim] f32.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -28,7 +29,8 @@ class KvBlockPool {
   void release(int32_t block);
 
   int64_t n_blocks() const { return n_blocks_; }
-  int64_t free_blocks() const { return static_cast<int64_t>(free_top_); }
+  // Counts may be read from any thread (metrics, tests); allocate/release only on the owner's.
+  int64_t free_blocks() const { return static_cast<int64_t>(free_top_.load(std::memory_order_relaxed)); }
   int64_t used_blocks() const { return n_blocks_ - free_blocks(); }
   int64_t block_tokens() const { return block_tokens_; }
   int64_t kv_dim() const { return kv_dim_; }
@@ -53,7 +55,7 @@ class KvBlockPool {
   int64_t block_tokens_ = 0;
   int64_t kv_dim_ = 0;
   std::vector<int32_t> free_;  // stack of free ids; capacity n_blocks, never reallocates
-  size_t free_top_ = 0;
+  std::atomic<size_t> free_top_{0};
   std::vector<uint8_t> in_use_;  // double-release guard
 };
 

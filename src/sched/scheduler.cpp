@@ -190,6 +190,7 @@ void Scheduler::emit_token(Sequence& seq, const SampledToken& token, std::span<c
       }
     }
   }
+  if (seq.finish) release(seq);  // blocks are back before the client hears it is done
   seq.owner->sink(std::move(ev));
 }
 
@@ -206,7 +207,6 @@ void Scheduler::update(const StepPlan& plan, std::span<const float> logits, int6
     seq.sampler.accept(token.id);
     seq.tokens.push_back(token.id);
     emit_token(seq, token, l);
-    if (seq.finish) release(seq);
   }
   remove_finished();
 }
