@@ -1,0 +1,108 @@
+// ApiServer: configures cpp-httplib (thread pool, limits, timeouts, JSON
+// bodies for its own errors), registers the routes and runs the listener.
+#include "api/api_server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
+
+#include "api/errors.h"
+#include "api/route_context.h"
+
+namespace plimsoll::api {
+
+struct ApiServer::Impl {
+  Impl(ApiConfig cfg, sched::GenerationService& service, const Tokenizer& tokenizer,
+       metrics::ServerMetrics& metrics, ChatTemplateFn chat_template)
+      : config(std::move(cfg)),
+        ctx{config, service, tokenizer, metrics, std::move(chat_template), nullptr} {}
+
+  void configure();
+
+  ApiConfig config;
+  RouteContext ctx;
+  httplib::Server server;
+  std::thread listener;
+  int port = 0;
+};
+
+namespace {
+
+// Bodies for the statuses httplib answers by itself (404, 413, 400...).
+httplib::Server::HandlerResponse library_error(const httplib::Request& req, httplib::Response& res,
+                                               int64_t payload_limit_bytes) {
+  if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
+  ApiError e{res.status, "validation", "bad request"};
+  if (res.status == 404) e = {404, "not_found", "no route " + req.method + " " + req.path};
+  if (res.status == 413) {
+    e = {413, "validation", "payload too large: the limit is " + std::to_string(payload_limit_bytes) + " bytes"};
+  }
+  send_error(res, e);
+  return httplib::Server::HandlerResponse::Handled;
+}
+
+}  // namespace
+
+void ApiServer::Impl::configure() {
+  const int threads = std::max(config.threads, 4);
+  server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  server.set_payload_max_length(static_cast<size_t>(config.payload_limit_bytes));
+  server.set_read_timeout(config.read_timeout_seconds, 0);
+  server.set_write_timeout(config.write_timeout_seconds, 0);
+  server.set_tcp_nodelay(true);  // SSE frames leave at once
+  const int64_t limit = config.payload_limit_bytes;
+  server.set_error_handler(httplib::Server::HandlerWithResponse(
+      [limit](const httplib::Request& req, httplib::Response& res) {
+        return library_error(req, res, limit);
+      }));
+  add_info_routes(server, ctx);
+  add_tgi_routes(server, ctx);
+  add_openai_routes(server, ctx);
+}
+
+ApiServer::ApiServer(ApiConfig config, sched::GenerationService& service, const Tokenizer& tokenizer,
+                     metrics::ServerMetrics& metrics, ChatTemplateFn chat_template)
+    : impl_(std::make_unique<Impl>(std::move(config), service, tokenizer, metrics,
+                                   chat_template ? std::move(chat_template) : default_chat_template)) {
+  impl_->configure();
+}
+
+ApiServer::~ApiServer() {
+  stop();
+  wait();
+}
+
+void ApiServer::set_scrape_hook(std::function<void()> hook) { impl_->ctx.scrape_hook = std::move(hook); }
+
+Status ApiServer::start() {
+  Impl& s = *impl_;
+  if (s.listener.joinable()) return make_error(ErrorCode::kInvalidArgument, "the API server is already started");
+  if (s.config.port == 0) {
+    s.port = s.server.bind_to_any_port(s.config.hostname);
+    if (s.port <= 0) s.port = 0;
+  } else if (s.server.bind_to_port(s.config.hostname, s.config.port)) {
+    s.port = s.config.port;
+  }
+  if (s.port == 0) {
+    return make_error(ErrorCode::kIo, "cannot listen on " + s.config.hostname + ":" +
+                                          std::to_string(s.config.port));
+  }
+  s.listener = std::thread([&s] { s.server.listen_after_bind(); });
+  // httplib's stop() is a no-op until the loop runs: do not return before it does.
+  while (!s.server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return {};
+}
+
+int ApiServer::port() const { return impl_->port; }
+
+void ApiServer::stop() {
+  impl_->ctx.stopping.store(true);
+  impl_->server.stop();
+}
+
+void ApiServer::wait() {
+  if (impl_->listener.joinable()) impl_->listener.join();
+}
+
+}  // namespace plimsoll::api

@@ -1,0 +1,44 @@
+// ApiServer: the HTTP front door — TGI and OpenAI routes over cpp-httplib,
+// built from a GenerationService, a Tokenizer and the server's metrics.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "api/api_config.h"
+#include "api/chat_template.h"
+#include "core/result.h"
+#include "metrics/server_metrics.h"
+#include "sched/generation_service.h"
+#include "tokenizer/tokenizer.h"
+
+namespace plimsoll::api {
+
+class ApiServer {
+ public:
+  // Everything passed by reference must outlive the server.
+  ApiServer(ApiConfig config, sched::GenerationService& service, const Tokenizer& tokenizer,
+            metrics::ServerMetrics& metrics, ChatTemplateFn chat_template = default_chat_template);
+  ~ApiServer();  // stop() and wait()
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  // Runs before each /metrics render, e.g. to refresh resident-memory gauges.
+  // Set before start().
+  void set_scrape_hook(std::function<void()> hook);
+
+  // Binds hostname:port (kIo when it cannot) and serves on a background thread.
+  Status start();
+  // The bound port (the chosen one when ApiConfig::port was 0); 0 before start().
+  int port() const;
+  // Stops accepting; waiting requests answer 503, open streams end. Idempotent.
+  void stop();
+  // Blocks until the server has stopped.
+  void wait();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace plimsoll::api

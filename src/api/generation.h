@@ -1,0 +1,58 @@
+// Submitting validated items to the GenerationService and getting answers
+// back: collect-all for plain JSON routes, an SSE pump for streaming routes.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/errors.h"
+#include "api/event_queue.h"
+#include "api/request_recorder.h"
+#include "api/route_context.h"
+
+namespace plimsoll::api {
+
+struct Submission {
+  std::shared_ptr<EventQueue> queue;
+  uint64_t ticket = 0;
+};
+
+// One item's answer, gathered from its events.
+struct ItemOutcome {
+  std::vector<sched::TokenInfo> tokens;                   // generated tokens, in order
+  std::vector<std::vector<sched::TokenInfo>> top_tokens;  // per generated token
+  sched::TokenEvent final;                                // the final event
+};
+
+// Submits; a rejection is recorded and returned (nothing was streamed yet).
+std::optional<ApiError> submit(RouteContext& ctx, std::vector<sched::GenerationRequest> items,
+                               RequestRecorder& recorder, Submission* out);
+
+// Waits for every item's final event. An item's error, or the server
+// stopping, fails the whole request (the rest is cancelled).
+std::optional<ApiError> collect(RouteContext& ctx, const Submission& submission,
+                                RequestRecorder& recorder, std::vector<ItemOutcome>* out);
+
+// Turns events into SSE frames for one wire format.
+class StreamFormatter {
+ public:
+  virtual ~StreamFormatter() = default;
+  // Frames for one event ("" for none). Sets *end when the stream must stop
+  // now (an item failed: its error frame is included).
+  virtual std::string on_event(const sched::TokenEvent& event, bool* end) = 0;
+  // Frames after every item's final event (e.g. "data: [DONE]\n\n").
+  virtual std::string on_finish() = 0;
+};
+
+// "data:<json>\n\n" (TGI, no space) or "data: <json>\n\n" (OpenAI).
+std::string sse_frame(const std::string& data, bool space_after_colon);
+
+// Answers with 200 text/event-stream and pumps events through `formatter`.
+// A failed write (client gone) or an unfinished stream cancels the ticket.
+void start_stream(RouteContext& ctx, httplib::Response& res, Submission submission,
+                  std::unique_ptr<StreamFormatter> formatter,
+                  std::shared_ptr<RequestRecorder> recorder);
+
+}  // namespace plimsoll::api

@@ -1,0 +1,108 @@
+// Routes that do not generate: GET /health, /info, /metrics, /v1/models and
+// POST /tokenize.
+#include <nlohmann/json.hpp>
+
+#include "api/errors.h"
+#include "api/field_reader.h"
+#include "api/json_text.h"
+#include "api/route_context.h"
+#include "api/tokenize.h"
+
+#ifndef PLIMSOLL_VERSION
+#define PLIMSOLL_VERSION "0.0.0"
+#endif
+
+namespace plimsoll::api {
+namespace {
+
+json info_json(const RouteContext& ctx) {
+  sched::ServiceLimits l = ctx.service.limits();
+  return {{"model_id", ctx.model_id()},
+          {"model_sha", nullptr},
+          {"model_dtype", l.model_dtype},
+          {"model_device_type", "cpu"},
+          {"model_pipeline_tag", "text-generation"},
+          {"max_concurrent_requests", l.max_concurrent_requests},
+          {"max_best_of", l.max_best_of},
+          {"max_stop_sequences", l.max_stop_sequences},
+          {"max_input_tokens", l.max_input_tokens},
+          {"max_input_length", l.max_input_tokens},  // TGI 1.x spelling
+          {"max_total_tokens", l.max_total_tokens},
+          {"max_batch_total_tokens", l.max_batch_total_tokens},
+          {"max_batch_prefill_tokens", l.max_batch_prefill_tokens},
+          {"max_batch_size", l.max_batch_size},
+          {"max_client_batch_size", l.max_client_batch_size},
+          {"max_top_n_tokens", l.max_top_n_tokens},
+          {"max_queued_tokens", l.max_queued_tokens},
+          {"safe_client_batch_size", l.safe_client_batch_size},
+          {"vocab_size", l.vocab_size},
+          {"router", "plimsoll"},
+          {"version", PLIMSOLL_VERSION},
+          {"sha", nullptr},
+          {"docker_label", nullptr}};
+}
+
+void refresh_load_gauges(RouteContext& ctx) {
+  sched::ServiceStats s = ctx.service.stats();
+  metrics::ServerMetrics& m = ctx.metrics;
+  m.queue_size.set(double(s.queued_requests));
+  m.batch_current_size.set(double(s.batch_current_size));
+  m.batch_current_max_tokens.set(double(s.batch_current_max_tokens));
+  m.batch_max_total_tokens.set(double(ctx.service.limits().max_batch_total_tokens));
+  m.kv_blocks_capacity.set(double(s.kv_blocks_total));
+  m.kv_blocks_used.set(double(s.kv_blocks_used));
+  m.preemptions_total.advance_to(double(s.preemptions_total));
+  if (ctx.scrape_hook) ctx.scrape_hook();
+}
+
+// 200 with an empty body, or TGI's 503 {"error":"unhealthy","error_type":"healthcheck"}.
+void health(RouteContext& ctx, httplib::Response& res) {
+  if (ctx.service.ready() && !ctx.stopping.load()) {
+    res.status = 200;
+    return;
+  }
+  send_error(res, ApiError{503, "healthcheck", "unhealthy"});
+}
+
+void tokenize(RouteContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  json body = json::parse(req.body);
+  Result<std::optional<std::string>> inputs = FieldReader(body).string("inputs");
+  if (!inputs) return send_error(res, api_error(inputs.error()));
+  if (!*inputs) return send_error(res, validation_error("`inputs` is required"));
+  const std::string& text = **inputs;
+  std::vector<int32_t> ids = ctx.tokenizer.encode(text, ctx.tokenizer.add_bos());
+  json out = json::array();
+  for (const TokenSpan& s : token_spans(ctx.tokenizer, text, ids)) {
+    out.push_back({{"id", s.id}, {"text", text.substr(s.start, s.stop - s.start)},
+                   {"start", s.start}, {"stop", s.stop}});
+  }
+  send_json(res, dump_json(out));
+}
+
+json models_json(const RouteContext& ctx) {
+  json model = {{"id", ctx.model_id()}, {"object", "model"}, {"created", 0}, {"owned_by", "plimsoll"}};
+  return {{"object", "list"}, {"data", json::array({model})}};
+}
+
+}  // namespace
+
+void add_info_routes(httplib::Server& server, RouteContext& ctx) {
+  server.Get("/health", route_edge(ctx, false, [&ctx](const httplib::Request&, httplib::Response& res) {
+    health(ctx, res);
+  }));
+  server.Get("/info", route_edge(ctx, false, [&ctx](const httplib::Request&, httplib::Response& res) {
+    send_json(res, dump_json(info_json(ctx)));
+  }));
+  server.Get("/metrics", route_edge(ctx, false, [&ctx](const httplib::Request&, httplib::Response& res) {
+    refresh_load_gauges(ctx);
+    res.set_content(ctx.metrics.registry.render(), metrics::MetricsRegistry::kContentType);
+  }));
+  server.Get("/v1/models", route_edge(ctx, false, [&ctx](const httplib::Request&, httplib::Response& res) {
+    send_json(res, dump_json(models_json(ctx)));
+  }));
+  server.Post("/tokenize", route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
+    tokenize(ctx, req, res);
+  }));
+}
+
+}  // namespace plimsoll::api

@@ -1,0 +1,180 @@
+// Validation of OpenAI fields (ranges as OpenAI documents them, messages in
+// TGI's style) and the prompt x n expansion into GenerationRequests.
+#include "api/openai_params.h"
+
+#include "api/field_reader.h"
+
+namespace plimsoll::api {
+namespace {
+
+Error invalid(std::string message) { return make_error(ErrorCode::kInvalidArgument, std::move(message)); }
+
+Status read_sampling(const FieldReader& f, SamplingParams* s) {
+  PLIMSOLL_ASSIGN(auto temperature, f.number("temperature"));
+  PLIMSOLL_ASSIGN(auto top_p, f.number("top_p"));
+  PLIMSOLL_ASSIGN(auto presence, f.number("presence_penalty"));
+  PLIMSOLL_ASSIGN(auto frequency, f.number("frequency_penalty"));
+  PLIMSOLL_ASSIGN(auto seed, f.unsigned_integer("seed"));
+  PLIMSOLL_ASSIGN(auto stop, f.strings("stop", /*single_ok=*/true));
+  if (temperature && !(*temperature >= 0.0 && *temperature <= 2.0)) {
+    return invalid("`temperature` must be >= 0.0 and <= 2.0");
+  }
+  if (top_p && !(*top_p > 0.0 && *top_p <= 1.0)) return invalid("`top_p` must be > 0.0 and <= 1.0");
+  if (presence && !(*presence >= -2.0 && *presence <= 2.0)) {
+    return invalid("`presence_penalty` must be >= -2.0 and <= 2.0");
+  }
+  if (frequency && !(*frequency >= -2.0 && *frequency <= 2.0)) {
+    return invalid("`frequency_penalty` must be >= -2.0 and <= 2.0");
+  }
+  // OpenAI samples at temperature 1 by default; 0 means greedy.
+  const double t = temperature.value_or(1.0);
+  s->do_sample = t > 0.0;
+  s->temperature = t > 0.0 ? static_cast<float>(t) : 1.0f;
+  s->top_p = static_cast<float>(top_p.value_or(1.0));
+  s->presence_penalty = static_cast<float>(presence.value_or(0.0));
+  s->frequency_penalty = static_cast<float>(frequency.value_or(0.0));
+  s->seed = seed;
+  if (stop) s->stop = std::move(*stop);
+  return {};
+}
+
+Status read_unsupported(const FieldReader& f) {
+  for (const char* key : {"suffix", "tools", "tool_choice", "functions", "response_format"}) {
+    if (f.raw(key)) return invalid(std::string("`") + key + "` is not supported by this server");
+  }
+  PLIMSOLL_ASSIGN(auto best_of, f.integer("best_of"));
+  if (best_of && *best_of != 1) return invalid("`best_of` != 1 is not supported by this server");
+  return {};
+}
+
+Status read_common(RouteContext& ctx, const FieldReader& f, OpenAiCall* call) {
+  PLIMSOLL_TRY(read_unsupported(f));
+  PLIMSOLL_TRY(read_sampling(f, &call->sampling));
+  PLIMSOLL_ASSIGN(auto n, f.integer("n"));
+  PLIMSOLL_ASSIGN(auto stream, f.boolean("stream"));
+  if (n && (*n < 1 || *n > ctx.config.max_n)) {
+    return invalid("`n` must be >= 1 and <= " + std::to_string(ctx.config.max_n) +
+                   ". Given: " + std::to_string(*n));
+  }
+  call->n = n.value_or(1);
+  call->stream = stream.value_or(false);
+  if (const json* options = f.raw("stream_options")) {
+    PLIMSOLL_ASSIGN(auto usage, FieldReader(*options).boolean("include_usage"));
+    call->include_usage = usage.value_or(false);
+  }
+  return check_stop(call->sampling.stop, ctx.service.limits());
+}
+
+Result<std::optional<int64_t>> read_max_tokens(const FieldReader& f, const char* key) {
+  PLIMSOLL_ASSIGN(auto max_tokens, f.integer(key));
+  if (max_tokens && *max_tokens <= 0) return invalid(std::string("`") + key + "` must be strictly positive");
+  return max_tokens;
+}
+
+// prompts x n GenerationRequests, each prompt checked against the limits.
+Status expand(RouteContext& ctx, std::optional<int64_t> max_tokens, int64_t default_max_tokens,
+              bool parse_special, OpenAiCall* call) {
+  sched::ServiceLimits limits = ctx.service.limits();
+  PLIMSOLL_TRY(check_client_batch(call->prompts.size() * static_cast<size_t>(call->n), limits));
+  for (const std::string& prompt : call->prompts) {
+    sched::GenerationRequest item;
+    item.params = call->sampling;
+    item.top_n_tokens = call->top_logprobs;
+    PromptPlan plan{prompt, max_tokens, std::nullopt, parse_special};
+    PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits, default_max_tokens, &item));
+    for (int64_t j = 0; j < call->n; ++j) {
+      sched::GenerationRequest copy = item;
+      if (copy.params.seed && j > 0) *copy.params.seed += static_cast<uint64_t>(j);  // n distinct choices
+      call->items.push_back(std::move(copy));
+    }
+  }
+  return {};
+}
+
+Result<std::string> message_text(const json& content) {
+  if (content.is_null()) return std::string();
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) return invalid("`messages[].content` must be a string or a list of parts");
+  std::string text;
+  for (const json& part : content) {
+    FieldReader f(part);
+    PLIMSOLL_ASSIGN(auto type, f.string("type"));
+    PLIMSOLL_ASSIGN(auto part_text, f.string("text"));
+    if (type.value_or("") != "text" || !part_text) {
+      return invalid("`messages[].content` parts must be {\"type\": \"text\", \"text\": ...}");
+    }
+    text += *part_text;
+  }
+  return text;
+}
+
+Result<std::vector<ChatMessage>> read_messages(const FieldReader& f) {
+  const json* messages = f.raw("messages");
+  if (!messages || !messages->is_array() || messages->empty()) {
+    return invalid("`messages` must be a non-empty list");
+  }
+  std::vector<ChatMessage> out;
+  for (const json& m : *messages) {
+    FieldReader mf(m);
+    PLIMSOLL_ASSIGN(auto role, mf.string("role"));
+    if (!role) return invalid("`messages[].role` is required");
+    const json* content = mf.raw("content");
+    PLIMSOLL_ASSIGN(std::string text, message_text(content ? *content : json()));
+    out.push_back({*role, std::move(text)});
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<OpenAiCall> parse_completion_call(RouteContext& ctx, const json& body) {
+  if (!body.is_object()) return invalid("the request body must be a JSON object");
+  FieldReader f(body);
+  OpenAiCall call;
+  PLIMSOLL_TRY(read_common(ctx, f, &call));
+  PLIMSOLL_ASSIGN(auto prompts, f.strings("prompt", /*single_ok=*/true));
+  if (!prompts || prompts->empty()) return invalid("`prompt` must be a string or a non-empty list of strings");
+  call.prompts = std::move(*prompts);
+  PLIMSOLL_ASSIGN(auto echo, f.boolean("echo"));
+  PLIMSOLL_ASSIGN(auto logprobs, f.integer("logprobs"));
+  const int64_t max_top = ctx.service.limits().max_top_n_tokens;
+  if (logprobs && (*logprobs < 0 || *logprobs > max_top)) {
+    return invalid("`logprobs` must be >= 0 and <= " + std::to_string(max_top) +
+                   ". Given: " + std::to_string(*logprobs));
+  }
+  call.echo = echo.value_or(false);
+  call.logprobs = logprobs.has_value();
+  call.top_logprobs = static_cast<int32_t>(logprobs.value_or(0));
+  PLIMSOLL_ASSIGN(auto max_tokens, read_max_tokens(f, "max_tokens"));
+  PLIMSOLL_TRY(expand(ctx, max_tokens, ctx.config.default_completion_max_tokens, false, &call));
+  return call;
+}
+
+Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body) {
+  if (!body.is_object()) return invalid("the request body must be a JSON object");
+  FieldReader f(body);
+  OpenAiCall call;
+  call.chat = true;
+  PLIMSOLL_TRY(read_common(ctx, f, &call));
+  PLIMSOLL_ASSIGN(auto messages, read_messages(f));
+  const ChatTemplateFn& render = ctx.chat_template ? ctx.chat_template : default_chat_template;
+  PLIMSOLL_ASSIGN(std::string prompt, render(messages));
+  call.prompts = {std::move(prompt)};
+  PLIMSOLL_ASSIGN(auto logprobs, f.boolean("logprobs"));
+  PLIMSOLL_ASSIGN(auto top_logprobs, f.integer("top_logprobs"));
+  const int64_t max_top = ctx.service.limits().max_top_n_tokens;
+  if (top_logprobs && (*top_logprobs < 0 || *top_logprobs > max_top)) {
+    return invalid("`top_logprobs` must be >= 0 and <= " + std::to_string(max_top) +
+                   ". Given: " + std::to_string(*top_logprobs));
+  }
+  call.logprobs = logprobs.value_or(false);
+  call.top_logprobs = call.logprobs ? static_cast<int32_t>(top_logprobs.value_or(0)) : 0;
+  PLIMSOLL_ASSIGN(auto max_tokens, read_max_tokens(f, "max_tokens"));
+  if (!max_tokens) {
+    PLIMSOLL_ASSIGN(max_tokens, read_max_tokens(f, "max_completion_tokens"));
+  }
+  PLIMSOLL_TRY(expand(ctx, max_tokens, ctx.config.default_max_new_tokens, true, &call));
+  return call;
+}
+
+}  // namespace plimsoll::api

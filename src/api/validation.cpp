@@ -1,0 +1,177 @@
+// TGI parameter validation (messages as TGI's validation.rs words them) and
+// prompt tokenization with the input / total token limits.
+#include "api/validation.h"
+
+#include <cmath>
+
+#include "api/field_reader.h"
+
+namespace plimsoll::api {
+namespace {
+
+Error invalid(std::string message) { return make_error(ErrorCode::kInvalidArgument, std::move(message)); }
+
+bool open_unit(double v) { return v > 0.0 && v < 1.0; }
+
+// TGI samples when the client sends no `parameters` at all.
+TgiParameters defaults_without_parameters() {
+  TgiParameters p;
+  p.sampling.do_sample = true;
+  return p;
+}
+
+Status read_sampling(const FieldReader& f, SamplingParams* s) {
+  PLIMSOLL_ASSIGN(auto do_sample, f.boolean("do_sample"));
+  PLIMSOLL_ASSIGN(auto temperature, f.number("temperature"));
+  PLIMSOLL_ASSIGN(auto repetition_penalty, f.number("repetition_penalty"));
+  PLIMSOLL_ASSIGN(auto frequency_penalty, f.number("frequency_penalty"));
+  PLIMSOLL_ASSIGN(auto top_k, f.integer("top_k"));
+  PLIMSOLL_ASSIGN(auto top_p, f.number("top_p"));
+  PLIMSOLL_ASSIGN(auto typical_p, f.number("typical_p"));
+  PLIMSOLL_ASSIGN(auto seed, f.unsigned_integer("seed"));
+  if (temperature && !(*temperature > 0)) return invalid("`temperature` must be strictly positive");
+  if (repetition_penalty && !(*repetition_penalty > 0)) {
+    return invalid("`repetition_penalty` must be strictly positive");
+  }
+  if (frequency_penalty && !(*frequency_penalty >= -2.0 && *frequency_penalty <= 2.0)) {
+    return invalid("`frequency_penalty` must be >= -2.0 and <= 2.0");
+  }
+  if (top_k && (*top_k <= 0 || *top_k > INT32_MAX)) return invalid("`top_k` must be strictly positive");
+  if (top_p && !open_unit(*top_p)) return invalid("`top_p` must be > 0.0 and < 1.0");
+  if (typical_p && !open_unit(*typical_p)) return invalid("`typical_p` must be > 0.0 and < 1.0");
+  if (do_sample) s->do_sample = *do_sample;
+  if (temperature) s->temperature = static_cast<float>(*temperature);
+  if (repetition_penalty) s->repetition_penalty = static_cast<float>(*repetition_penalty);
+  if (frequency_penalty) s->frequency_penalty = static_cast<float>(*frequency_penalty);
+  if (top_k) s->top_k = static_cast<int32_t>(*top_k);
+  if (top_p) s->top_p = static_cast<float>(*top_p);
+  if (typical_p) s->typical_p = static_cast<float>(*typical_p);
+  s->seed = seed;
+  return {};
+}
+
+Status read_best_of(const FieldReader& f, const SamplingParams& s,
+                    const sched::ServiceLimits& limits, bool streaming) {
+  PLIMSOLL_ASSIGN(auto best_of, f.integer("best_of"));
+  if (!best_of || *best_of == 1) return {};
+  if (streaming) return invalid("`best_of` != 1 is not allowed for this endpoint");
+  if (*best_of <= 0 || *best_of > limits.max_best_of) {
+    return invalid("`best_of` must be > 0 and <= " + std::to_string(limits.max_best_of) +
+                   ". Given: " + std::to_string(*best_of));
+  }
+  if (!s.samples()) return invalid("you must use sampling when `best_of` is > 1");
+  if (s.seed) return invalid("`seed` must not be set when `best_of` > 1");
+  return make_error(ErrorCode::kUnsupported, "`best_of` > 1 is not supported by this server yet");
+}
+
+Status read_unsupported(const FieldReader& f) {
+  PLIMSOLL_ASSIGN(auto watermark, f.boolean("watermark"));
+  if (watermark && *watermark) return invalid("`watermark` is not supported by this server");
+  if (f.raw("grammar")) return invalid("`grammar` is not supported by this server");
+  return {};
+}
+
+Status read_options(const FieldReader& f, const sched::ServiceLimits& limits, bool streaming,
+                    TgiOptions* o) {
+  PLIMSOLL_ASSIGN(auto details, f.boolean("details"));
+  PLIMSOLL_ASSIGN(auto full_text, f.boolean("return_full_text"));
+  PLIMSOLL_ASSIGN(auto input_details, f.boolean("decoder_input_details"));
+  PLIMSOLL_ASSIGN(auto top_n, f.integer("top_n_tokens"));
+  PLIMSOLL_ASSIGN(auto max_new_tokens, f.integer("max_new_tokens"));
+  PLIMSOLL_ASSIGN(auto truncate, f.integer("truncate"));
+  if (input_details && *input_details && streaming) {
+    return invalid("`decoder_input_details` == true is not supported when streaming tokens");
+  }
+  if (top_n && (*top_n < 0 || *top_n > limits.max_top_n_tokens)) {
+    return invalid("`top_n_tokens` must be >= 0 and <= " + std::to_string(limits.max_top_n_tokens) +
+                   ". Given: " + std::to_string(*top_n));
+  }
+  if (max_new_tokens && *max_new_tokens <= 0) return invalid("`max_new_tokens` must be strictly positive");
+  if (truncate && (*truncate <= 0 || (limits.max_input_tokens > 0 && *truncate > limits.max_input_tokens))) {
+    return invalid("`truncate` must be strictly positive and less than " +
+                   std::to_string(limits.max_input_tokens) + ". Given: " + std::to_string(*truncate));
+  }
+  o->details = details.value_or(false);
+  o->return_full_text = full_text.value_or(false);
+  o->decoder_input_details = input_details.value_or(false);
+  o->top_n_tokens = static_cast<int32_t>(top_n.value_or(0));
+  o->max_new_tokens = max_new_tokens;
+  o->truncate = truncate;
+  return {};
+}
+
+}  // namespace
+
+Status check_stop(const std::vector<std::string>& stop, const sched::ServiceLimits& limits) {
+  if (static_cast<int64_t>(stop.size()) > limits.max_stop_sequences) {
+    return invalid("`stop` supports up to " + std::to_string(limits.max_stop_sequences) +
+                   " stop sequences. Given: " + std::to_string(stop.size()));
+  }
+  for (const std::string& s : stop) {
+    if (s.empty()) return invalid("`stop` sequences must not be empty");
+  }
+  return {};
+}
+
+Status check_client_batch(size_t items, const sched::ServiceLimits& limits) {
+  if (items == 0) return invalid("`inputs` cannot be empty");
+  if (limits.max_client_batch_size > 0 && static_cast<int64_t>(items) > limits.max_client_batch_size) {
+    return invalid("`inputs` holds " + std::to_string(items) + " items; at most " +
+                   std::to_string(limits.max_client_batch_size) + " per request (max_client_batch_size)");
+  }
+  return {};
+}
+
+Result<TgiParameters> parse_tgi_parameters(const json* parameters,
+                                           const sched::ServiceLimits& limits, bool streaming) {
+  if (!parameters || parameters->is_null()) return defaults_without_parameters();
+  if (!parameters->is_object()) {
+    return invalid(std::string("`parameters` must be an object, got ") + json_type_name(*parameters));
+  }
+  FieldReader f(*parameters);
+  TgiParameters p;
+  PLIMSOLL_TRY(read_sampling(f, &p.sampling));
+  PLIMSOLL_TRY(read_best_of(f, p.sampling, limits, streaming));
+  PLIMSOLL_TRY(read_unsupported(f));
+  PLIMSOLL_TRY(read_options(f, limits, streaming, &p.options));
+  PLIMSOLL_ASSIGN(auto stop, f.strings("stop", false));
+  if (stop) p.sampling.stop = std::move(*stop);
+  PLIMSOLL_TRY(check_stop(p.sampling.stop, limits));
+  return p;
+}
+
+Status build_prompt(const PromptPlan& plan, const Tokenizer& tokenizer,
+                    const sched::ServiceLimits& limits, int64_t default_max_new_tokens,
+                    sched::GenerationRequest* request) {
+  if (plan.text.empty()) return invalid("`inputs` cannot be empty");
+  bool add_bos = tokenizer.add_bos();
+  if (plan.parse_special && tokenizer.bos_id() >= 0 &&
+      std::string_view(plan.text).starts_with(tokenizer.piece(tokenizer.bos_id()))) {
+    add_bos = false;  // a chat template that writes BOS itself
+  }
+  request->prompt_ids = tokenizer.encode(plan.text, add_bos, plan.parse_special);
+  auto& ids = request->prompt_ids;
+  if (plan.truncate && static_cast<int64_t>(ids.size()) > *plan.truncate) {
+    ids.erase(ids.begin(), ids.end() - *plan.truncate);  // TGI truncates on the left
+  }
+  const int64_t input_tokens = static_cast<int64_t>(ids.size());
+  if (limits.max_input_tokens > 0 && input_tokens > limits.max_input_tokens) {
+    return invalid("`inputs` must have less than " + std::to_string(limits.max_input_tokens) +
+                   " tokens. Given: " + std::to_string(input_tokens));
+  }
+  const bool bounded = limits.max_total_tokens > 0;
+  int64_t max_new = plan.max_new_tokens.value_or(default_max_new_tokens);
+  if (!plan.max_new_tokens && bounded) {
+    max_new = std::min(max_new, limits.max_total_tokens - input_tokens);
+  }
+  if (bounded && (max_new <= 0 || input_tokens + max_new > limits.max_total_tokens)) {
+    return invalid("`inputs` tokens + `max_new_tokens` must be <= " +
+                   std::to_string(limits.max_total_tokens) + ". Given: " + std::to_string(input_tokens) +
+                   " `inputs` tokens and " + std::to_string(std::max<int64_t>(max_new, 1)) +
+                   " `max_new_tokens`");
+  }
+  request->params.max_new_tokens = max_new;
+  return {};
+}
+
+}  // namespace plimsoll::api

@@ -1,0 +1,57 @@
+// Request validation with TGI's rules and messages: TGI `parameters` into
+// SamplingParams, and prompts into token ids checked against the limits.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/api_config.h"
+#include "api/json_text.h"
+#include "core/result.h"
+#include "sched/generation_service.h"
+#include "tokenizer/tokenizer.h"
+
+namespace plimsoll::api {
+
+// What TGI's `parameters` ask for besides sampling.
+struct TgiOptions {
+  bool details = false;
+  bool return_full_text = false;
+  bool decoder_input_details = false;
+  int32_t top_n_tokens = 0;
+  std::optional<int64_t> max_new_tokens;  // unset: the default, clipped to the room left
+  std::optional<int64_t> truncate;        // keep the last N prompt tokens
+};
+
+struct TgiParameters {
+  SamplingParams sampling;
+  TgiOptions options;
+};
+
+// `parameters` of a TGI request (null/absent: TGI's defaults, which sample).
+// Unknown fields are ignored, as TGI does.
+Result<TgiParameters> parse_tgi_parameters(const json* parameters,
+                                           const sched::ServiceLimits& limits, bool streaming);
+
+// One prompt to submit.
+struct PromptPlan {
+  std::string text;               // as given (for return_full_text / echo)
+  std::optional<int64_t> max_new_tokens;
+  std::optional<int64_t> truncate;
+  bool parse_special = false;     // rendered chat prompts may contain control pieces
+};
+
+// Tokenizes and checks one prompt against the limits with TGI's messages;
+// fills prompt_ids and params.max_new_tokens of `request`.
+Status build_prompt(const PromptPlan& plan, const Tokenizer& tokenizer,
+                    const sched::ServiceLimits& limits, int64_t default_max_new_tokens,
+                    sched::GenerationRequest* request);
+
+// Checks a stop list against max_stop_sequences (and empty entries).
+Status check_stop(const std::vector<std::string>& stop, const sched::ServiceLimits& limits);
+// Checks a client batch's length against max_client_batch_size (0 = unlimited).
+Status check_client_batch(size_t items, const sched::ServiceLimits& limits);
+
+}  // namespace plimsoll::api

@@ -1,0 +1,74 @@
+// Every metric name Plimsoll exports, with its help text and buckets, in one
+// place: TGI's names (so dashboards built for TGI work) and the memory story.
+#pragma once
+
+#include <array>
+
+namespace plimsoll::metrics::names {
+
+struct Name {
+  const char* name;
+  const char* help;
+};
+
+// --- TGI (text-generation-inference router) names and meanings ---
+inline constexpr Name kRequestCount{"tgi_request_count", "Requests received (every generation route)."};
+inline constexpr Name kRequestSuccess{"tgi_request_success", "Requests answered successfully."};
+inline constexpr Name kRequestFailure{"tgi_request_failure", "Requests that failed, by error_type."};
+inline constexpr const char* kErrLabel = "err";
+inline constexpr Name kQueueSize{"tgi_queue_size", "Requests waiting in the queue."};
+inline constexpr Name kBatchCurrentSize{"tgi_batch_current_size", "Sequences in the running batch."};
+inline constexpr Name kBatchCurrentMaxTokens{"tgi_batch_current_max_tokens",
+                                             "KV tokens reserved by the running batch."};
+inline constexpr Name kBatchMaxTotalTokens{"tgi_batch_max_total_tokens",
+                                           "KV tokens the block pool holds at once."};
+inline constexpr Name kRequestDuration{"tgi_request_duration",
+                                       "Seconds from receiving a request to its last token."};
+inline constexpr Name kRequestQueueDuration{"tgi_request_queue_duration",
+                                            "Seconds a request waited before its first step."};
+inline constexpr Name kRequestInferenceDuration{"tgi_request_inference_duration",
+                                                "Seconds from a request's first step to its end."};
+inline constexpr Name kRequestMeanTimePerTokenDuration{
+    "tgi_request_mean_time_per_token_duration", "Inference seconds per generated token."};
+inline constexpr Name kRequestGeneratedTokens{"tgi_request_generated_tokens",
+                                              "Tokens generated per request."};
+inline constexpr Name kRequestInputLength{"tgi_request_input_length", "Prompt tokens per request."};
+
+// --- Plimsoll: the memory plan and what admission control did with it ---
+inline constexpr Name kMemoryBudgetBytes{"plimsoll_memory_budget_bytes",
+                                         "Memory the server plans within (cgroup limit or --memory-limit)."};
+inline constexpr Name kMemoryPlannedBytes{"plimsoll_memory_planned_bytes",
+                                          "Planned bytes per part of the memory plan."};
+inline constexpr const char* kPartLabel = "part";
+inline constexpr std::array<const char*, 4> kPlanParts{"weights", "kv", "workspace", "overhead"};
+inline constexpr Name kMemoryResidentBytes{"plimsoll_memory_resident_bytes",
+                                           "Resident set size of the process."};
+inline constexpr Name kMemoryWorkingSetBytes{"plimsoll_memory_working_set_bytes",
+                                             "Working set as the container runtime counts it."};
+// Not `plimsoll_kv_blocks_total`: promlint reserves `_total` for counters.
+inline constexpr Name kKvBlocksCapacity{"plimsoll_kv_blocks_capacity", "KV-cache blocks in the pool."};
+inline constexpr Name kKvBlocksUsed{"plimsoll_kv_blocks_used", "KV-cache blocks in use."};
+inline constexpr Name kRejectionsTotal{"plimsoll_rejections_total",
+                                       "Submissions refused before any token, by reason."};
+inline constexpr const char* kReasonLabel = "reason";
+inline constexpr Name kPreemptionsTotal{"plimsoll_preemptions_total",
+                                        "Sequences preempted to free KV blocks."};
+inline constexpr Name kTimeToFirstTokenSeconds{"plimsoll_time_to_first_token_seconds",
+                                               "Seconds from receiving a request to its first token."};
+inline constexpr Name kInterTokenLatencySeconds{"plimsoll_inter_token_latency_seconds",
+                                                "Seconds between consecutive tokens of a sequence."};
+
+// --- Buckets ---
+// Request-level durations: 1 ms .. ~9 min, doubling.
+inline constexpr std::array<double, 20> kDurationBucketsSeconds{
+    0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512,
+    1.024, 2.048, 4.096, 8.192, 16.384, 32.768, 65.536, 131.072, 262.144, 524.288};
+// Per-token latencies: 0.5 ms .. ~16 s.
+inline constexpr std::array<double, 16> kTokenLatencyBucketsSeconds{
+    0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064,
+    0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384};
+// Token counts: 1 .. 131072, powers of two.
+inline constexpr std::array<double, 18> kTokenCountBuckets{
+    1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
+
+}  // namespace plimsoll::metrics::names

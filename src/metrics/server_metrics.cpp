@@ -1,0 +1,63 @@
+// Registration of every metric in metrics/names.h into one registry, with
+// the planned-memory parts created up front so they render from the start.
+#include "metrics/server_metrics.h"
+
+#include "metrics/names.h"
+
+namespace plimsoll::metrics {
+namespace {
+
+using names::Name;
+
+Counter& counter(MetricsRegistry& r, Name n) { return r.counter(n.name, n.help); }
+Gauge& gauge(MetricsRegistry& r, Name n) { return r.gauge(n.name, n.help); }
+template <size_t N>
+Histogram& histogram(MetricsRegistry& r, Name n, const std::array<double, N>& bounds) {
+  return r.histogram(n.name, n.help, bounds);
+}
+
+GaugeFamily& planned_parts(MetricsRegistry& r) {
+  GaugeFamily& family =
+      r.gauge_family(names::kMemoryPlannedBytes.name, names::kMemoryPlannedBytes.help,
+                     {names::kPartLabel});
+  for (const char* part : names::kPlanParts) family.labels({part});
+  return family;
+}
+
+}  // namespace
+
+ServerMetrics::ServerMetrics(MetricsRegistry& r)
+    : registry(r),
+      request_count(counter(r, names::kRequestCount)),
+      request_success(counter(r, names::kRequestSuccess)),
+      request_failure(r.counter_family(names::kRequestFailure.name, names::kRequestFailure.help,
+                                       {names::kErrLabel})),
+      queue_size(gauge(r, names::kQueueSize)),
+      batch_current_size(gauge(r, names::kBatchCurrentSize)),
+      batch_current_max_tokens(gauge(r, names::kBatchCurrentMaxTokens)),
+      batch_max_total_tokens(gauge(r, names::kBatchMaxTotalTokens)),
+      request_duration_seconds(histogram(r, names::kRequestDuration, names::kDurationBucketsSeconds)),
+      request_queue_duration_seconds(
+          histogram(r, names::kRequestQueueDuration, names::kDurationBucketsSeconds)),
+      request_inference_duration_seconds(
+          histogram(r, names::kRequestInferenceDuration, names::kDurationBucketsSeconds)),
+      request_mean_time_per_token_seconds(histogram(
+          r, names::kRequestMeanTimePerTokenDuration, names::kTokenLatencyBucketsSeconds)),
+      request_generated_tokens(
+          histogram(r, names::kRequestGeneratedTokens, names::kTokenCountBuckets)),
+      request_input_tokens(histogram(r, names::kRequestInputLength, names::kTokenCountBuckets)),
+      memory_budget_bytes(gauge(r, names::kMemoryBudgetBytes)),
+      memory_planned_bytes(planned_parts(r)),
+      memory_resident_bytes(gauge(r, names::kMemoryResidentBytes)),
+      memory_working_set_bytes(gauge(r, names::kMemoryWorkingSetBytes)),
+      kv_blocks_capacity(gauge(r, names::kKvBlocksCapacity)),
+      kv_blocks_used(gauge(r, names::kKvBlocksUsed)),
+      rejections_total(r.counter_family(names::kRejectionsTotal.name,
+                                        names::kRejectionsTotal.help, {names::kReasonLabel})),
+      preemptions_total(counter(r, names::kPreemptionsTotal)),
+      time_to_first_token_seconds(
+          histogram(r, names::kTimeToFirstTokenSeconds, names::kDurationBucketsSeconds)),
+      inter_token_latency_seconds(
+          histogram(r, names::kInterTokenLatencySeconds, names::kTokenLatencyBucketsSeconds)) {}
+
+}  // namespace plimsoll::metrics

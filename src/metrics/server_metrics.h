@@ -1,0 +1,49 @@
+// ServerMetrics: every metric of metrics/names.h registered once, held as
+// references so hot paths (routes, scheduler, memory) only touch atomics.
+#pragma once
+
+#include <string>
+
+#include "metrics/registry.h"
+
+namespace plimsoll::metrics {
+
+struct ServerMetrics {
+  // Registers (or finds) every family in `registry`, which must outlive this.
+  explicit ServerMetrics(MetricsRegistry& registry);
+
+  MetricsRegistry& registry;
+
+  // TGI
+  Counter& request_count;
+  Counter& request_success;
+  CounterFamily& request_failure;  // {err}
+  Gauge& queue_size;
+  Gauge& batch_current_size;
+  Gauge& batch_current_max_tokens;
+  Gauge& batch_max_total_tokens;
+  Histogram& request_duration_seconds;
+  Histogram& request_queue_duration_seconds;
+  Histogram& request_inference_duration_seconds;
+  Histogram& request_mean_time_per_token_seconds;
+  Histogram& request_generated_tokens;
+  Histogram& request_input_tokens;
+
+  // Plimsoll
+  Gauge& memory_budget_bytes;
+  GaugeFamily& memory_planned_bytes;  // {part}: weights, kv, workspace, overhead
+  Gauge& memory_resident_bytes;
+  Gauge& memory_working_set_bytes;
+  Gauge& kv_blocks_capacity;
+  Gauge& kv_blocks_used;
+  CounterFamily& rejections_total;  // {reason}
+  Counter& preemptions_total;
+  Histogram& time_to_first_token_seconds;
+  Histogram& inter_token_latency_seconds;
+
+  // The child for one error type / rejection reason (takes a lock: errors only).
+  Counter& failure(const std::string& error_type) { return request_failure.labels({error_type}); }
+  Counter& rejection(const std::string& reason) { return rejections_total.labels({reason}); }
+};
+
+}  // namespace plimsoll::metrics

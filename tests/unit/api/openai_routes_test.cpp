@@ -1,0 +1,152 @@
+// Contract tests of the OpenAI routes: completions (string and list prompts,
+// n, logprobs, usage, SSE with [DONE]), chat completions, /v1/models.
+#include "api_fixture.h"
+
+namespace plimsoll::testing {
+namespace {
+
+// Drops the fields that vary (id, created) before comparing.
+json stable(json j) {
+  EXPECT_TRUE(j["id"].is_string());
+  EXPECT_TRUE(j["created"].is_number_integer());
+  j.erase("id");
+  j.erase("created");
+  return j;
+}
+
+TEST_F(ApiTest, CompletionReturnsChoicesAndUsage) {
+  auto r = post("/v1/completions", json{{"prompt", "hi"}, {"max_tokens", 3}, {"temperature", 0}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(stable(body_json(r)), json::parse(R"({
+    "object":"text_completion","model":"fake/model","system_fingerprint":"plimsoll",
+    "choices":[{"index":0,"text":" he","logprobs":null,"finish_reason":"length"}],
+    "usage":{"prompt_tokens":4,"completion_tokens":3,"total_tokens":7}})"));
+  EXPECT_FALSE(service_.last_items()[0].params.do_sample);  // temperature 0: greedy
+}
+
+TEST_F(ApiTest, CompletionListPromptsTimesNInOrder) {
+  json body = {{"prompt", {"a", "b"}}, {"n", 2}, {"max_tokens", 1}, {"echo", true}, {"seed", 5}};
+  auto r = post("/v1/completions", body);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json choices = body_json(r)["choices"];
+  ASSERT_EQ(choices.size(), 4u);
+  EXPECT_EQ(choices[0]["text"], "a ");
+  EXPECT_EQ(choices[1]["text"], "a ");
+  EXPECT_EQ(choices[2]["text"], "b ");
+  EXPECT_EQ(choices[3]["index"], 3);
+  auto items = service_.last_items();
+  ASSERT_EQ(items.size(), 4u);
+  EXPECT_EQ(*items[0].params.seed, 5u);
+  EXPECT_EQ(*items[1].params.seed, 6u);  // distinct choices
+  EXPECT_EQ(body_json(r)["usage"]["prompt_tokens"], 6);  // 3 + 3, once per prompt
+}
+
+TEST_F(ApiTest, CompletionLogprobs) {
+  auto r = post("/v1/completions", json{{"prompt", "hi"}, {"max_tokens", 2}, {"logprobs", 1}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)["choices"][0]["logprobs"], json::parse(R"({
+    "tokens":[" ","h"],"token_logprobs":[-0.25,-0.25],
+    "top_logprobs":[{" ":-0.25},{"h":-0.25}],"text_offset":[0,1]})"));
+}
+
+TEST_F(ApiTest, CompletionStreamEndsWithDone) {
+  json body = {{"prompt", "hi"}, {"max_tokens", 2}, {"stream", true},
+               {"stream_options", {{"include_usage", true}}}};
+  auto r = post("/v1/completions", body);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->get_header_value("Content-Type"), "text/event-stream");
+  auto events = sse_data(r->body, "data: ");
+  ASSERT_EQ(events.size(), 4u) << r->body;
+  EXPECT_EQ(stable(json::parse(events[0])), json::parse(R"({
+    "object":"text_completion","model":"fake/model","system_fingerprint":"plimsoll",
+    "choices":[{"index":0,"text":" ","logprobs":null,"finish_reason":null}]})"));
+  EXPECT_EQ(json::parse(events[1])["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(json::parse(events[2])["usage"], json::parse(R"({"prompt_tokens":4,"completion_tokens":2,"total_tokens":6})"));
+  EXPECT_EQ(events[3], "[DONE]");
+}
+
+TEST_F(ApiTest, CompletionValidation) {
+  expect_error(post("/v1/completions", json{{"prompt", "hi"}, {"temperature", 2.5}}), 422, "validation",
+               "`temperature` must be >= 0.0 and <= 2.0");
+  expect_error(post("/v1/completions", json{{"prompt", "hi"}, {"n", 0}}), 422, "validation",
+               "`n` must be >= 1");
+  expect_error(post("/v1/completions", json{{"prompt", 3}}), 422, "validation", "`prompt` must be");
+  expect_error(post("/v1/completions", json{{"prompt", "hi"}, {"max_tokens", -1}}), 422, "validation",
+               "`max_tokens` must be strictly positive");
+  expect_error(post("/v1/completions", json{{"prompt", "hi"}, {"logprobs", 9}}), 422, "validation",
+               "`logprobs` must be >= 0 and <= 5");
+}
+
+TEST_F(ApiTest, ChatRendersTheTemplateAndAnswers) {
+  json body = {{"model", "anything"},
+               {"messages", {{{"role", "system"}, {"content", "be"}},
+                             {{"role", "user"}, {"content", {{{"type", "text"}, {"text", "hi"}}}}}}},
+               {"max_tokens", 2}};
+  auto r = post("/v1/chat/completions", body);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(stable(body_json(r)), json::parse(R"({
+    "object":"chat.completion","model":"fake/model","system_fingerprint":"plimsoll",
+    "choices":[{"index":0,"message":{"role":"assistant","content":" h"},"logprobs":null,"finish_reason":"length"}],
+    "usage":{"prompt_tokens":32,"completion_tokens":2,"total_tokens":34}})"));
+  auto ids = service_.last_items()[0].prompt_ids;
+  EXPECT_EQ(tokenizer_.decode(ids), "system: be\nuser: hi\nassistant:");
+}
+
+TEST_F(ApiTest, ChatStreamSendsRoleThenDeltasThenDone) {
+  json body = {{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", 2}, {"stream", true},
+               {"logprobs", true}, {"top_logprobs", 1}};
+  auto r = post("/v1/chat/completions", body);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto events = sse_data(r->body, "data: ");
+  ASSERT_EQ(events.size(), 3u) << r->body;
+  json first = json::parse(events[0]);
+  EXPECT_EQ(first["object"], "chat.completion.chunk");
+  EXPECT_EQ(first["choices"][0]["delta"], json::parse(R"({"role":"assistant","content":" "})"));
+  EXPECT_EQ(first["choices"][0]["logprobs"], json::parse(R"({"content":[{"token":" ","logprob":-0.25,
+      "bytes":[32],"top_logprobs":[{"token":" ","logprob":-0.25,"bytes":[32]}]}]})"));
+  EXPECT_EQ(json::parse(events[1])["choices"][0]["delta"], json::parse(R"({"content":"h"})"));
+  EXPECT_EQ(json::parse(events[1])["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(events[2], "[DONE]");
+}
+
+TEST_F(ApiTest, ChatRejectsToolsAndEmptyMessages) {
+  expect_error(post("/v1/chat/completions", json{{"messages", json::array()}}), 422, "validation",
+               "`messages` must be a non-empty list");
+  expect_error(post("/v1/chat/completions",
+                    json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"tools", json::array({1})}}),
+               422, "validation", "`tools` is not supported");
+}
+
+TEST_F(ApiTest, ChatTemplateHookIsUsed) {
+  stop();
+  server_ = std::make_unique<api::ApiServer>(
+      api::ApiConfig{.hostname = "127.0.0.1", .port = 0, .threads = 8}, service_, tokenizer_, metrics_,
+      [](const std::vector<api::ChatMessage>& m) -> Result<std::string> {
+        if (m[0].role == "bad") return make_error(ErrorCode::kInvalidArgument, "role bad is not allowed");
+        return std::string("<s>zz");
+      });
+  ASSERT_TRUE(server_->start().ok());
+  client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+  auto r = post("/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", 1}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(service_.last_items()[0].prompt_ids, (std::vector<int32_t>{1, 285, 285}));  // one BOS, no dummy prefix after it
+  expect_error(post("/v1/chat/completions", json{{"messages", {{{"role", "bad"}, {"content", "x"}}}}}), 422,
+               "validation", "role bad");
+}
+
+TEST_F(ApiTest, ModelsListsTheModel) {
+  auto r = client_->Get("/v1/models");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(body_json(r), json::parse(R"({"object":"list","data":[{"id":"fake/model","object":"model",
+      "created":0,"owned_by":"plimsoll"}]})"));
+}
+
+}  // namespace
+}  // namespace plimsoll::testing
