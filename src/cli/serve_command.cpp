@@ -1,0 +1,90 @@
+// `plimsoll serve`: flags (each with an environment variable, the container
+// convention) for the server; validation, then run_serve().
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "core/bytes.h"
+#include "server/serve.h"
+
+namespace plimsoll::cli {
+namespace {
+
+struct ServeFlags {
+  ServeConfig config;
+  std::string memory_limit;
+  std::string max_batch_memory;
+  std::string payload_limit = "2000000";
+  int64_t max_input_tokens = 0;
+  int64_t max_batch_total_tokens = 0;
+  int64_t max_queued_tokens = 0;
+};
+
+int run(ServeFlags& f) {
+  ServeConfig& c = f.config;
+  if (!f.memory_limit.empty()) {
+    auto b = parse_bytes(f.memory_limit);
+    if (!b) return std::fprintf(stderr, "error: --memory-limit: %s\n", b.error().message.c_str()), 2;
+    c.engine.memory_limit_bytes = *b;
+  }
+  if (!f.max_batch_memory.empty()) {
+    auto b = parse_bytes(f.max_batch_memory);
+    if (!b) return std::fprintf(stderr, "error: --max-batch-memory: %s\n", b.error().message.c_str()), 2;
+    c.engine.max_batch_memory_bytes = *b;
+  }
+  auto payload = parse_bytes(f.payload_limit);
+  if (!payload) return std::fprintf(stderr, "error: --payload-limit: %s\n", payload.error().message.c_str()), 2;
+  c.api.payload_limit_bytes = *payload;
+  if (f.max_input_tokens > 0) c.max_input_tokens = f.max_input_tokens;
+  if (f.max_batch_total_tokens > 0) c.max_batch_total_tokens = f.max_batch_total_tokens;
+  if (f.max_queued_tokens > 0) c.max_queued_tokens = f.max_queued_tokens;
+  return run_serve(c);
+}
+
+}  // namespace
+
+Runner add_serve_command(CLI::App& app) {
+  auto f = std::make_shared<ServeFlags>();
+  ServeConfig& c = f->config;
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Serve a model over HTTP (TGI and OpenAI wire formats) within a memory plan");
+  auto opt = [&](const std::string& names, auto& value, const std::string& env, const std::string& help) {
+    return cmd->add_option(names, value, help)->envname(env)->capture_default_str();
+  };
+  opt("-m,--model", c.engine.model_path, "MODEL_ID", "Model file (GGUF or llama2.c checkpoint)")->required();
+  opt("--tokenizer", c.engine.tokenizer_path, "PLIMSOLL_TOKENIZER", "Tokenizer file when the model file has none");
+  opt("--hostname", c.api.hostname, "HOSTNAME", "Address to listen on");
+  opt("-p,--port", c.api.port, "PORT", "Port to listen on (0: any free port)");
+  opt("--memory-limit", f->memory_limit, "PLIMSOLL_MEMORY_LIMIT",
+      "Memory limit, e.g. 12Gi (default: the cgroup's limit, v2 or v1, else physical memory)");
+  opt("--memory-fraction", c.engine.memory_fraction, "PLIMSOLL_MEMORY_FRACTION", "Share of the limit the plan may use");
+  opt("--max-batch-memory", f->max_batch_memory, "PLIMSOLL_MAX_BATCH_MEMORY",
+      "Cap on the KV cache bytes all running sequences may hold, e.g. 4Gi");
+  opt("--max-concurrent-requests", c.engine.max_concurrent_requests, "MAX_CONCURRENT_REQUESTS",
+      "Client calls in flight (running + queued); beyond it: 429");
+  opt("--max-input-tokens", f->max_input_tokens, "MAX_INPUT_TOKENS", "Prompt tokens per request (default: max-total-tokens - 1)");
+  opt("--max-total-tokens", c.engine.max_total_tokens, "MAX_TOTAL_TOKENS",
+      "Prompt + new tokens per request (default 0: the model's context)");
+  opt("--max-batch-prefill-tokens", c.engine.step_tokens, "MAX_BATCH_PREFILL_TOKENS", "Tokens per engine step");
+  opt("--max-batch-total-tokens", f->max_batch_total_tokens, "MAX_BATCH_TOTAL_TOKENS",
+      "KV tokens of all running sequences (default 0: what the plan holds; more is refused)");
+  opt("--max-batch-size", c.engine.step_seqs, "MAX_BATCH_SIZE", "Sequences per engine step");
+  opt("--max-queued-tokens", f->max_queued_tokens, "PLIMSOLL_MAX_QUEUED_TOKENS",
+      "Tokens of single requests in flight before 429 (default 0: 4 x max-batch-total-tokens)");
+  opt("--max-waiting-tokens", c.max_waiting_tokens, "MAX_WAITING_TOKENS",
+      "Steps a waiting request that does not fit may be overtaken by smaller ones");
+  opt("--waiting-served-ratio", c.waiting_served_ratio, "WAITING_SERVED_RATIO",
+      "Accepted for TGI compatibility; Plimsoll admits by memory (see docs/api.md)");
+  opt("--block-size", c.engine.block_tokens, "PLIMSOLL_BLOCK_SIZE", "Tokens per KV block");
+  opt("--threads", c.engine.threads, "PLIMSOLL_THREADS", "Engine threads (default 0: the cores available)");
+  opt("--http-threads", c.api.threads, "PLIMSOLL_HTTP_THREADS", "HTTP worker threads (each open stream holds one)");
+  opt("--api-key", c.api.api_key, "API_KEY", "Require `Authorization: Bearer KEY`");
+  opt("--payload-limit", f->payload_limit, "PAYLOAD_LIMIT", "Largest request body in bytes");
+  opt("--graceful-timeout", c.graceful_timeout_seconds, "PLIMSOLL_GRACEFUL_TIMEOUT",
+      "Seconds requests in flight may take to finish after SIGTERM");
+  opt("--model-id", c.api.model_id, "PLIMSOLL_MODEL_ID", "Name reported by /info and /v1/models (default: the path)");
+  return [f] { return run(*f); };
+}
+
+}  // namespace plimsoll::cli

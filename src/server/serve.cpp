@@ -1,0 +1,144 @@
+// serve: set up the engine from the plan, derive the published limits, start
+// the engine thread and the HTTP server, then wait for a signal and drain.
+#include "server/serve.h"
+
+#include <csignal>
+#include <cstdio>
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include "api/api_server.h"
+#include "core/bytes.h"
+#include "memory/process_memory.h"
+#include "metrics/registry.h"
+#include "metrics/server_metrics.h"
+#include "sched/engine_service.h"
+
+namespace plimsoll {
+namespace {
+
+// Blocks SIGTERM/SIGINT in this thread and every thread it creates later, so
+// the main thread can sigwait for them.
+sigset_t block_shutdown_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+Result<sched::ServiceLimits> derive_limits(const ServeConfig& c, const EngineSetup& s) {
+  const MemoryPlan& p = s.plan;
+  sched::ServiceLimits l;
+  l.model_id = c.api.model_id.empty() ? s.model.path : c.api.model_id;
+  l.model_dtype = "mixed";
+  if (!s.model.tensors.tensors().empty()) {
+    const TensorView* q = s.model.tensors.find("blk.0.attn_q.weight");
+    l.model_dtype = std::string(dtype_name(q ? q->dtype : s.model.tensors.tensors()[0].dtype));
+  }
+  l.max_total_tokens = p.max_total_tokens;
+  l.max_input_tokens = c.max_input_tokens.value_or(p.max_total_tokens - 1);
+  if (l.max_input_tokens >= l.max_total_tokens || l.max_input_tokens < 1) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--max-input-tokens (" + std::to_string(l.max_input_tokens) +
+                          ") must be at least 1 and less than --max-total-tokens (" +
+                          std::to_string(l.max_total_tokens) + ")");
+  }
+  l.max_batch_total_tokens = p.max_batch_total_tokens;
+  if (c.max_batch_total_tokens) {
+    if (*c.max_batch_total_tokens > p.max_batch_total_tokens) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--max-batch-total-tokens " + std::to_string(*c.max_batch_total_tokens) +
+                            " does not fit the memory plan, which holds " +
+                            std::to_string(p.max_batch_total_tokens) + " tokens of KV cache (" +
+                            format_bytes(p.kv_pool_bytes) + "); lower it or raise --memory-limit");
+    }
+    l.max_batch_total_tokens = *c.max_batch_total_tokens;
+  }
+  l.max_batch_prefill_tokens = p.workspace.step_tokens;
+  l.max_batch_size = p.workspace.step_seqs;
+  l.max_concurrent_requests = c.engine.max_concurrent_requests;
+  l.max_queued_tokens = c.max_queued_tokens.value_or(4 * l.max_batch_total_tokens);
+  l.max_client_batch_size = 0;  // lists of any length are split server-side
+  l.safe_client_batch_size = std::max<int64_t>(1, p.full_sequences());
+  l.vocab_size = s.model.config.vocab_size;
+  return l;
+}
+
+void publish_plan(metrics::ServerMetrics& m, const EngineSetup& s, const sched::ServiceLimits& l) {
+  m.memory_budget_bytes.set(static_cast<double>(s.budget.budget_bytes));
+  m.memory_planned_bytes.labels({"weights"}).set(static_cast<double>(s.plan.weights_bytes));
+  m.memory_planned_bytes.labels({"kv"}).set(static_cast<double>(s.plan.kv_pool_bytes));
+  m.memory_planned_bytes.labels({"workspace"}).set(static_cast<double>(s.plan.workspace_bytes));
+  m.memory_planned_bytes.labels({"overhead"}).set(
+      static_cast<double>(s.plan.request_overhead_bytes + s.plan.runtime_bytes));
+  m.kv_blocks_capacity.set(static_cast<double>(s.pool->n_blocks()));
+  m.batch_max_total_tokens.set(static_cast<double>(l.max_batch_total_tokens));
+}
+
+}  // namespace
+
+int run_serve(ServeConfig c) {
+  const sigset_t signals = block_shutdown_signals();
+  // HTTP request bodies are held while parsed: count one payload per worker
+  // that can read a body at once (bounded by the concurrent-request limit).
+  c.engine.extra_runtime_bytes +=
+      std::min<int64_t>(c.api.threads, c.engine.max_concurrent_requests) * c.api.payload_limit_bytes / 8;
+  auto setup = setup_engine(c.engine);
+  if (!setup) {
+    std::fprintf(stderr, "error: %s\n", setup.error().message.c_str());
+    return 1;
+  }
+  EngineSetup& s = *setup;
+  std::fprintf(stderr, "memory limit %s from %s, x %.2f = budget %s\n%s", format_bytes(s.budget.limit_bytes).c_str(),
+               s.budget.source.c_str(), s.budget.fraction, format_bytes(s.budget.budget_bytes).c_str(),
+               s.plan.table().c_str());
+  auto limits = derive_limits(c, s);
+  if (!limits) {
+    std::fprintf(stderr, "error: %s\n", limits.error().message.c_str());
+    return 1;
+  }
+  sched::EngineServiceConfig service_config;
+  service_config.limits = *limits;
+  service_config.scheduler.step_tokens = s.plan.workspace.step_tokens;
+  service_config.scheduler.step_seqs = s.plan.workspace.step_seqs;
+  service_config.scheduler.max_skips = c.max_waiting_tokens;
+  sched::EngineService service(service_config, std::move(s.engine), std::move(s.pool), *s.tokenizer);
+
+  metrics::MetricsRegistry registry;
+  metrics::ServerMetrics server_metrics(registry);
+  publish_plan(server_metrics, s, *limits);
+  api::ApiServer http(c.api, service, *s.tokenizer, server_metrics);
+  http.set_scrape_hook([&server_metrics, &service] {
+    const ProcessMemory mem = read_process_memory();
+    server_metrics.memory_resident_bytes.set(static_cast<double>(mem.resident_bytes));
+    const sched::ServiceStats st = service.stats();
+    server_metrics.kv_blocks_used.set(static_cast<double>(st.kv_blocks_used));
+    server_metrics.queue_size.set(static_cast<double>(st.queued_requests));
+    server_metrics.batch_current_size.set(static_cast<double>(st.batch_current_size));
+    server_metrics.batch_current_max_tokens.set(static_cast<double>(st.batch_current_max_tokens));
+  });
+  if (Status st = http.start(); !st.ok()) {
+    std::fprintf(stderr, "error: %s\n", st.error().message.c_str());
+    return 1;
+  }
+  std::fprintf(stderr,
+               "plimsoll serving %s on http://%s:%d (max %lld tokens per request, %lld KV tokens in all)\n"
+               "try: curl -s localhost:%d/generate -H 'Content-Type: application/json' "
+               "-d '{\"inputs\":\"Once upon a time\",\"parameters\":{\"max_new_tokens\":40}}'\n",
+               limits->model_id.c_str(), c.api.hostname.c_str(), http.port(),
+               static_cast<long long>(limits->max_total_tokens),
+               static_cast<long long>(limits->max_batch_total_tokens), http.port());
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::fprintf(stderr, "received %s: draining for up to %.0f s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+               c.graceful_timeout_seconds);
+  service.shutdown(c.graceful_timeout_seconds);
+  http.stop();
+  http.wait();
+  std::fprintf(stderr, "stopped\n");
+  return 0;
+}
+
+}  // namespace plimsoll

@@ -1,0 +1,29 @@
+// `plimsoll serve`: the composition root. One validated configuration (flags
+// with environment fallbacks), the wiring of engine, scheduler and HTTP API,
+// signals and graceful shutdown.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "api/api_config.h"
+#include "server/engine_setup.h"
+
+namespace plimsoll {
+
+struct ServeConfig {
+  EngineOptions engine;
+  api::ApiConfig api;
+  std::optional<int64_t> max_input_tokens;        // default: max_total_tokens - 1
+  std::optional<int64_t> max_batch_total_tokens;  // default: the plan's; larger is refused
+  std::optional<int64_t> max_queued_tokens;       // default: 4 x max_batch_total_tokens
+  int64_t max_waiting_tokens = 20;                // TGI: steps a blocked head may be overtaken
+  double waiting_served_ratio = 1.2;              // accepted for TGI compatibility (see docs)
+  double graceful_timeout_seconds = 30;
+};
+
+// Runs until SIGTERM/SIGINT; returns the process exit code.
+int run_serve(ServeConfig config);
+
+}  // namespace plimsoll
