@@ -66,6 +66,7 @@ Result<sched::ServiceLimits> derive_limits(const ServeConfig& c, const EngineSet
   return l;
 }
 
+// Uses only the plan (the pool and engine have moved into the service by now).
 void publish_plan(metrics::ServerMetrics& m, const EngineSetup& s, const sched::ServiceLimits& l) {
   m.memory_budget_bytes.set(static_cast<double>(s.budget.budget_bytes));
   m.memory_planned_bytes.labels({"weights"}).set(static_cast<double>(s.plan.weights_bytes));
@@ -73,7 +74,7 @@ void publish_plan(metrics::ServerMetrics& m, const EngineSetup& s, const sched::
   m.memory_planned_bytes.labels({"workspace"}).set(static_cast<double>(s.plan.workspace_bytes));
   m.memory_planned_bytes.labels({"overhead"}).set(
       static_cast<double>(s.plan.request_overhead_bytes + s.plan.runtime_bytes));
-  m.kv_blocks_capacity.set(static_cast<double>(s.pool->n_blocks()));
+  m.kv_blocks_capacity.set(static_cast<double>(s.plan.kv_blocks));
   m.batch_max_total_tokens.set(static_cast<double>(l.max_batch_total_tokens));
 }
 
