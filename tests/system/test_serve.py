@@ -1,0 +1,134 @@
+"""`plimsoll serve` end to end on the real stories260K model (issue 5):
+answers equal `plimsoll generate`, alone and under 64 concurrent requests;
+2,048 prompts in one /v1/completions call come back in order within the
+plan; /health and /metrics answer within 1 s under 100 streaming clients;
+the curl examples of docs/api.md work."""
+
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+import unittest
+import urllib.request
+
+from server import BINARY, REPO, STORIES, Server
+
+PROMPTS = ["Once upon a time", "Lily wanted to", "The cat sat on the", "One day, a little boy",
+           "Tom and Sue", "The sun was", "She looked at the", "In the park"]
+
+
+def cli_generate(prompt, n):
+    out = subprocess.run([BINARY, "generate", "--model", STORIES, "--prompt", prompt, "-n", str(n)],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.startswith(prompt) and out.endswith("\n")
+    return out[len(prompt):-1]
+
+
+class ServeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("--memory-limit", "512Mi", "--max-batch-size", "128")
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.server.stop()
+        if code != 0:
+            raise AssertionError("server exited %s after SIGTERM:\n%s" % (code, cls.server.output()[-2000:]))
+
+    def generate(self, prompt, n):
+        status, body, _ = self.server.post_json("/generate", {"inputs": prompt, "parameters": {"max_new_tokens": n}})
+        self.assertEqual(status, 200, body)
+        return body["generated_text"]
+
+    def test_greedy_answers_equal_generate_alone_and_concurrently(self):
+        want = {p: cli_generate(p, 48) for p in PROMPTS}
+        for p in PROMPTS:
+            self.assertEqual(self.generate(p, 48), want[p], p)
+        results = {}
+
+        def worker(i):
+            p = PROMPTS[i % len(PROMPTS)]
+            results[i] = (p, self.generate(p, 48))
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(64)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(len(results), 64)
+        for i, (p, text) in results.items():
+            self.assertEqual(text, want[p], "request %d (%s)" % (i, p))
+
+    def test_2048_prompts_in_one_completions_call_come_back_in_order_within_plan(self):
+        prompts = ["Hello %d" % i for i in range(2048)]
+        status, body, _ = self.server.post_json("/v1/completions", {"model": "stories260K", "prompt": prompts,
+                                                                  "max_tokens": 24, "temperature": 0})
+        self.assertEqual(status, 200, str(body)[:500])
+        self.assertEqual(len(body["choices"]), 2048)
+        self.assertEqual([c["index"] for c in body["choices"]], list(range(2048)))
+        self.assertEqual(body["choices"][7]["text"], cli_generate("Hello 7", 24))
+        self.assertGreaterEqual(body["usage"]["completion_tokens"], 2048)
+        self.assertLessEqual(body["usage"]["completion_tokens"], 2048 * 24)
+        m = self.server.metrics()
+        planned = sum(v for k, v in m.items() if k.startswith("plimsoll_memory_planned_bytes"))
+        self.assertGreater(m["plimsoll_memory_resident_bytes"], 0)
+        self.assertLessEqual(m["plimsoll_memory_resident_bytes"], planned)
+        self.assertLessEqual(self.server.peak_rss_bytes(), planned)
+        self.assertLessEqual(planned, m["plimsoll_memory_budget_bytes"])
+
+    def test_health_and_metrics_answer_within_a_second_under_100_streams(self):
+        stop = threading.Event()
+        started = threading.Semaphore(0)
+        errors = []
+
+        def stream():
+            req = urllib.request.Request(self.server.url + "/generate_stream", method="POST",
+                                         data=json.dumps({"inputs": "Once upon a time",
+                                                          "parameters": {"max_new_tokens": 400}}).encode(),
+                                         headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=120) as r:
+                    r.readline()
+                    started.release()
+                    while not stop.is_set() and r.readline():
+                        pass
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+                started.release()
+        threads = [threading.Thread(target=stream) for _ in range(100)]
+        for t in threads:
+            t.start()
+        for _ in range(100):
+            started.acquire(timeout=60)
+        try:
+            for path in ("/health", "/metrics"):
+                for _ in range(5):
+                    t0 = time.time()
+                    status = self.server.get(path, timeout_s=5)[0]
+                    self.assertEqual(status, 200)
+                    self.assertLess(time.time() - t0, 1.0, path)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        self.assertEqual(errors, [])
+
+    def test_curl_examples_in_docs_api_md(self):
+        with open(os.path.join(REPO, "docs", "api.md")) as f:
+            text = f.read()
+        blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+        commands = [b.strip() for b in blocks if b.strip().startswith("curl")]
+        self.assertGreaterEqual(len(commands), 8)
+        for cmd in commands:
+            cmd = cmd.replace("localhost:3000", "127.0.0.1:%d" % self.server.port)
+            cmd = cmd.replace("\\\n", " ")
+            r = subprocess.run(["bash", "-c", cmd + " -sS -o /dev/null -w '%{http_code}'"],
+                               capture_output=True, text=True, timeout=120)
+            code = r.stdout.strip()[-3:]
+            expected = re.search(r"# expect (\d{3})", cmd)
+            self.assertEqual(code, expected.group(1) if expected else "200", cmd + "\n" + r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
