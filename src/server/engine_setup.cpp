@@ -17,13 +17,23 @@ Result<Vocab> vocab_for(const LoadedModel& model, const std::string& tokenizer_p
 
 }  // namespace
 
-Result<EngineSetup> setup_engine(const EngineOptions& o) {
+Result<EngineSetup> load_engine_model(const EngineOptions& o) {
   EngineSetup s;
   PLIMSOLL_ASSIGN(s.model, load_model(o.model_path));
   PLIMSOLL_ASSIGN(Vocab vocab, vocab_for(s.model, o.tokenizer_path));
   PLIMSOLL_ASSIGN(Tokenizer tokenizer, Tokenizer::create(std::move(vocab)));
   s.tokenizer = std::make_unique<Tokenizer>(std::move(tokenizer));
-  PLIMSOLL_ASSIGN(LlamaWeights weights, bind_llama_weights(s.model.config, s.model.tensors));
+  PLIMSOLL_ASSIGN(s.weights, bind_llama_weights(s.model.config, s.model.tensors));
+  return s;
+}
+
+Result<EngineSetup> setup_engine(const EngineOptions& o) {
+  PLIMSOLL_ASSIGN(EngineSetup s, load_engine_model(o));
+  PLIMSOLL_TRY(plan_and_start_engine(o, s));
+  return s;
+}
+
+Status plan_and_start_engine(const EngineOptions& o, EngineSetup& s) {
   PLIMSOLL_ASSIGN(s.budget, resolve_memory_budget(o.memory_limit_bytes, o.memory_fraction));
 
   const int n_threads = o.threads > 0 ? o.threads : ThreadPool::hardware_threads();
@@ -45,10 +55,11 @@ Result<EngineSetup> setup_engine(const EngineOptions& o) {
 
   s.threads = std::make_unique<ThreadPool>(n_threads);
   PLIMSOLL_ASSIGN(s.pool, KvBlockPool::create(s.model.config, s.plan.kv_blocks, o.block_tokens));
-  PLIMSOLL_ASSIGN(s.engine, BatchEngine::create(s.model.config, std::move(weights), *s.pool, s.plan.workspace,
+  PLIMSOLL_ASSIGN(s.engine, BatchEngine::create(s.model.config, std::move(*s.weights), *s.pool, s.plan.workspace,
                                                 s.threads.get()));
+  s.weights.reset();
   PLIMSOLL_TRY(s.engine->warm_up());
-  return s;
+  return {};
 }
 
 }  // namespace plimsoll

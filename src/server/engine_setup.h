@@ -41,8 +41,14 @@ struct EngineSetup {
   std::unique_ptr<ThreadPool> threads;
   std::unique_ptr<KvBlockPool> pool;
   std::unique_ptr<BatchEngine> engine;
+  std::optional<LlamaWeights> weights;  // bound in phase 1, moved into the engine in phase 2
 };
 
+// Phase 1 (fast: mmap and parse): the model file and its tokenizer.
+Result<EngineSetup> load_engine_model(const EngineOptions& options);
+// Phase 2 (slow: pages the weights in): budget, plan, pool, engine, warm-up.
+Status plan_and_start_engine(const EngineOptions& options, EngineSetup& setup);
+// Both phases.
 Result<EngineSetup> setup_engine(const EngineOptions& options);
 
 }  // namespace plimsoll

@@ -12,6 +12,7 @@
 #include "memory/process_memory.h"
 #include "metrics/registry.h"
 #include "metrics/server_metrics.h"
+#include "sched/deferred_service.h"
 #include "sched/engine_service.h"
 
 namespace plimsoll {
@@ -86,12 +87,38 @@ int run_serve(ServeConfig c) {
   // that can read a body at once (bounded by the concurrent-request limit).
   c.engine.extra_runtime_bytes +=
       std::min<int64_t>(c.api.threads, c.engine.max_concurrent_requests) * c.api.payload_limit_bytes / 8;
-  auto setup = setup_engine(c.engine);
+  auto setup = load_engine_model(c.engine);
   if (!setup) {
     std::fprintf(stderr, "error: %s\n", setup.error().message.c_str());
     return 1;
   }
   EngineSetup& s = *setup;
+  // Listen first: /health answers 503 until the model is planned and warmed.
+  sched::ServiceLimits loading;
+  loading.model_id = c.api.model_id.empty() ? s.model.path : c.api.model_id;
+  sched::DeferredService front(loading);
+  metrics::MetricsRegistry registry;
+  metrics::ServerMetrics server_metrics(registry);
+  api::ApiServer http(c.api, front, *s.tokenizer, server_metrics);
+  http.set_scrape_hook([&server_metrics, &front] {
+    const ProcessMemory mem = read_process_memory();
+    server_metrics.memory_resident_bytes.set(static_cast<double>(mem.resident_bytes));
+    const sched::ServiceStats st = front.stats();
+    server_metrics.kv_blocks_used.set(static_cast<double>(st.kv_blocks_used));
+    server_metrics.queue_size.set(static_cast<double>(st.queued_requests));
+    server_metrics.batch_current_size.set(static_cast<double>(st.batch_current_size));
+    server_metrics.batch_current_max_tokens.set(static_cast<double>(st.batch_current_max_tokens));
+  });
+  if (Status st = http.start(); !st.ok()) {
+    std::fprintf(stderr, "error: %s\n", st.error().message.c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "listening on http://%s:%d; loading %s\n", c.api.hostname.c_str(), http.port(),
+               loading.model_id.c_str());
+  if (Status st = plan_and_start_engine(c.engine, s); !st.ok()) {
+    std::fprintf(stderr, "error: %s\n", st.error().message.c_str());
+    return 1;
+  }
   std::fprintf(stderr, "memory limit %s from %s, x %.2f = budget %s\n%s", format_bytes(s.budget.limit_bytes).c_str(),
                s.budget.source.c_str(), s.budget.fraction, format_bytes(s.budget.budget_bytes).c_str(),
                s.plan.table().c_str());
@@ -105,25 +132,9 @@ int run_serve(ServeConfig c) {
   service_config.scheduler.step_tokens = s.plan.workspace.step_tokens;
   service_config.scheduler.step_seqs = s.plan.workspace.step_seqs;
   service_config.scheduler.max_skips = c.max_waiting_tokens;
-  sched::EngineService service(service_config, std::move(s.engine), std::move(s.pool), *s.tokenizer);
-
-  metrics::MetricsRegistry registry;
-  metrics::ServerMetrics server_metrics(registry);
   publish_plan(server_metrics, s, *limits);
-  api::ApiServer http(c.api, service, *s.tokenizer, server_metrics);
-  http.set_scrape_hook([&server_metrics, &service] {
-    const ProcessMemory mem = read_process_memory();
-    server_metrics.memory_resident_bytes.set(static_cast<double>(mem.resident_bytes));
-    const sched::ServiceStats st = service.stats();
-    server_metrics.kv_blocks_used.set(static_cast<double>(st.kv_blocks_used));
-    server_metrics.queue_size.set(static_cast<double>(st.queued_requests));
-    server_metrics.batch_current_size.set(static_cast<double>(st.batch_current_size));
-    server_metrics.batch_current_max_tokens.set(static_cast<double>(st.batch_current_max_tokens));
-  });
-  if (Status st = http.start(); !st.ok()) {
-    std::fprintf(stderr, "error: %s\n", st.error().message.c_str());
-    return 1;
-  }
+  sched::EngineService service(service_config, std::move(s.engine), std::move(s.pool), *s.tokenizer);
+  front.attach(&service);
   std::fprintf(stderr,
                "plimsoll serving %s on http://%s:%d (max %lld tokens per request, %lld KV tokens in all)\n"
                "try: curl -s localhost:%d/generate -H 'Content-Type: application/json' "
