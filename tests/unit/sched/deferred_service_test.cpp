@@ -6,7 +6,7 @@ namespace plimsoll::sched {
 namespace {
 
 struct Accepting : GenerationService {
-  int submits = 0;
+  uint64_t submits = 0;
   SubmitResult submit(std::vector<GenerationRequest>, EventSink) override { return {++submits, std::nullopt}; }
   void cancel(uint64_t) override {}
   ServiceLimits limits() const override { ServiceLimits l; l.max_total_tokens = 99; return l; }
