@@ -2,6 +2,12 @@
 // bodies for its own errors), registers the routes and runs the listener.
 #include "api/api_server.h"
 
+#include <sys/socket.h>
+
+#include <spdlog/spdlog.h>
+
+#include "api/listen_backlog.h"
+
 #include <httplib.h>
 
 #include <chrono>
@@ -87,6 +93,9 @@ Status ApiServer::start() {
   if (s.port == 0) {
     return make_error(ErrorCode::kIo, "cannot listen on " + s.config.hostname + ":" +
                                           std::to_string(s.config.port));
+  }
+  if (!raise_listen_backlog(s.port, SOMAXCONN)) {
+    spdlog::warn("could not raise the listen backlog of port {}; bursts of connections may be reset", s.port);
   }
   s.listener = std::thread([&s] { s.server.listen_after_bind(); });
   // httplib's stop() is a no-op until the loop runs: do not return before it does.
