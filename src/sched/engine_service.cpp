@@ -42,11 +42,9 @@ std::optional<Rejection> EngineService::check(const std::vector<GenerationReques
       return reject(ErrorCode::kInvalidArgument, where + "`max_new_tokens` must be strictly positive");
     }
     if (n_in > lim.max_input_tokens) {
-      return reject(ErrorCode::kInvalidArgument,
-                    where + "`inputs` tokens + `max_new_tokens` must be <= " + std::to_string(lim.max_total_tokens) +
-                        ". Given: " + std::to_string(n_in) + " `inputs` tokens and " +
-                        std::to_string(r.params.max_new_tokens) + " `max_new_tokens` (max input tokens " +
-                        std::to_string(lim.max_input_tokens) + ")");
+      return reject(ErrorCode::kInvalidArgument, where + "`inputs` must have less than " +
+                                                     std::to_string(lim.max_input_tokens + 1) +
+                                                     " tokens. Given: " + std::to_string(n_in));
     }
     if (n_in + r.params.max_new_tokens > lim.max_total_tokens) {
       return reject(ErrorCode::kInvalidArgument,
@@ -183,7 +181,9 @@ void EngineService::run() {
         scheduler_.update(plan, *logits, engine_->config().vocab_size);
       }
     }
-    record_step(plan.empty() ? 0 : static_cast<int64_t>(plan.steps.size()),
+    int64_t generated = 0;  // sequences that got a token this step
+    for (const SeqStep& st : plan.steps) generated += st.want_logits ? 1 : 0;
+    record_step(generated,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     lock.lock();
   }

@@ -154,7 +154,8 @@ StepPlan Scheduler::schedule() {
 void Scheduler::emit_token(Sequence& seq, const SampledToken& token, std::span<const float> logits) {
   TokenEvent ev;
   ev.index = seq.index;
-  ev.token = {token.id, token.logprob, std::string(tokenizer_.piece_text(seq.tokens[static_cast<size_t>(seq.prompt_len) > 0 ? seq.tokens.size() - 2 : 0], token.id)),
+  const int32_t prev_id = seq.tokens[seq.tokens.size() - 2];  // the token is already appended
+  ev.token = {token.id, token.logprob, std::string(tokenizer_.piece_text(prev_id, token.id)),
               tokenizer_.is_special(token.id)};
   const bool eos = token.id == tokenizer_.eos_id() && !seq.request.params.ignore_eos;
   if (!eos) {
