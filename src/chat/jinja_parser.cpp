@@ -55,8 +55,24 @@ class Parser {
   Result<ExprPtr> parse_subscript(ExprPtr object, const Token& open);
   Status parse_args(ArgExprs* args);
 
+  // Nesting of expressions and blocks, bounded so hostile templates cannot
+  // exhaust the stack here or in the evaluator.
+  struct DepthGuard {
+    explicit DepthGuard(int* depth) : depth_(depth) { ++*depth_; }
+    ~DepthGuard() { --*depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+    int* depth_;
+  };
+  static constexpr int kMaxNesting = 200;
+  Status check_depth() const {
+    if (depth_ <= kMaxNesting) return Status::ok_status();
+    return error_at(peek(), "nesting deeper than " + std::to_string(kMaxNesting), ErrorCode::kUnsupported);
+  }
+
   const std::vector<Token>& tokens_;
   size_t i_ = 0;
+  int depth_ = 0;
 };
 
 ExprPtr make_expr(ExprKind kind, const Token& at) {
@@ -113,6 +129,8 @@ Result<Body> Parser::parse_body(std::initializer_list<const char*> stops, std::s
 }
 
 Result<StmtPtr> Parser::parse_statement() {
+  const DepthGuard guard(&depth_);
+  PLIMSOLL_TRY(check_depth());
   const Token& token = peek();
   if (token.kind == TokenKind::kText) {
     auto s = std::make_unique<Stmt>();
@@ -260,6 +278,8 @@ Result<StmtPtr> Parser::parse_macro(const Token& start) {
 }
 
 Result<ExprPtr> Parser::parse_expression() {
+  const DepthGuard guard(&depth_);
+  PLIMSOLL_TRY(check_depth());
   PLIMSOLL_ASSIGN(ExprPtr value, parse_or());
   if (!is_name("if")) return value;
   const Token& token = next();
@@ -295,6 +315,8 @@ Result<ExprPtr> Parser::parse_and() {
 
 Result<ExprPtr> Parser::parse_not() {
   if (!is_name("not")) return parse_comparison();
+  const DepthGuard guard(&depth_);
+  PLIMSOLL_TRY(check_depth());
   const Token& token = next();
   ExprPtr e = make_expr(ExprKind::kUnary, token);
   e->name = "not";
@@ -351,6 +373,8 @@ Result<ExprPtr> Parser::parse_multiplicative() {
 
 Result<ExprPtr> Parser::parse_unary() {
   if (!is_op("-") && !is_op("+")) return parse_test();
+  const DepthGuard guard(&depth_);
+  PLIMSOLL_TRY(check_depth());
   const Token& token = next();
   ExprPtr e = make_expr(ExprKind::kUnary, token);
   e->name = token.text;

@@ -13,7 +13,7 @@ Result<AddedToken> parse_one(const Json& json, const std::string& where) {
   AddedToken token;
   const Json* id = find_member(json, "id");
   if (id == nullptr || !id->is_number_integer() || id->get<int64_t>() < 0 ||
-      id->get<int64_t>() > (1 << 30)) {
+      id->get<int64_t>() >= kMaxTokenIds) {
     return invalid_field(where, "id", "is not a valid id");
   }
   token.id = id->get<int32_t>();

@@ -71,7 +71,7 @@ Result<HfBpe> HfBpe::load(const Json& model, const std::string& where) {
 Status HfBpe::load_vocab(const Json& vocab, const std::string& where) {
   for (const auto& [token, id_json] : vocab.items()) {
     if (!id_json.is_number_integer() || id_json.get<int64_t>() < 0 ||
-        id_json.get<int64_t>() > (1 << 30)) {
+        id_json.get<int64_t>() >= kMaxTokenIds) {
       return invalid_field(where, "vocab", "id of '" + token + "' is not a valid id");
     }
     const auto id = id_json.get<int32_t>();

@@ -13,6 +13,9 @@ namespace plimsoll::hf {
 
 using Json = nlohmann::json;
 
+// Token ids at or above this are refused (tables are sized by the largest id).
+inline constexpr int64_t kMaxTokenIds = int64_t{1} << 24;
+
 // Parses JSON text; kInvalidFile naming `file_name` when it is not JSON.
 Result<Json> parse_json(std::string_view text, const std::string& file_name);
 // Reads and parses a file (kIo / kNotFound / kInvalidFile).

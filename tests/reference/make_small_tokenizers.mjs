@@ -71,3 +71,29 @@ function cut(name) {
 }
 
 for (const name of Object.keys(fullTokenizers)) cut(name);
+
+// Variants of the structures other conversions use, on the same small vocabularies.
+function variant(name, from, edit) {
+  const json = JSON.parse(fs.readFileSync(`${smallDir(from)}/tokenizer.json`, "utf8"));
+  const config = fs.readFileSync(`${smallDir(from)}/tokenizer_config.json`, "utf8");
+  edit(json);
+  fs.mkdirSync(`${dataDir}/${name}`, { recursive: true });
+  fs.writeFileSync(`${dataDir}/${name}/tokenizer.json`, JSON.stringify(json));
+  fs.writeFileSync(`${dataDir}/${name}/tokenizer_config.json`, config);
+  console.log(`${name}: from ${from}-small`);
+}
+// Llama-2 / Mistral v0.3 "legacy: false" conversions: Metaspace instead of Prepend+Replace.
+variant("metaspace-small", "llama2", (json) => {
+  json.normalizer = null;
+  json.pre_tokenizer = { type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false };
+  json.decoder = { type: "Sequence", decoders: [
+    { type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false },
+    { type: "ByteFallback" }, { type: "Fuse" }] };
+});
+// Newer tokenizer.json files: merges as pairs; a Digits split before ByteLevel.
+variant("bytelevel-digits-small", "gpt2", (json) => {
+  json.model.merges = json.model.merges.map((m) => m.split(" "));
+  json.pre_tokenizer = { type: "Sequence", pretokenizers: [
+    { type: "Digits", individual_digits: true },
+    { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true }] };
+});

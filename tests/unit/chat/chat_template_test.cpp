@@ -81,6 +81,15 @@ TEST(ChatTemplate, RendersAConversation) {
   EXPECT_EQ(*out, "<s><user>hi<assistant>true");
 }
 
+TEST(ChatTemplate, DeepNestingIsAnErrorNotACrash) {
+  const std::string deep = "{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}";
+  EXPECT_EQ(parse_error(deep).code, ErrorCode::kUnsupported);
+  EXPECT_EQ(parse_error("{{ " + std::string(5000, '-') + "1 }}").code, ErrorCode::kUnsupported);
+  std::string blocks;
+  for (int i = 0; i < 1000; ++i) blocks += "{% if true %}";
+  EXPECT_EQ(parse_error(blocks).code, ErrorCode::kUnsupported);
+}
+
 TEST(ChatTemplate, DeepMacroRecursionIsAnErrorNotACrash) {
   const Error e = render_error("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
   EXPECT_EQ(e.code, ErrorCode::kInvalidArgument);

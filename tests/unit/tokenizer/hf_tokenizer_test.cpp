@@ -186,6 +186,11 @@ TEST(HfTokenizer, BrokenFilesAreInvalidFileErrors) {
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.error().message.find("pre_tokenizer.pattern"), std::string::npos) << t.error().message;
   EXPECT_EQ(HfTokenizer::load_dir("/nonexistent").error().code, ErrorCode::kNotFound);
+  j = tiny_bpe();
+  j["model"]["vocab"]["huge"] = 1 << 30;  // would size tables by the id
+  t = make(j);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().code, ErrorCode::kInvalidFile);
 }
 
 TEST(HfTokenizer, InvalidUtf8InputIsReadAsReplacementCharacters) {
