@@ -2,9 +2,6 @@
 // exceptions are caught; everything above sees Result values.
 #include "tokenizer/hf_json.h"
 
-#include <fstream>
-#include <sstream>
-
 namespace plimsoll::hf {
 
 Result<Json> parse_json(std::string_view text, const std::string& file_name) {
@@ -17,15 +14,6 @@ Result<Json> parse_json(std::string_view text, const std::string& file_name) {
   } catch (const std::exception& e) {  // allocation failures and the like
     return make_error(ErrorCode::kInvalidFile, file_name + ": " + e.what());
   }
-}
-
-Result<Json> read_json_file(const std::string& path, const std::string& file_name) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::kNotFound, path + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return make_error(ErrorCode::kIo, path + ": read failed");
-  return parse_json(text.str(), file_name);
 }
 
 const Json* find_member(const Json& obj, std::string_view key) {

@@ -18,8 +18,6 @@ inline constexpr int64_t kMaxTokenIds = int64_t{1} << 24;
 
 // Parses JSON text; kInvalidFile naming `file_name` when it is not JSON.
 Result<Json> parse_json(std::string_view text, const std::string& file_name);
-// Reads and parses a file (kIo / kNotFound / kInvalidFile).
-Result<Json> read_json_file(const std::string& path, const std::string& file_name);
 
 // The member `key` of `obj`, nullptr when absent or null.
 const Json* find_member(const Json& obj, std::string_view key);

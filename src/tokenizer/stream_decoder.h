@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tokenizer/text_tokenizer.h"
+#include "tokenizer/tokenizer.h"  // kept for callers that stream the llama Tokenizer
 
 namespace plimsoll {
 
