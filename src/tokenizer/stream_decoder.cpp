@@ -7,7 +7,7 @@
 namespace plimsoll {
 
 std::string StreamDecoder::push(int32_t id) {
-  pending_.append(tokenizer_->piece_text(prev_id_, id));
+  tokenizer_->append_piece_text(prev_id_, id, &pending_);
   prev_id_ = id;
   return drain(/*final=*/false);
 }

@@ -5,7 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/text_tokenizer.h"
+#include "tokenizer/tokenizer.h"  // kept for callers that stream the llama Tokenizer
 
 namespace plimsoll {
 
@@ -15,7 +16,7 @@ class StreamDecoder {
  public:
   // prev_id: the token before the first pushed one (e.g. the prompt's last, or
   // BOS), so the leading-space rule applies; -1 when there is none.
-  explicit StreamDecoder(const Tokenizer& tokenizer, int32_t prev_id = -1)
+  explicit StreamDecoder(const TextTokenizer& tokenizer, int32_t prev_id = -1)
       : tokenizer_(&tokenizer), prev_id_(prev_id) {}
 
   // The text that became complete with this token ("" while a multi-byte
@@ -29,7 +30,7 @@ class StreamDecoder {
  private:
   std::string drain(bool final);
 
-  const Tokenizer* tokenizer_;
+  const TextTokenizer* tokenizer_;
   int32_t prev_id_;
   std::string pending_;
 };

@@ -13,6 +13,7 @@
 
 #include "core/result.h"
 #include "formats/vocab.h"
+#include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll {
 
@@ -24,7 +25,7 @@ struct EncodeStats {
   int64_t merges = 0;           // merges applied
 };
 
-class Tokenizer {
+class Tokenizer : public TextTokenizer {
  public:
   // Fails with kUnsupported for a model other than "llama" and kInvalidFile
   // for an inconsistent vocabulary (empty, mismatched arrays, bad special ids).
@@ -37,22 +38,30 @@ class Tokenizer {
   // highest score (ties: leftmost). O(n log n) with a priority queue over pairs.
   // parse_special: text equal to a control token's piece (e.g. "<s>") becomes
   // that token; the dummy prefix then applies only to text at the very start.
-  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special = false,
+  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special,
                               EncodeStats* stats = nullptr) const;
+  // TextTokenizer: add_special = add_bos (BOS added even when the vocabulary's
+  // add_bos is false), no special-token parsing.
+  std::vector<int32_t> encode(std::string_view text, bool add_special) const override {
+    return encode(text, add_special, /*parse_special=*/false);
+  }
 
   // Text of the ids: U+2581 -> space, byte tokens -> their raw byte, control
   // tokens -> nothing, and the leading space of a piece right after BOS dropped.
   // The result may be invalid UTF-8 when the ids are (see StreamDecoder).
-  std::string decode(std::span<const int32_t> ids) const;
+  std::string decode(std::span<const int32_t> ids) const override;
   // Text of one token given the token before it (-1: none). "" for bad ids.
   std::string_view piece_text(int32_t prev_id, int32_t id) const;
+  void append_piece_text(int32_t prev_id, int32_t id, std::string* out) const override {
+    out->append(piece_text(prev_id, id));
+  }
 
-  int64_t vocab_size() const { return vocab_.size(); }
-  int32_t bos_id() const { return vocab_.bos_id; }
-  int32_t eos_id() const { return vocab_.eos_id; }
+  int64_t vocab_size() const override { return vocab_.size(); }
+  int32_t bos_id() const override { return vocab_.bos_id; }
+  int32_t eos_id() const override { return vocab_.eos_id; }
   bool add_bos() const { return vocab_.add_bos; }
   // Control, unknown and unused tokens: ids that stand for no ordinary text.
-  bool is_special(int32_t id) const;
+  bool is_special(int32_t id) const override;
   // The stored piece (SentencePiece form, U+2581 for space); "" for bad ids.
   std::string_view piece(int32_t id) const;
   TokenType type(int32_t id) const;
