@@ -62,6 +62,19 @@ void ApiServer::Impl::configure() {
       [limit](const httplib::Request& req, httplib::Response& res) {
         return library_error(req, res, limit);
       }));
+  // Debian's httplib applies the payload limit only to bodies with a
+  // Content-Length; a chunked body would be read whole, whatever its size.
+  // Refuse chunked bodies before any of it is read.
+  server.set_pre_routing_handler([limit](const httplib::Request& req, httplib::Response& res) {
+    if (req.get_header_value("Transfer-Encoding").find("chunked") == std::string::npos) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    send_error(res, ApiError{411, "validation",
+                             "chunked request bodies are not accepted: send the body with a Content-Length "
+                             "(at most " + std::to_string(limit) + " bytes)"});
+    res.set_header("Connection", "close");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   add_info_routes(server, ctx);
   add_tgi_routes(server, ctx);
   add_openai_routes(server, ctx);

@@ -31,10 +31,12 @@ class StreamPump {
         recorder_(std::move(recorder)), last_write_(std::chrono::steady_clock::now()) {}
 
   // Called by httplib until it returns false or the sink is done.
+  // While stopping, what is already queued (the engine's final error events
+  // after a drain) is still written; the stream ends when nothing is left.
   bool pump(httplib::DataSink& sink) {
-    if (ctx_.stopping.load()) return false;
-    std::optional<sched::TokenEvent> event = submission_.queue->pop(kPollInterval);
-    if (!event) return keep_alive(sink);
+    const bool stopping = ctx_.stopping.load();
+    std::optional<sched::TokenEvent> event = submission_.queue->pop(stopping ? milliseconds(0) : kPollInterval);
+    if (!event) return stopping ? false : keep_alive(sink);
     recorder_->on_event(*event);
     bool end = false;
     std::string frames = formatter_->on_event(*event, &end);

@@ -149,7 +149,24 @@ Status build_prompt(const PromptPlan& plan, const Tokenizer& tokenizer,
       std::string_view(plan.text).starts_with(tokenizer.piece(tokenizer.bos_id()))) {
     add_bos = false;  // a chat template that writes BOS itself
   }
-  request->prompt_ids = tokenizer.encode(plan.text, add_bos, plan.parse_special);
+  // Refuse or cut by length before tokenizing: encoding costs memory and time
+  // in proportion to the bytes, and a text of n bytes has at least
+  // n / max_token_bytes tokens.
+  std::string_view text = plan.text;
+  const int64_t per_token = tokenizer.max_token_bytes();
+  const int64_t keep_tokens = plan.truncate ? *plan.truncate : limits.max_input_tokens;
+  if (keep_tokens > 0 && static_cast<int64_t>(text.size()) > (keep_tokens + 2) * per_token) {
+    if (!plan.truncate) {
+      return invalid("`inputs` must have less than " + std::to_string(limits.max_input_tokens) +
+                     " tokens. Given: at least " +
+                     std::to_string(static_cast<int64_t>(text.size()) / per_token) + " (" +
+                     std::to_string(text.size()) + " bytes)");
+    }
+    size_t cut = text.size() - static_cast<size_t>((keep_tokens + 2) * per_token);
+    while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) ++cut;  // a UTF-8 boundary
+    text.remove_prefix(cut);
+  }
+  request->prompt_ids = tokenizer.encode(text, add_bos, plan.parse_special);
   auto& ids = request->prompt_ids;
   if (plan.truncate && static_cast<int64_t>(ids.size()) > *plan.truncate) {
     ids.erase(ids.begin(), ids.end() - *plan.truncate);  // TGI truncates on the left

@@ -76,7 +76,7 @@ size_t keep_typical(SamplerScratch& s, size_t n, float typical_p) {
 
 Status SamplingParams::validate() const {
   auto bad = [](const std::string& m) { return make_error(ErrorCode::kInvalidArgument, m); };
-  if (!(temperature >= 0.0f) || !std::isfinite(temperature)) return bad("`temperature` must be >= 0");
+  if (!(temperature >= 0.0f) || !std::isfinite(temperature)) return bad("`temperature` must be a finite number >= 0");
   if (top_k < 0) return bad("`top_k` must be >= 0");
   if (!in_open_unit(top_p)) return bad("`top_p` must be > 0.0 and <= 1.0");
   if (!in_open_unit(typical_p)) return bad("`typical_p` must be > 0.0 and <= 1.0");

@@ -2,6 +2,7 @@
 // built from a Vocab; encodes text to ids (llama2.c's rules) and decodes back.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -56,6 +57,9 @@ class Tokenizer : public TextTokenizer {
     out->append(piece_text(prev_id, id));
   }
 
+  // The most input bytes one token can stand for (at least 1): a text of n
+  // bytes encodes to at least n / max_token_bytes() tokens.
+  int64_t max_token_bytes() const { return std::max<int64_t>(1, static_cast<int64_t>(max_text_bytes_)); }
   int64_t vocab_size() const override { return vocab_.size(); }
   int32_t bos_id() const override { return vocab_.bos_id; }
   int32_t eos_id() const override { return vocab_.eos_id; }

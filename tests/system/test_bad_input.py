@@ -163,11 +163,10 @@ class BadInputTest(unittest.TestCase):
         self.assert_json_error(r, 413, "validation", ["payload too large", "2000000"], "2 MB body")
         self.assert_still_serving("oversized body")
 
-    @unittest.expectedFailure
-    def test_oversized_chunked_body_is_413(self):
-        # KNOWN BUG (docs/reliability.md): cpp-httplib 0.11.4 applies the payload limit
-        # only to bodies with Content-Length; a chunked body of any size is read whole
-        # (64 MB took the process to 3.4 GiB peak RSS with a 512 MiB plan).
+    def test_chunked_body_is_refused_before_it_is_read(self):
+        # cpp-httplib 0.11.4 applies the payload limit only to bodies with Content-Length
+        # (a 64 MB chunked body once took the process to 3.4 GiB peak RSS with a 512 MiB
+        # plan), so the server refuses chunked bodies with 411 before reading them.
         with rawhttp.connect(self.server.port) as s:
             s.sendall(rawhttp.request_head("POST", "/generate", None, ["Transfer-Encoding: chunked"]))
             chunk = b"x" * 65536
@@ -178,7 +177,7 @@ class BadInputTest(unittest.TestCase):
             except OSError:
                 pass  # the server may answer and close before the whole body is sent
             r = rawhttp.read_response(s)
-        self.assert_json_error(r, 413, "validation", ["payload too large"], "chunked 2.6 MB body")
+        self.assert_json_error(r, 411, "validation", ["Content-Length"], "chunked 2.6 MB body")
         self.assert_still_serving("oversized chunked body")
 
     def test_10_mb_prompt_is_413_at_the_default_payload_limit(self):
@@ -229,12 +228,10 @@ class BadInputTest(unittest.TestCase):
 
 
 class PromptMemoryTest(unittest.TestCase):
-    @unittest.expectedFailure
     def test_eight_max_size_prompts_at_once_stay_within_the_memory_plan(self):
-        # KNOWN BUG (docs/reliability.md): build_prompt (src/api/validation.cpp) tokenizes
-        # the whole prompt before checking max_input_tokens; a 2 MB prompt (within the
-        # payload limit) costs about 94 MB of transient memory and seconds of CPU, which
-        # the plan does not count (it reserves payload_limit / 8 per concurrent body).
+        # build_prompt (src/api/validation.cpp) once tokenized the whole prompt before
+        # checking max_input_tokens: a 2 MB prompt cost about 94 MB of transient memory.
+        # It now refuses (or, with `truncate`, cuts) by byte length first.
         server = Server("--memory-limit", "512Mi")
         try:
             body = j({"inputs": "Once upon a time " * 117_000, "parameters": {"max_new_tokens": 4}})

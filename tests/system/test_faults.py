@@ -179,14 +179,10 @@ class SigtermTest(unittest.TestCase):
         print("%d requests ended with a clean error, %d streams cut without an error event" % (cut, silent))
         self.assertGreater(cut + silent, 0, "every request finished within 1 s: the test proved nothing")
 
-    @unittest.expectedFailure
     def test_streams_cut_by_shutdown_end_with_an_error_event(self):
-        # KNOWN BUG (docs/reliability.md): docs/api.md promises that a started stream's
-        # failure is its last event. On SIGTERM, serve.cpp calls service.shutdown() and
-        # then ApiServer::stop(), which sets RouteContext::stopping; StreamPump::pump
-        # (src/api/generation.cpp) returns false on `stopping` before writing the events
-        # already queued (the engine's error events when the grace period ends, or the
-        # last tokens of streams that finished just in time), so the stream is cut silently.
+        # docs/api.md promises that a started stream's failure is its last event: after
+        # the drain, StreamPump writes what is queued (the engine's error events) before
+        # it ends the stream.
         for r in self._past_grace():
             if r[0] == "stream":
                 self.assertIsNotNone(r[2], "stream cut without a final or error event: %s" % (r,))
