@@ -66,4 +66,8 @@ const RowKernels& avx2_row_kernels();    // needs AVX2 + FMA + F16C
 const RowKernels& avx512_row_kernels();  // needs AVX-512 F/BW/VL/VNNI + F16C + FMA
 const TileKernels& avx512_tile_kernels();  // same needs; F32/F16/BF16/Q8_0/Q4_0
 
+// AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).
+float avx512_dot_f32(const float* a, const float* b, int64_t n);
+void avx512_axpy_f32(float* y, float a, const float* x, int64_t n);
+
 }  // namespace plimsoll::kernels
