@@ -1,5 +1,5 @@
-// matmul: ISA selection, activation quantization into a reused per-thread
-// scratch, and the row x token-tile loop split across the thread pool.
+// matmul: ISA selection, activation preparation into a reused per-thread
+// scratch, and the tile loops (rows split across the thread pool).
 #include <algorithm>
 #include <atomic>
 #include <cassert>
@@ -54,6 +54,20 @@ const RowKernels& kernels_for(Isa isa) {
   return scalar_row_kernels();
 }
 
+const TileKernel* tile_kernel_for(Isa isa, DType dtype) {
+  if (isa != Isa::kAvx512) return nullptr;
+  const TileKernel& k = avx512_tile_kernels().k[static_cast<int>(dtype)];
+  return k.tile != nullptr ? &k : nullptr;
+}
+
+// A per-thread buffer of at least `bytes`, 64-byte aligned; it only grows.
+std::byte* thread_scratch(size_t bytes) {
+  thread_local std::vector<std::byte> scratch;
+  if (scratch.size() < bytes + 64) scratch.resize(bytes + 64);
+  const auto addr = reinterpret_cast<uintptr_t>(scratch.data());
+  return scratch.data() + ((64 - addr % 64) % 64);
+}
+
 // Activation rows in the weight dtype's act format. The buffer belongs to the
 // calling thread and only grows, so steady-state calls do not allocate; pool
 // workers read it while the caller waits in parallel_for.
@@ -72,6 +86,53 @@ const std::byte* prepare_acts(DType w_dtype, const float* x, int64_t n_tokens, i
     quantize_row(a, x + t * cols, scratch.data() + t * *stride_bytes, cols);
   }
   return scratch.data();
+}
+
+// Prepared activation rows for a tile kernel: x itself (f32 kernels) or the
+// kernel's layout in the caller's scratch; big batches are prepared in parallel.
+const std::byte* prepare_tile_acts(const TileKernel& k, const float* x, int64_t n_tokens, int64_t cols,
+                                   ThreadPool* pool, int64_t* stride_bytes) {
+  if (k.prepare == nullptr) {
+    *stride_bytes = cols * static_cast<int64_t>(sizeof(float));
+    return reinterpret_cast<const std::byte*>(x);
+  }
+  *stride_bytes = k.act_row_bytes(cols);
+  std::byte* dst = thread_scratch(static_cast<size_t>(*stride_bytes * n_tokens));
+  auto run = [&](int64_t t0, int64_t t1) { k.prepare(x, cols, t0, t1, dst); };
+  if (pool != nullptr && pool->n_threads() > 1 && n_tokens >= 16) {
+    pool->parallel_for(n_tokens, 4, run);
+  } else {
+    run(0, n_tokens);
+  }
+  return dst;
+}
+
+// Each thread takes a contiguous range of rows; within it, tokens go in panels
+// of kTokenPanel (their prepared rows stay in L2) and each kRowTile-row block
+// (in L1) meets the panel's tokens kTokenTile at a time.
+void matmul_tiled(const TileKernel& k, const TensorView& w, const float* x, int64_t n_tokens, float* y,
+                  ThreadPool* pool) {
+  const int64_t rows = w.rows(), cols = w.cols(), w_row_bytes = w.row_bytes();
+  int64_t stride_bytes = 0;
+  const std::byte* acts = prepare_tile_acts(k, x, n_tokens, cols, pool, &stride_bytes);
+  auto run_rows = [&](int64_t r_begin, int64_t r_end) {
+    for (int64_t p0 = 0; p0 < n_tokens; p0 += kTokenPanel) {
+      const int64_t p1 = std::min(n_tokens, p0 + kTokenPanel);
+      for (int64_t r = r_begin; r < r_end; r += kRowTile) {
+        const int n_rows = static_cast<int>(std::min<int64_t>(kRowTile, r_end - r));
+        for (int64_t t = p0; t < p1; t += kTokenTile) {
+          const int n_tok = static_cast<int>(std::min<int64_t>(kTokenTile, p1 - t));
+          k.tile(w.data + r * w_row_bytes, w_row_bytes, n_rows, acts + t * stride_bytes, stride_bytes, n_tok,
+                 cols, y + t * rows + r, rows);  // y: [n_tokens, rows]
+        }
+      }
+    }
+  };
+  if (pool != nullptr && pool->n_threads() > 1 && rows >= 2 * kRowTile) {
+    pool->parallel_for(rows, kRowTile, run_rows);
+  } else {
+    run_rows(0, rows);
+  }
 }
 
 }  // namespace
@@ -97,6 +158,10 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
   const int64_t rows = w.rows(), cols = w.cols();
   assert(cols % dtype_traits(w.dtype).block_elems == 0);
   if (rows == 0 || n_tokens <= 0) return;
+  if (const TileKernel* k = tile_kernel_for(active_isa(), w.dtype)) {
+    matmul_tiled(*k, w, x, n_tokens, y, pool);
+    return;
+  }
   int64_t stride_bytes = 0;
   const std::byte* acts = prepare_acts(w.dtype, x, n_tokens, cols, &stride_bytes);
   const RowTileFn fn = kernels_for(active_isa()).fn[static_cast<int>(w.dtype)];

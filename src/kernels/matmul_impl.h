@@ -1,5 +1,6 @@
 // The internal contract between the matmul driver (matmul.cpp) and the
-// per-ISA row kernels (scalar/, x86/): one weight row against a tile of tokens.
+// per-ISA kernels (scalar/, x86/): row kernels (one weight row x a few tokens)
+// and tile kernels (kRowTile rows x kTokenTile tokens over prepared activations).
 #pragma once
 
 #include <cstddef>
@@ -36,8 +37,37 @@ inline DType act_dtype(DType w) {
   }
 }
 
+// ---- tile kernels (ISA fast paths; null entries fall back to the row kernels)
+inline constexpr int kRowTile = 4;        // weight rows per tile
+inline constexpr int kTokenPanel = 64;    // tokens whose prepared rows stay in L2 while
+                                          // a thread's weight rows stream past them
+
+// Activations the tile kernel reads: f32 x as is (prepare == nullptr), or rows
+// prepared once per call in the kernel's own layout (quantized, with the
+// per-lane offsets and scales its inner loop wants).
+struct TileKernel {
+  // bytes of one prepared activation row of cols elements (a multiple of 64)
+  int64_t (*act_row_bytes)(int64_t cols) = nullptr;
+  // prepares x rows [t0, t1) (x: [n, cols] f32) into dst + t * act_row_bytes(cols);
+  // dst is 64-byte aligned
+  void (*prepare)(const float* x, int64_t cols, int64_t t0, int64_t t1, std::byte* dst) = nullptr;
+  // y[t * y_stride + r] = dot(w row r, act t) for r < n_rows (1..kRowTile) and
+  // t < n_tok (1..kTokenTile); w rows are w_row_bytes apart, acts act_stride_bytes.
+  void (*tile)(const std::byte* w, int64_t w_row_bytes, int n_rows, const std::byte* acts,
+               int64_t act_stride_bytes, int n_tok, int64_t cols, float* y, int64_t y_stride) = nullptr;
+};
+
+struct TileKernels {
+  TileKernel k[kNumDTypes];  // indexed by DType; tile == nullptr: none
+};
+
 const RowKernels& scalar_row_kernels();
 const RowKernels& avx2_row_kernels();    // needs AVX2 + FMA + F16C
 const RowKernels& avx512_row_kernels();  // needs AVX-512 F/BW/VL/VNNI + F16C + FMA
+const TileKernels& avx512_tile_kernels();  // same needs; F32/F16/BF16/Q8_0/Q4_0
+
+// AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).
+float avx512_dot_f32(const float* a, const float* b, int64_t n);
+void avx512_axpy_f32(float* y, float a, const float* x, int64_t n);
 
 }  // namespace plimsoll::kernels

@@ -6,5 +6,9 @@ namespace plimsoll::kernels {
 
 const RowKernels& avx2_row_kernels() { return scalar_row_kernels(); }
 const RowKernels& avx512_row_kernels() { return scalar_row_kernels(); }
+const TileKernels& avx512_tile_kernels() {
+  static const TileKernels none;
+  return none;
+}
 
 }  // namespace plimsoll::kernels

@@ -1,9 +1,10 @@
 // The f32 element-wise ops of a transformer layer (rmsnorm, softmax, rope,
-// swiglu, dot, axpy). Plain scalar loops for now; the compiler vectorizes some.
+// swiglu, dot, axpy). Scalar loops; dot and axpy use AVX-512 twins when active.
 #include <algorithm>
 #include <cmath>
 
 #include "kernels/kernels.h"
+#include "kernels/matmul_impl.h"
 
 namespace plimsoll::kernels {
 
@@ -47,13 +48,26 @@ void swiglu(float* out, const float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.f + std::exp(-gate[i])) * up[i];
 }
 
+namespace {
+#if defined(__x86_64__) || defined(__i386__)
+bool use_avx512() { return active_isa() == Isa::kAvx512; }
+#else
+bool use_avx512() { return false; }
+#endif
+}  // namespace
+
 float dot_f32(const float* a, const float* b, int64_t n) {
+  if (use_avx512()) return avx512_dot_f32(a, b, n);
   float sum = 0.f;
   for (int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
   return sum;
 }
 
 void axpy_f32(float* y, float a, const float* x, int64_t n) {
+  if (use_avx512()) {
+    avx512_axpy_f32(y, a, x, n);
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 

@@ -1,0 +1,86 @@
+// Kernel micro-benchmark (Google Benchmark): matmul at the 134M model's shapes
+// for decode (1..4 tokens) and batched/prefill token counts. Built by bench/kernels_bench.sh.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/kernels.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+struct Matrix {
+  std::vector<std::byte> bytes;
+  TensorView view;
+};
+
+// A [rows, cols] matrix of dtype from N(0, 0.5) floats (quantized once, cached).
+const Matrix& matrix(DType dtype, int64_t rows, int64_t cols) {
+  static std::vector<std::pair<std::vector<int64_t>, std::unique_ptr<Matrix>>> cache;
+  const std::vector<int64_t> key = {static_cast<int64_t>(dtype), rows, cols};
+  for (auto& [k, m] : cache) if (k == key) return *m;
+  auto m = std::make_unique<Matrix>();
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist(0.f, 0.5f);
+  std::vector<float> row(static_cast<size_t>(cols));
+  const int64_t row_bytes = dtype_row_bytes(dtype, cols);
+  m->bytes.resize(static_cast<size_t>(rows * row_bytes));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (float& f : row) f = dist(rng);
+    quantize_row(dtype, row.data(), m->bytes.data() + r * row_bytes, cols);
+  }
+  m->view.dtype = dtype;
+  m->view.shape = {rows, cols};
+  m->view.data = m->bytes.data();
+  m->view.n_bytes = static_cast<int64_t>(m->bytes.size());
+  cache.emplace_back(key, std::move(m));
+  return *cache.back().second;
+}
+
+// args: dtype, rows, cols, n_tokens, threads
+void BM_Matmul(benchmark::State& state) {
+  const auto dtype = static_cast<DType>(state.range(0));
+  const int64_t rows = state.range(1), cols = state.range(2), n_tokens = state.range(3);
+  const int threads = static_cast<int>(state.range(4));
+  const Matrix& w = matrix(dtype, rows, cols);
+  std::mt19937 rng(2);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  std::vector<float> x(static_cast<size_t>(n_tokens * cols)), y(static_cast<size_t>(n_tokens * rows));
+  for (float& f : x) f = dist(rng);
+  ThreadPool pool(threads);
+  for (auto _ : state) {
+    matmul(w.view, x.data(), n_tokens, y.data(), threads > 1 ? &pool : nullptr);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double iters = static_cast<double>(state.iterations());
+  state.counters["w_GB/s"] = benchmark::Counter(iters * static_cast<double>(w.bytes.size()) * 1e-9,
+                                                benchmark::Counter::kIsRate);
+  state.counters["GMAC/s"] = benchmark::Counter(iters * static_cast<double>(rows * cols * n_tokens) * 1e-9,
+                                                benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(dtype_name(dtype)) + " " + isa_name(active_isa()));
+}
+
+void Shapes(benchmark::internal::Benchmark* b) {
+  const DType dtypes[] = {DType::kQ8_0, DType::kQ4_0, DType::kF16, DType::kF32};
+  const int64_t shapes[][2] = {{768, 768}, {2048, 768}, {768, 2048}, {32000, 768}};  // rows, cols
+  for (DType d : dtypes) {
+    for (const auto& s : shapes) {
+      for (int64_t n : {1, 4, 16, 64, 512}) {
+        if (s[0] == 32000 && n > 4) continue;  // the head only sees the last tokens
+        b->Args({static_cast<int64_t>(d), s[0], s[1], n, 1});
+      }
+    }
+  }
+}
+
+BENCHMARK(BM_Matmul)->Apply(Shapes)->ArgNames({"dtype", "rows", "cols", "tokens", "threads"})
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace plimsoll::kernels
+
+BENCHMARK_MAIN();

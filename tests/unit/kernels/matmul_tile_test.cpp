@@ -1,0 +1,105 @@
+// matmul tile paths (kRowTile x kTokenTile register tiles, token panels, prepared
+// activations): edge shapes against the scalar twin and exact activation quantization.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernel_test_util.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+using testing::available_isas;
+using testing::IsaGuard;
+using testing::make_weights;
+using testing::random_floats;
+using testing::Weights;
+
+const DType kTiledDTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0};
+
+std::vector<float> run(Isa isa, const Weights& w, const std::vector<float>& x, int64_t n_tokens,
+                       ThreadPool* pool) {
+  EXPECT_TRUE(set_isa(isa));
+  std::vector<float> y(static_cast<size_t>(n_tokens * w.view.rows()), -1.f);
+  matmul(w.view, x.data(), n_tokens, y.data(), pool);
+  return y;
+}
+
+double abs_dot(const Weights& w, const std::vector<float>& x, int64_t r, int64_t t, int64_t cols) {
+  double s = 0;
+  for (int64_t c = 0; c < cols; ++c) s += std::fabs(double(w.dequantized[r * cols + c]) * x[t * cols + c]);
+  return s;
+}
+
+// Row counts around the 4-row tile, token counts around the 4-token tile and
+// the 64-token panel, odd and even block counts; single-threaded and with a
+// pool (rows split, big batches quantized in parallel). Same bound as
+// Matmul.FastPathsMatchScalarTwin: only the f32 summation order differs.
+TEST(MatmulTile, EdgeShapesMatchScalarTwin) {
+  IsaGuard guard;
+  ThreadPool pool(2);
+  uint32_t seed = 7000;
+  struct Shape { int64_t rows, cols, n_tokens; };
+  for (DType dtype : kTiledDTypes) {
+    const bool blocked = dtype_traits(dtype).block_elems == 32;
+    const std::vector<Shape> shapes = {
+        {1, blocked ? 32 : 15, 1},    {2, blocked ? 64 : 16, 2},     {3, blocked ? 96 : 17, 3},
+        {6, blocked ? 160 : 31, 7},   {7, blocked ? 224 : 48, 16},   {9, blocked ? 768 : 100, 17},
+        {13, blocked ? 1056 : 257, 67}, {8, blocked ? 96 : 33, 130}, {4, blocked ? 2048 : 2049, 5},
+    };
+    for (const Shape& s : shapes) {
+      const Weights w = make_weights(dtype, s.rows, s.cols, seed++);
+      const std::vector<float> x = random_floats(s.n_tokens * s.cols, seed++);
+      const std::vector<float> ref = run(Isa::kScalar, w, x, s.n_tokens, nullptr);
+      for (Isa isa : available_isas()) {
+        for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+          const std::vector<float> y = run(isa, w, x, s.n_tokens, p);
+          for (int64_t t = 0; t < s.n_tokens; ++t) {
+            for (int64_t r = 0; r < s.rows; ++r) {
+              const size_t i = static_cast<size_t>(t * s.rows + r);
+              ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, s.cols) + 1e-6)
+                  << dtype_name(dtype) << " " << isa_name(isa) << (p ? " pool" : "") << " rows " << s.rows
+                  << " cols " << s.cols << " tokens " << s.n_tokens << " t " << t << " r " << r;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// With one-hot weights (row r keeps column r only) each output is a single
+// block product d_w * d_x * q_w * q_x: no summation order is involved, so every
+// path must agree bit for bit, which pins the activation quantization (ties
+// rounded away from zero, f16 scales down to subnormal, all-zero blocks).
+TEST(MatmulTile, ActivationQuantizationIsExact) {
+  IsaGuard guard;
+  const int64_t cols = 96;  // three blocks: an odd count pads the last pair
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_0}) {
+    std::vector<float> one_hot(static_cast<size_t>(cols * cols), 0.f);
+    for (int64_t r = 0; r < cols; ++r) one_hot[static_cast<size_t>(r * cols + r)] = 1.f;
+    Weights w = make_weights(dtype, cols, cols, 1);
+    const int64_t row_bytes = dtype_row_bytes(dtype, cols);
+    for (int64_t r = 0; r < cols; ++r) {
+      quantize_row(dtype, one_hot.data() + r * cols, w.bytes.data() + r * row_bytes, cols);
+    }
+    // token 0: amax 127 (scale 1) and halves, so x / d lands on .5 ties; token 1: tiny values
+    // (f16 scale subnormal); token 2: random with the middle block zero.
+    std::vector<float> x(static_cast<size_t>(3 * cols), 0.f);
+    for (int64_t c = 0; c < cols; ++c) {
+      x[static_cast<size_t>(c)] = c % 32 == 0 ? 127.f : (c % 2 ? -1.f : 1.f) * static_cast<float>(c % 32) / 2.f;
+      x[static_cast<size_t>(cols + c)] = 1e-7f * static_cast<float>((c * 37) % 23 - 11);
+    }
+    const std::vector<float> rnd = random_floats(cols, 3);
+    for (int64_t c = 0; c < cols; ++c) x[static_cast<size_t>(2 * cols + c)] = (c / 32 == 1) ? 0.f : rnd[size_t(c)];
+    const std::vector<float> ref = run(Isa::kScalar, w, x, 3, nullptr);
+    for (Isa isa : available_isas()) {
+      EXPECT_EQ(run(isa, w, x, 3, nullptr), ref) << dtype_name(dtype) << " " << isa_name(isa);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace plimsoll::kernels
