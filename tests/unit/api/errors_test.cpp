@@ -61,9 +61,13 @@ TEST_F(ApiTest, TokenLimitsAreChecked) {
                "validation",
                "`inputs` tokens + `max_new_tokens` must be <= 96. Given: 4 `inputs` tokens and "
                "1000000000000 `max_new_tokens`");
-  std::string long_input(70, 'a');
-  expect_error(post("/generate", json{{"inputs", long_input}}), 422, "validation",
-               "`inputs` must have less than 64 tokens. Given: 72");
+  // Counted after tokenizing when the text could fit...
+  expect_error(post("/generate", json{{"inputs", std::string(63, 'a')}}), 422, "validation",
+               "`inputs` must have less than 64 tokens. Given: 65");
+  // ...refused by its length in bytes, before tokenizing, when it cannot
+  // (every token of this vocabulary stands for at most 1 byte).
+  expect_error(post("/generate", json{{"inputs", std::string(70, 'a')}}), 422, "validation",
+               "`inputs` must have less than 64 tokens. Given: at least 70 (70 bytes)");
   expect_error(post("/generate", json{{"inputs", ""}}), 422, "validation", "`inputs` cannot be empty");
 }
 
