@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   runners["inspect"] = plimsoll::cli::add_inspect_command(app);
   runners["tokenize"] = plimsoll::cli::add_tokenize_command(app);
   runners["bench"] = plimsoll::cli::add_bench_command(app);
+  runners["batch"] = plimsoll::cli::add_batch_command(app);
   CLI11_PARSE(app, argc, argv);
   return runners.at(app.get_subcommands().front()->get_name())();
 }
