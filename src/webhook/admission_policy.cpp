@@ -86,8 +86,14 @@ std::optional<int64_t> Check::checked_quantity(std::string& what) {
          "resources.limits.memory (and PLIMSOLL_MEMORY_LIMIT from it)");
   }
   const bool want_limit = policy.check_against == PolicyConfig::CheckAgainst::kLimit;
-  if (want_limit && r.memory_limit_bytes) return what = "memory limit", r.memory_limit_bytes;
-  if (r.memory_request_bytes) return what = "memory request", r.memory_request_bytes;
+  if (want_limit && r.memory_limit_bytes) {
+    what = "memory limit";
+    return r.memory_limit_bytes;
+  }
+  if (r.memory_request_bytes) {
+    what = "memory request";
+    return r.memory_request_bytes;
+  }
   warn("no memory request or limit: the memory plan was not checked");
   return std::nullopt;
 }
