@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   runners["bench"] = plimsoll::cli::add_bench_command(app);
   runners["serve"] = plimsoll::cli::add_serve_command(app);
   runners["batch"] = plimsoll::cli::add_batch_command(app);
+  runners["webhook"] = plimsoll::cli::add_webhook_command(app);
   CLI11_PARSE(app, argc, argv);
   return runners.at(app.get_subcommands().front()->get_name())();
 }

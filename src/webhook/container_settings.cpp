@@ -1,0 +1,312 @@
+// Reads one container: is it `plimsoll serve`, which flags and environment
+// variables set which serve setting, and its memory/CPU requests and limits.
+#include "webhook/container_settings.h"
+
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "core/bytes.h"
+
+namespace plimsoll::webhook {
+namespace {
+
+using nlohmann::json;
+using Tokens = std::vector<std::string>;
+
+std::string str_at(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+std::string basename_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// "registry:5000/team/plimsoll:0.1@sha256:..." -> "plimsoll"
+std::string image_name(std::string image) {
+  if (const size_t at = image.find('@'); at != std::string::npos) image.resize(at);
+  image = basename_of(image);
+  if (const size_t colon = image.find(':'); colon != std::string::npos) image.resize(colon);
+  return image;
+}
+
+// command + args as words; a shell string that mentions plimsoll is split on blanks.
+Tokens words(const json& container) {
+  Tokens out;
+  for (const char* key : {"command", "args"}) {
+    if (!container.contains(key) || !container[key].is_array()) continue;
+    for (const json& w : container[key]) {
+      if (!w.is_string()) continue;
+      const std::string s = w.get<std::string>();
+      if (s.find("plimsoll ") == std::string::npos) {
+        out.push_back(s);
+        continue;
+      }
+      std::istringstream in(s);
+      for (std::string part; in >> part;) out.push_back(part);
+    }
+  }
+  return out;
+}
+
+bool has_command(const json& c) { return c.contains("command") && c["command"].is_array() && !c["command"].empty(); }
+
+// Index of the first word after `plimsoll serve`, or nullopt.
+std::optional<size_t> serve_args_start(const json& container) {
+  const Tokens w = words(container);
+  for (size_t i = 0; i + 1 < w.size(); ++i) {
+    if (basename_of(w[i]) == "plimsoll") return w[i + 1] == "serve" ? std::optional(i + 2) : std::nullopt;
+  }
+  if (!has_command(container) && image_name(str_at(container, "image")) == "plimsoll") return size_t{0};
+  return std::nullopt;
+}
+
+// --- values ---
+
+Result<int64_t> to_int(const std::string& what, const std::string& text) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0') {
+    return make_error(ErrorCode::kInvalidArgument, what + " '" + text + "' is not an integer");
+  }
+  return static_cast<int64_t>(v);
+}
+
+Result<double> to_double(const std::string& what, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0') {
+    return make_error(ErrorCode::kInvalidArgument, what + " '" + text + "' is not a number");
+  }
+  return v;
+}
+
+Result<int64_t> to_bytes(const std::string& what, const std::string& text) {
+  auto b = parse_bytes(text);
+  if (!b) return b.error().with_context(what);
+  return *b;
+}
+
+// --- the settings that change the plan, by flag and environment variable (serve_command.cpp) ---
+
+using Setter = std::function<Status(ContainerSettings&, const std::string& what, const std::string& value)>;
+
+struct Setting {
+  const char* flag;
+  const char* env;
+  Setter set;
+};
+
+template <typename F>
+Setter int_setter(F field) {
+  return [field](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
+    PLIMSOLL_ASSIGN(const int64_t n, to_int(what, v));
+    field(s, n);
+    return {};
+  };
+}
+
+const std::vector<Setting>& plan_settings() {
+  static const std::vector<Setting> table = {
+      {"--memory-limit", "PLIMSOLL_MEMORY_LIMIT",
+       [](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
+         PLIMSOLL_ASSIGN(s.memory_limit_bytes, to_bytes(what, v));
+         return {};
+       }},
+      {"--memory-fraction", "PLIMSOLL_MEMORY_FRACTION",
+       [](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
+         PLIMSOLL_ASSIGN(s.serve.engine.memory_fraction, to_double(what, v));
+         return {};
+       }},
+      {"--max-batch-memory", "PLIMSOLL_MAX_BATCH_MEMORY",
+       [](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
+         PLIMSOLL_ASSIGN(s.serve.engine.max_batch_memory_bytes, to_bytes(what, v));
+         return {};
+       }},
+      {"--payload-limit", "PAYLOAD_LIMIT",
+       [](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
+         PLIMSOLL_ASSIGN(s.serve.api.payload_limit_bytes, to_bytes(what, v));
+         return {};
+       }},
+      {"--max-concurrent-requests", "MAX_CONCURRENT_REQUESTS",
+       int_setter([](ContainerSettings& s, int64_t n) { s.serve.engine.max_concurrent_requests = n; })},
+      {"--max-total-tokens", "MAX_TOTAL_TOKENS",
+       int_setter([](ContainerSettings& s, int64_t n) { s.serve.engine.max_total_tokens = n; })},
+      {"--max-batch-prefill-tokens", "MAX_BATCH_PREFILL_TOKENS",
+       int_setter([](ContainerSettings& s, int64_t n) { s.serve.engine.step_tokens = n; })},
+      {"--max-batch-size", "MAX_BATCH_SIZE",
+       int_setter([](ContainerSettings& s, int64_t n) { s.serve.engine.step_seqs = n; })},
+      {"--max-batch-total-tokens", "MAX_BATCH_TOTAL_TOKENS",
+       int_setter([](ContainerSettings& s, int64_t n) { if (n > 0) s.serve.max_batch_total_tokens = n; })},
+      {"--block-size", "PLIMSOLL_BLOCK_SIZE",
+       int_setter([](ContainerSettings& s, int64_t n) { s.serve.engine.block_tokens = n; })},
+      {"--threads", "PLIMSOLL_THREADS", int_setter([](ContainerSettings& s, int64_t n) {
+         s.serve.engine.threads = static_cast<int>(n);
+         s.threads_set = n > 0;
+       })},
+      {"--http-threads", "PLIMSOLL_HTTP_THREADS",
+       int_setter([](ContainerSettings& s, int64_t n) { s.serve.api.threads = static_cast<int>(n); })},
+  };
+  return table;
+}
+
+// serve's other value flags: read past, they do not change the plan.
+bool is_other_serve_flag(const std::string& flag) {
+  static const char* const others[] = {"-m", "--model", "--tokenizer", "--hostname", "-p", "--port",
+                                       "--max-input-tokens", "--max-queued-tokens", "--max-waiting-tokens",
+                                       "--waiting-served-ratio", "--api-key", "--graceful-timeout", "--model-id"};
+  for (const char* o : others) {
+    if (flag == o) return true;
+  }
+  return false;
+}
+
+const Setting* find_setting(const std::string& flag_or_env, bool by_env) {
+  for (const Setting& s : plan_settings()) {
+    if (flag_or_env == (by_env ? s.env : s.flag)) return &s;
+  }
+  return nullptr;
+}
+
+// --- resources ---
+
+Result<std::optional<int64_t>> quantity(const json& resources, const char* group, const char* name, bool cpu) {
+  if (!resources.is_object() || !resources.contains(group) || !resources[group].is_object() ||
+      !resources[group].contains(name)) {
+    return std::optional<int64_t>();
+  }
+  const json& q = resources[group][name];
+  const std::string text = q.is_string() ? q.get<std::string>() : q.dump();
+  const std::string what = std::string("resources.") + group + "." + name;
+  auto v = cpu ? parse_cpu_count(text) : parse_bytes(text);
+  if (!v) return v.error().with_context(what);
+  return std::optional<int64_t>(*v);
+}
+
+Result<ContainerResources> read_resources(const json& container) {
+  ContainerResources r;
+  const json resources = container.contains("resources") ? container["resources"] : json::object();
+  PLIMSOLL_ASSIGN(r.memory_request_bytes, quantity(resources, "requests", "memory", false));
+  PLIMSOLL_ASSIGN(r.memory_limit_bytes, quantity(resources, "limits", "memory", false));
+  PLIMSOLL_ASSIGN(r.cpu_request, quantity(resources, "requests", "cpu", true));
+  PLIMSOLL_ASSIGN(r.cpu_limit, quantity(resources, "limits", "cpu", true));
+  if (!r.memory_request_bytes) r.memory_request_bytes = r.memory_limit_bytes;  // as the API server defaults it
+  return r;
+}
+
+// --- environment ---
+
+// resourceFieldRef: the value the kubelet would put in the variable (quantity / divisor, rounded up).
+std::optional<std::string> resource_field_value(const json& ref, const ContainerResources& r, std::string& warning) {
+  const std::string resource = str_at(ref, "resource");
+  std::optional<int64_t> value;
+  int64_t divisor = 1;
+  if (resource == "limits.memory") value = r.memory_limit_bytes;
+  else if (resource == "requests.memory") value = r.memory_request_bytes;
+  else if (resource == "limits.cpu") value = r.cpu_limit;
+  else if (resource == "requests.cpu") value = r.cpu_request;
+  if (!value) {
+    warning = "resourceFieldRef " + resource + " is not set on the container: the kubelet gives node capacity";
+    return std::nullopt;
+  }
+  if (ref.contains("divisor") && resource.find("memory") != std::string::npos) {
+    auto d = parse_bytes(ref["divisor"].is_string() ? ref["divisor"].get<std::string>() : ref["divisor"].dump());
+    if (d && *d > 0) divisor = *d;
+  }
+  return std::to_string((*value + divisor - 1) / divisor);
+}
+
+struct EnvVar {
+  std::string name;
+  std::optional<std::string> value;  // nullopt: from a source the webhook cannot read
+};
+
+std::vector<EnvVar> read_env(const json& container, const ContainerResources& r, std::vector<std::string>& warnings) {
+  std::vector<EnvVar> env;
+  if (!container.contains("env") || !container["env"].is_array()) return env;
+  for (const json& e : container["env"]) {
+    EnvVar v{str_at(e, "name"), std::nullopt};
+    if (e.contains("value") && e["value"].is_string()) {
+      v.value = e["value"].get<std::string>();
+    } else if (e.contains("valueFrom") && e["valueFrom"].contains("resourceFieldRef")) {
+      std::string warning;
+      v.value = resource_field_value(e["valueFrom"]["resourceFieldRef"], r, warning);
+      if (!warning.empty() && find_setting(v.name, true)) warnings.push_back(v.name + ": " + warning);
+    } else if (e.contains("valueFrom")) {
+      if (find_setting(v.name, true)) warnings.push_back(v.name + " comes from a ConfigMap/Secret/field the webhook cannot read; serve's default was assumed");
+    } else {
+      v.value = "";
+    }
+    env.push_back(std::move(v));
+  }
+  return env;
+}
+
+// $(VAR) in args, as the kubelet expands it from the container's env.
+std::string expand(const std::string& word, const std::vector<EnvVar>& env) {
+  if (word.size() < 4 || word.rfind("$(", 0) != 0 || word.back() != ')') return word;
+  const std::string name = word.substr(2, word.size() - 3);
+  for (const EnvVar& e : env) {
+    if (e.name == name && e.value) return *e.value;
+  }
+  return word;
+}
+
+Status apply_env(ContainerSettings& s, const std::vector<EnvVar>& env) {
+  for (const EnvVar& e : env) {
+    const Setting* setting = find_setting(e.name, true);
+    if (!setting || !e.value || e.value->empty()) continue;
+    PLIMSOLL_TRY(setting->set(s, "env " + e.name, *e.value));
+  }
+  return {};
+}
+
+Status apply_args(ContainerSettings& s, const Tokens& args, const std::vector<EnvVar>& env) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i], value;
+    bool inline_value = false;
+    if (const size_t eq = flag.find('='); flag.rfind("-", 0) == 0 && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag.resize(eq);
+      inline_value = true;
+    }
+    const Setting* setting = find_setting(flag, false);
+    if (!setting && !is_other_serve_flag(flag)) {
+      s.warnings.push_back("argument '" + args[i] + "' is not a serve flag the webhook knows");
+      continue;
+    }
+    if (!inline_value) {
+      if (i + 1 >= args.size()) return make_error(ErrorCode::kInvalidArgument, flag + " needs a value");
+      value = args[++i];
+    }
+    if (setting) PLIMSOLL_TRY(setting->set(s, flag, expand(value, env)));
+  }
+  return {};
+}
+
+}  // namespace
+
+bool runs_plimsoll_serve(const json& container, const std::string& wanted) {
+  if (!container.is_object()) return false;
+  if (!wanted.empty()) return str_at(container, "name") == wanted;
+  return serve_args_start(container).has_value();
+}
+
+Result<ContainerSettings> read_container_settings(const json& container) {
+  ContainerSettings s;
+  s.name = str_at(container, "name");
+  PLIMSOLL_ASSIGN(s.resources, read_resources(container));
+  const std::vector<EnvVar> env = read_env(container, s.resources, s.warnings);
+  if (container.contains("envFrom")) {
+    s.warnings.push_back("envFrom is not read: settings it holds are not checked (serve's defaults were assumed)");
+  }
+  PLIMSOLL_TRY(apply_env(s, env));
+  const Tokens w = words(container);
+  const size_t start = serve_args_start(container).value_or(has_command(container) ? w.size() : 0);
+  PLIMSOLL_TRY(apply_args(s, Tokens(w.begin() + static_cast<std::ptrdiff_t>(start), w.end()), env));
+  return s;
+}
+
+}  // namespace plimsoll::webhook

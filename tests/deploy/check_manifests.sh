@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Renders every kustomize overlay, validates each object against the Kubernetes
+# OpenAPI schemas, checks the invariants, and asks `plimsoll webhook` about them.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=${PLIMSOLL_SOURCE_DIR:-$(cd "$here/../.." && pwd)}
+k8s=$root/deploy/kubernetes
+out=$(mktemp -d)
+trap 'kill "${webhook_pid:-}" 2>/dev/null || true; rm -rf "$out"' EXIT
+
+if command -v kubectl >/dev/null && kubectl kustomize --help >/dev/null 2>&1; then
+  render() { kubectl kustomize "$1"; }
+elif command -v kustomize >/dev/null; then
+  render() { kustomize build "$1"; }
+else
+  echo "not run: neither kubectl (with kustomize) nor kustomize is installed" >&2
+  exit 77
+fi
+if ! command -v node >/dev/null; then echo "not run: node is not installed" >&2; exit 77; fi
+if [ ! -d "$here/node_modules/kubernetes-models" ]; then
+  npm ci --prefix "$here" --no-audit --no-fund >&2
+fi
+
+echo "== render"
+for overlay in overlays/cpu overlays/gpu webhook; do
+  name=$(basename "$overlay")
+  render "$k8s/$overlay" > "$out/$name.yaml"
+  echo "rendered $overlay: $(grep -c '^kind:' "$out/$name.yaml") objects"
+done
+
+echo "== schemas"
+node "$here/validate_manifests.mjs" "$out/cpu.yaml" "$out/gpu.yaml" "$out/webhook.yaml"
+echo "== the validator rejects broken objects"
+if node "$here/validate_manifests.mjs" "$here/invalid/bad-objects.yaml" > "$out/bad.log"; then
+  cat "$out/bad.log"; echo "FAIL: the validator accepted invalid objects" >&2; exit 1
+fi
+bad=$(grep -c '^FAIL' "$out/bad.log"); docs=$(grep -c '^kind:' "$here/invalid/bad-objects.yaml")
+[ "$bad" = "$docs" ] || { cat "$out/bad.log"; echo "FAIL: $bad of $docs invalid objects rejected" >&2; exit 1; }
+echo "all $docs invalid objects rejected"
+
+echo "== invariants"
+python3 "$here/manifest_invariants.py" "$root/deploy/prometheus/plimsoll.rules.yaml" \
+  "$out/cpu.yaml" "$out/gpu.yaml" "$out/webhook.yaml"
+
+echo "== plimsoll webhook admits the rendered servers (certificates from make-certs.sh)"
+binary=${PLIMSOLL_BINARY:-$root/build/release/plimsoll}
+if [ ! -x "$binary" ]; then echo "FAIL: $binary is not built" >&2; exit 1; fi
+bash "$k8s/webhook/make-certs.sh" --out "$out/certs" --days 1
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$binary" webhook --hostname 127.0.0.1 --port "$port" --tls-cert "$out/certs/tls.crt" \
+  --tls-key "$out/certs/tls.key" 2> "$out/webhook.log" &
+webhook_pid=$!
+host=plimsoll-webhook.plimsoll-system.svc
+post() {
+  curl -sS --fail-with-body --cacert "$out/certs/ca.crt" --resolve "$host:$port:127.0.0.1" \
+    -H 'Content-Type: application/json' --data-binary @"$1" "https://$host:$port/validate"
+}
+for _ in $(seq 50); do
+  curl -sf --cacert "$out/certs/ca.crt" --resolve "$host:$port:127.0.0.1" "https://$host:$port/healthz" >/dev/null && break
+  sleep 0.2
+done
+for overlay in cpu gpu; do
+  python3 - "$out/$overlay.yaml" > "$out/review-$overlay.json" <<'PY'
+import json, sys, yaml
+d = next(o for o in yaml.safe_load_all(open(sys.argv[1])) if o and o["kind"] == "Deployment")
+print(json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                  "request": {"uid": "check-manifests", "operation": "CREATE", "object": d}}))
+PY
+  answer=$(post "$out/review-$overlay.json")
+  python3 - "$overlay" "$answer" <<'PY'
+import json, sys
+r = json.loads(sys.argv[2])["response"]
+print(f"{sys.argv[1]}: allowed={r['allowed']} planned={r.get('auditAnnotations', {}).get('plimsoll.planned-bytes')}")
+for w in r.get("warnings", []):
+    print(f"  warning: {w}")
+if not r["allowed"] or "plimsoll.planned-bytes" not in r.get("auditAnnotations", {}):
+    print(f"FAIL: {r.get('status')}")
+    sys.exit(1)
+PY
+done
+echo "manifests: all checks passed"
