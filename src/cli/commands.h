@@ -18,5 +18,6 @@ Runner add_convert_command(CLI::App& app);
 Runner add_tokenize_command(CLI::App& app);
 Runner add_bench_command(CLI::App& app);
 Runner add_serve_command(CLI::App& app);
+Runner add_plan_command(CLI::App& app);
 
 }  // namespace plimsoll::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   runners["tokenize"] = plimsoll::cli::add_tokenize_command(app);
   runners["bench"] = plimsoll::cli::add_bench_command(app);
   runners["serve"] = plimsoll::cli::add_serve_command(app);
+  runners["plan"] = plimsoll::cli::add_plan_command(app);
   CLI11_PARSE(app, argc, argv);
   return runners.at(app.get_subcommands().front()->get_name())();
 }
