@@ -101,6 +101,11 @@ void write_chart(PlanReport& rep, const std::string& svg_path, const std::string
   }
 }
 
+std::string chart_title(const std::string& model_path, const PlanRequest& r) {
+  return "plimsoll plan: " + model_path.substr(model_path.rfind('/') + 1) + ", " + std::to_string(r.prompt_tokens) +
+         " + " + std::to_string(r.max_new_tokens) + " tokens a sequence";
+}
+
 int print(const PlanReport& rep, bool json) {
   std::printf("%s\n", json ? report_json(rep).dump(2).c_str() : report_text(rep).c_str());
   return 0;
@@ -174,7 +179,7 @@ int run(PlanFlags& f) {
     if (!ramp) return fail(ramp.error());
     rep.ramp = *ramp;
   }
-  if (!f.chart_path.empty()) write_chart(rep, f.chart_path, "plimsoll plan: " + f.model_path);
+  if (!f.chart_path.empty()) write_chart(rep, f.chart_path, chart_title(f.model_path, r));
   return print(rep, f.json);
 }
 

@@ -80,6 +80,7 @@ struct StepLoad {
   std::atomic<bool> done{false};
   double peak_resident = 0, peak_blocks = 0;
   int failures = 0;
+  int last_status = 0;  // HTTP status of a failed call (0: no answer)
 };
 
 void sample_metrics(const std::string& url, StepLoad& load) {
@@ -96,18 +97,22 @@ void sample_metrics(const std::string& url, StepLoad& load) {
 
 void send_load(const std::string& url, const std::string& prompt, int64_t n_new, int64_t concurrency, StepLoad& load) {
   std::vector<std::thread> clients;
-  std::atomic<int> failures{0};
+  std::atomic<int> failures{0}, last_status{0};
   const std::string body = json({{"inputs", prompt}, {"parameters", {{"max_new_tokens", n_new}}}}).dump();
   for (int64_t i = 0; i < concurrency; ++i) {
     clients.emplace_back([&] {
       httplib::Client c(url);
       c.set_read_timeout(600, 0);
       auto res = c.Post("/generate", body, "application/json");
-      if (!res || res->status != 200) failures++;
+      if (!res || res->status != 200) {
+        failures++;
+        last_status = res ? res->status : 0;
+      }
     });
   }
   for (auto& t : clients) t.join();
   load.failures = failures.load();
+  load.last_status = last_status.load();
 }
 
 RampStep run_step(const ServerRampOptions& o, const MemoryPlan& plan, int64_t base, const std::string& prompt,
@@ -125,7 +130,8 @@ RampStep run_step(const ServerRampOptions& o, const MemoryPlan& plan, int64_t ba
   sampler.join();
   step.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   step.measured_rss_bytes = static_cast<int64_t>(load.peak_resident);
-  if (load.failures > 0) step.outcome = "error: " + std::to_string(load.failures) + " of " + std::to_string(c) + " calls failed";
+  if (load.failures > 0) step.outcome = "error: " + std::to_string(load.failures) + " of " + std::to_string(c) + " calls failed (HTTP " +
+                   std::to_string(load.last_status) + ")";
   return step;
 }
 

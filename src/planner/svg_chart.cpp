@@ -110,10 +110,11 @@ std::string series(const Frame& f, const RampResult& r, const std::function<int6
          "' points='" + pts + "'/>\n" + marks;
 }
 
-std::string legend(const std::vector<std::pair<std::string, std::string>>& items) {
+// Top left, below the 85 % line: where the ramp's curve is still low.
+std::string legend(const std::vector<std::pair<std::string, std::string>>& items, double top) {
   std::string s = fmt("<rect x='%.1f' y='%.1f' width='250' height='%.1f' fill='white' stroke='#999'/>\n", kLeft + 12,
-                      kTop + 8, 10.0 + 20.0 * static_cast<double>(items.size()));
-  double y = kTop + 26;
+                      top, 10.0 + 20.0 * static_cast<double>(items.size()));
+  double y = top + 18;
   for (const auto& [color, label] : items) {
     s += fmt("<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke-width='3' stroke='", kLeft + 20, y - 5, kLeft + 44,
              y - 5) + color + "'/>\n";
@@ -147,7 +148,7 @@ std::string ramp_chart_svg(const RampResult& r, const std::string& title) {
     items.push_back({"#2ca02c", "measured cgroup peak"});
     s += series(f, r, [](const RampStep& x) { return x.cgroup_peak_bytes; }, "#2ca02c", "2 3");
   }
-  s += legend(items);
+  s += legend(items, std::max(kTop + 8, f.y(stop) + 12));
   return s + "</svg>\n";
 }
 
