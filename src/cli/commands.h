@@ -20,5 +20,6 @@ Runner add_bench_command(CLI::App& app);
 Runner add_serve_command(CLI::App& app);
 Runner add_batch_command(CLI::App& app);
 Runner add_webhook_command(CLI::App& app);
+Runner add_plan_command(CLI::App& app);
 
 }  // namespace plimsoll::cli

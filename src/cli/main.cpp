@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   runners["serve"] = plimsoll::cli::add_serve_command(app);
   runners["batch"] = plimsoll::cli::add_batch_command(app);
   runners["webhook"] = plimsoll::cli::add_webhook_command(app);
+  runners["plan"] = plimsoll::cli::add_plan_command(app);
   CLI11_PARSE(app, argc, argv);
   return runners.at(app.get_subcommands().front()->get_name())();
 }

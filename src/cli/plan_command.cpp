@@ -1,0 +1,223 @@
+// `plimsoll plan`: the memory plan for a deployment before it runs (static),
+// measured on the real engine (--ramp) or on a running server (--url --ramp).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "core/bytes.h"
+#include "memory/process_memory.h"
+#include "memory/resident_model.h"
+#include "planner/local_ramp.h"
+#include "planner/ramp_child.h"
+#include "planner/report.h"
+#include "planner/resources.h"
+#include "planner/server_ramp.h"
+#include "planner/svg_chart.h"
+
+namespace plimsoll::cli {
+namespace {
+
+using namespace plimsoll::planner;
+
+struct PlanFlags {
+  PlanRequest request;
+  std::string model_path, tokenizer_path, memory_limit, resources, resources_file, payload_limit = "2000000";
+  std::string url, chart_path;
+  int64_t target_concurrency = 0;
+  int64_t ramp_child_batch = 0;
+  bool ramp = false, json = false, no_cgroup = false;
+};
+
+int fail(const Error& e) {
+  std::fprintf(stderr, "error: %s\n", e.message.c_str());
+  return 1;
+}
+
+// The limit from --memory-limit, --resources or --resources-file; 0 when none.
+Result<int64_t> given_limit(const PlanFlags& f, std::string& source) {
+  if (!f.memory_limit.empty()) {
+    source = "--memory-limit";
+    return parse_bytes(f.memory_limit);
+  }
+  if (f.resources.empty() && f.resources_file.empty()) return int64_t{0};
+  PLIMSOLL_ASSIGN(ResourceProfile p, f.resources.empty() ? read_resources_file(f.resources_file)
+                                                         : parse_resources(f.resources));
+  source = "Kubernetes " + p.where + ".limits.memory" + (f.resources_file.empty() ? "" : " in " + f.resources_file);
+  return p.memory_limit_bytes;
+}
+
+// Loads the model as serve does and measures the resident bytes before planning.
+Result<ModelFacts> model_facts(const PlanFlags& f) {
+  EngineOptions o;
+  o.model_path = f.model_path;
+  o.tokenizer_path = f.tokenizer_path;
+  PLIMSOLL_ASSIGN(EngineSetup s, load_engine_model(o));
+  ModelFacts m;
+  m.path = f.model_path;
+  m.config = s.model.config;
+  m.weights_bytes = s.model.tensors.total_bytes();
+  m.runtime_base_bytes = read_process_memory().resident_bytes;
+  return m;
+}
+
+std::vector<std::string> child_args(const PlanFlags& f, const PlanRequest& r) {
+  std::vector<std::string> a = {"plan", "--model", f.model_path, "--memory-limit", std::to_string(r.memory_limit_bytes),
+                                "--prompt-tokens", std::to_string(r.prompt_tokens), "--max-new-tokens",
+                                std::to_string(r.max_new_tokens), "--max-batch-prefill-tokens",
+                                std::to_string(r.serve.step_tokens), "--max-batch-size", std::to_string(r.serve.step_seqs),
+                                "--max-concurrent-requests", std::to_string(r.serve.max_concurrent_requests),
+                                "--block-size", std::to_string(r.serve.block_tokens), "--threads",
+                                std::to_string(r.serve.threads), "--http-threads", std::to_string(r.serve.http_threads),
+                                "--payload-limit", std::to_string(r.serve.payload_limit_bytes), "--memory-fraction",
+                                std::to_string(r.serve.memory_fraction)};
+  if (!f.tokenizer_path.empty()) a.insert(a.end(), {"--tokenizer", f.tokenizer_path});
+  return a;
+}
+
+void write_chart(PlanReport& rep, const std::string& svg_path, const std::string& title) {
+  RampResult r;
+  if (rep.ramp) {
+    r = *rep.ramp;
+  } else {  // static only: the predicted curve over the batches a ramp would run
+    r.limit_bytes = rep.plan.request.memory_limit_bytes;
+    for (int64_t b : ramp_batches(std::max<int64_t>(1, rep.plan.max_concurrent_sequences))) {
+      RampStep s;
+      s.batch = b;
+      s.kv_blocks = kv_blocks_for_sequences(rep.plan.plan, b, rep.plan.sequence_tokens);
+      s.predicted_bytes =
+          predict_resident(rep.plan.plan, rep.plan.request.model.runtime_base_bytes, s.kv_blocks).total_bytes();
+      r.steps.push_back(s);
+    }
+  }
+  std::ofstream(svg_path) << ramp_chart_svg(r, title);
+  rep.chart_svg_path = svg_path;
+  const std::string png = svg_path.substr(0, svg_path.rfind(".svg")) + ".png";
+  if (Status st = svg_to_png(svg_path, png); st.ok()) {
+    rep.chart_png_path = png;
+  } else {
+    std::fprintf(stderr, "note: no PNG chart: %s\n", st.error().message.c_str());
+  }
+}
+
+std::string chart_title(const std::string& model_path, const PlanRequest& r) {
+  return "plimsoll plan: " + model_path.substr(model_path.rfind('/') + 1) + ", " + std::to_string(r.prompt_tokens) +
+         " + " + std::to_string(r.max_new_tokens) + " tokens a sequence";
+}
+
+int print(const PlanReport& rep, bool json) {
+  std::printf("%s\n", json ? report_json(rep).dump(2).c_str() : report_text(rep).c_str());
+  return 0;
+}
+
+int run_against_server(PlanFlags& f) {
+  ServerRampOptions o;
+  o.url = f.url;
+  o.prompt_tokens = f.request.prompt_tokens;
+  o.max_new_tokens = f.request.max_new_tokens;
+  o.memory_fraction = f.request.serve.memory_fraction;
+  std::string source;
+  auto limit = given_limit(f, source);
+  if (!limit) return fail(limit.error());
+  o.memory_limit_bytes = *limit;
+  auto ramp = run_server_ramp(o, stderr_progress_bar());
+  if (!ramp) return fail(ramp.error());
+  nlohmann::json j = {{"url", f.url}, {"ramp", ramp_json(*ramp)}};
+  if (!f.chart_path.empty()) {
+    std::ofstream(f.chart_path) << ramp_chart_svg(*ramp, "plimsoll at " + f.url);
+    j["chart"] = {{"svg", f.chart_path}};
+  }
+  if (f.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("%s", ramp_text(*ramp).c_str());
+  }
+  return 0;
+}
+
+int run(PlanFlags& f) {
+  PlanRequest& r = f.request;
+  auto payload = parse_bytes(f.payload_limit);
+  if (!payload) return fail(payload.error());
+  r.serve.payload_limit_bytes = *payload;
+  if (!f.url.empty()) return run_against_server(f);
+  if (f.model_path.empty()) return fail({ErrorCode::kInvalidArgument, "--model is required (or --url for a server)"});
+  std::string source;
+  auto limit = given_limit(f, source);
+  if (!limit) return fail(limit.error());
+  r.memory_limit_bytes = *limit;
+  if (f.ramp_child_batch > 0) {
+    r.model.path = f.model_path;
+    return run_ramp_child(serve_engine_options(r, f.tokenizer_path), f.ramp_child_batch, r.prompt_tokens,
+                          r.max_new_tokens);
+  }
+  auto facts = model_facts(f);
+  if (!facts) return fail(facts.error());
+  r.model = *facts;
+  PlanReport rep;
+  if (f.target_concurrency > 0) {
+    auto need = required_memory_limit(r, f.target_concurrency);
+    if (!need) return fail(need.error());
+    r.memory_limit_bytes = *need;
+    rep.target_concurrency = f.target_concurrency;
+    source = "smallest limit for --target-concurrency " + std::to_string(f.target_concurrency);
+  }
+  if (r.memory_limit_bytes <= 0) {
+    return fail({ErrorCode::kInvalidArgument,
+                 "give --memory-limit, --resources, --resources-file or --target-concurrency"});
+  }
+  auto plan = make_static_plan(r);
+  if (!plan) return fail(plan.error());
+  rep.plan = *plan;
+  rep.limit_source = source;
+  if (f.ramp) {
+    LocalRampOptions o;
+    o.child_args = child_args(f, r);
+    o.use_cgroup = !f.no_cgroup;
+    auto ramp = run_local_ramp(*plan, o, stderr_progress_bar());
+    if (!ramp) return fail(ramp.error());
+    rep.ramp = *ramp;
+  }
+  if (!f.chart_path.empty()) write_chart(rep, f.chart_path, chart_title(f.model_path, r));
+  return print(rep, f.json);
+}
+
+}  // namespace
+
+Runner add_plan_command(CLI::App& app) {
+  auto f = std::make_shared<PlanFlags>();
+  PlanRequest& r = f->request;
+  r.prompt_tokens = 16;
+  r.max_new_tokens = 256;
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Plan memory for a deployment: batch sizes, limits, serve flags, Kubernetes resources; --ramp measures");
+  auto opt = [&](const std::string& names, auto& value, const std::string& help) {
+    return cmd->add_option(names, value, help)->capture_default_str();
+  };
+  opt("-m,--model", f->model_path, "Model file (GGUF or llama2.c checkpoint)");
+  opt("--tokenizer", f->tokenizer_path, "Tokenizer file when the model file has none");
+  opt("--memory-limit", f->memory_limit, "The container's memory limit, e.g. 12Gi");
+  opt("--resources", f->resources, "A Kubernetes resources block, JSON or YAML: {\"limits\":{\"memory\":\"12Gi\"}}");
+  opt("--resources-file", f->resources_file, "A file holding one (a Deployment manifest will do)");
+  opt("--target-concurrency", f->target_concurrency, "Instead: the memory limit C concurrent sequences need");
+  opt("--prompt-tokens", r.prompt_tokens, "P: prompt tokens per sequence");
+  opt("--max-new-tokens", r.max_new_tokens, "N: new tokens per sequence");
+  opt("--max-batch-prefill-tokens", r.serve.step_tokens, "serve's tokens per engine step");
+  opt("--max-batch-size", r.serve.step_seqs, "serve's sequences per engine step");
+  opt("--max-concurrent-requests", r.serve.max_concurrent_requests, "serve's client calls in flight");
+  opt("--block-size", r.serve.block_tokens, "serve's tokens per KV block");
+  opt("--threads", r.serve.threads, "serve's engine threads (0: the cores available)");
+  opt("--http-threads", r.serve.http_threads, "serve's HTTP worker threads");
+  opt("--payload-limit", f->payload_limit, "serve's largest request body");
+  opt("--memory-fraction", r.serve.memory_fraction, "serve's share of the limit the plan may use");
+  cmd->add_flag("--ramp", f->ramp, "Measure: run growing batches on the real engine (or --url server)");
+  cmd->add_flag("--no-cgroup", f->no_cgroup, "Ramp in plain child processes even where a memory cgroup is possible");
+  opt("--url", f->url, "Ramp a running server (http://host:port) instead of a local engine");
+  opt("--chart", f->chart_path, "Write an SVG chart here (and a PNG beside it when rsvg-convert exists)");
+  cmd->add_flag("--json", f->json, "Print the result as JSON");
+  cmd->add_option("--ramp-child-batch", f->ramp_child_batch)->group("");  // internal: one ramp step
+  return [f] { return run(*f); };
+}
+
+}  // namespace plimsoll::cli
