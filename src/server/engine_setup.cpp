@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "memory/process_memory.h"
+#include "memory/resident_model.h"
 
 namespace plimsoll {
 namespace {
@@ -16,6 +17,23 @@ Result<Vocab> vocab_for(const LoadedModel& model, const std::string& tokenizer_p
 }
 
 }  // namespace
+
+PlanInputs plan_inputs_for(const EngineOptions& o, const ModelConfig& config, int64_t weights_bytes,
+                           int64_t n_threads, int64_t runtime_bytes, int64_t budget_bytes) {
+  PlanInputs in;
+  in.config = config;
+  in.weights_bytes = weights_bytes;
+  in.block_tokens = o.block_tokens;
+  in.max_total_tokens = o.max_total_tokens;
+  in.step_tokens = o.step_tokens;
+  in.step_seqs = o.step_seqs;
+  in.n_threads = n_threads;
+  in.max_concurrent_requests = o.max_concurrent_requests;
+  in.runtime_bytes = runtime_bytes;
+  in.budget_bytes = budget_bytes;
+  in.max_kv_bytes = o.max_batch_memory_bytes;
+  return in;
+}
 
 Result<EngineSetup> load_engine_model(const EngineOptions& o) {
   EngineSetup s;
@@ -37,20 +55,11 @@ Status plan_and_start_engine(const EngineOptions& o, EngineSetup& s) {
   PLIMSOLL_ASSIGN(s.budget, resolve_memory_budget(o.memory_limit_bytes, o.memory_fraction));
 
   const int n_threads = o.threads > 0 ? o.threads : ThreadPool::hardware_threads();
-  PlanInputs in;
-  in.config = s.model.config;
-  in.weights_bytes = s.model.tensors.total_bytes();
-  in.block_tokens = o.block_tokens;
-  in.max_total_tokens = o.max_total_tokens;
-  in.step_tokens = o.step_tokens;
-  in.step_seqs = o.step_seqs;
-  in.n_threads = n_threads;
-  in.max_concurrent_requests = o.max_concurrent_requests;
   // What the process holds before any plan (binary, libraries, tokenizer
   // tables), with room for thread stacks and allocator slack on top.
-  in.runtime_bytes = read_process_memory().resident_bytes + 32 * 1024 * 1024 + o.extra_runtime_bytes;
-  in.budget_bytes = s.budget.budget_bytes;
-  in.max_kv_bytes = o.max_batch_memory_bytes;
+  const PlanInputs in = plan_inputs_for(
+      o, s.model.config, s.model.tensors.total_bytes(), n_threads,
+      planned_runtime_bytes(read_process_memory().resident_bytes, o.extra_runtime_bytes), s.budget.budget_bytes);
   PLIMSOLL_ASSIGN(s.plan, plan_memory(in));
 
   s.threads = std::make_unique<ThreadPool>(n_threads);

@@ -44,6 +44,11 @@ struct EngineSetup {
   std::optional<LlamaWeights> weights;  // bound in phase 1, moved into the engine in phase 2
 };
 
+// The plan's inputs for these options: the one mapping from serve's settings
+// to the memory model (the admission webhook uses it too).
+PlanInputs plan_inputs_for(const EngineOptions& options, const ModelConfig& config, int64_t weights_bytes,
+                           int64_t n_threads, int64_t runtime_bytes, int64_t budget_bytes);
+
 // Phase 1 (fast: mmap and parse): the model file and its tokenizer.
 Result<EngineSetup> load_engine_model(const EngineOptions& options);
 // Phase 2 (slow: pages the weights in): budget, plan, pool, engine, warm-up.

@@ -10,6 +10,7 @@
 #include "api/api_server.h"
 #include "core/bytes.h"
 #include "memory/process_memory.h"
+#include "memory/resident_model.h"
 #include "metrics/registry.h"
 #include "metrics/server_metrics.h"
 #include "sched/deferred_service.h"
@@ -86,7 +87,7 @@ int run_serve(ServeConfig c) {
   // HTTP request bodies are held while parsed: count one payload per worker
   // that can read a body at once (bounded by the concurrent-request limit).
   c.engine.extra_runtime_bytes +=
-      std::min<int64_t>(c.api.threads, c.engine.max_concurrent_requests) * c.api.payload_limit_bytes / 8;
+      http_body_runtime_bytes(c.api.threads, c.engine.max_concurrent_requests, c.api.payload_limit_bytes);
   auto setup = load_engine_model(c.engine);
   if (!setup) {
     std::fprintf(stderr, "error: %s\n", setup.error().message.c_str());
