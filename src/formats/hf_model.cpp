@@ -31,6 +31,18 @@ Status read_settings(const std::string& dir, LoadedModel& m) {
   return {};
 }
 
+// Adds the Hugging Face name to an error about a tensor "'<gguf name>'".
+Status with_hf_names(const ModelConfig& c, Status s) {
+  if (s.ok()) return s;
+  const std::string& msg = s.error().message;
+  const size_t open = msg.find("tensor '");
+  const size_t close = open == std::string::npos ? open : msg.find('\'', open + 8);
+  if (close == std::string::npos) return s;
+  const std::string hf = hf_tensor_name(c, msg.substr(open + 8, close - open - 8));
+  if (hf.empty()) return s;
+  return Error{s.error().code, msg + " (Hugging Face name '" + hf + "')"};
+}
+
 }  // namespace
 
 Result<LoadedModel> load_hf_model(const std::string& dir) {
@@ -47,7 +59,7 @@ Result<LoadedModel> load_hf_model(const std::string& dir) {
     return make_error(ErrorCode::kInvalidFile,
                       dir + ": missing tensor 'lm_head.weight' (config.json: tie_word_embeddings is false)");
   }
-  PLIMSOLL_TRY(validate_decoder_tensors(m.config, m.tensors, dir));
+  PLIMSOLL_TRY(with_hf_names(m.config, validate_decoder_tensors(m.config, m.tensors, dir)));
   PLIMSOLL_TRY(read_settings(dir, m));
   return m;
 }

@@ -30,6 +30,10 @@ Result<TokenizerSettings> tokenizer_settings_from_json(const JsonFile& file);
 // the rest as views into the mapped files. Unknown tensors are errors.
 Status add_hf_tensors(const ModelConfig& config, SafetensorsSet set, TensorStore& store);
 
+// The Hugging Face name of a GGUF tensor name for this architecture ("" when
+// there is none), for error messages: "blk.0.ffn_down.bias" -> "[transformer.]h.0.mlp.c_proj.bias".
+std::string hf_tensor_name(const ModelConfig& config, const std::string& gguf_name);
+
 // Loads a folder: config.json, model.safetensors or its index, and the
 // optional generation_config.json and tokenizer_config.json. The vocabulary
 // (tokenizer.json) is not read here.

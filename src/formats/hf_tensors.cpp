@@ -203,6 +203,22 @@ Status add_one(const ModelConfig& c, const SafetensorsTensor& t, const Target& t
 
 }  // namespace
 
+std::string hf_tensor_name(const ModelConfig& c, const std::string& gguf_name) {
+  const std::string prefix = c.arch == "llama" ? "" : "[transformer.]";
+  for (const auto& [hf, target] : top_table(c)) {
+    if (target.name == gguf_name) return (c.arch == "llama" || hf == "lm_head.weight" ? "" : prefix) + hf;
+  }
+  const auto layer = split_layer(gguf_name, "blk.");
+  if (!layer) return "";
+  const Table& t = c.arch == "llama" ? llama_layer_table() : c.arch == "gpt2" ? gpt2_layer_table() : bloom_layer_table();
+  for (const auto& [hf, target] : t) {
+    if (target.name == layer->second) {
+      return prefix + (c.arch == "llama" ? "model.layers." : "h.") + std::to_string(layer->first) + "." + hf;
+    }
+  }
+  return "";
+}
+
 Status add_hf_tensors(const ModelConfig& c, SafetensorsSet set, TensorStore& store) {
   for (const SafetensorsTensor& t : set.tensors) {
     const std::optional<Target> target = map_name(c, t.name);

@@ -180,7 +180,7 @@ TEST(HfModel, TensorsThatDoNotFitTheConfig) {
   tensors = gpt2_tensors();
   tensors.pop_back();  // mlp.c_proj.bias
   expect_error(load_model(folder(kGpt2Config, tensors)), ErrorCode::kInvalidFile,
-               {"missing tensor 'blk.0.ffn_down.bias'"});
+               {"missing tensor 'blk.0.ffn_down.bias'", "(Hugging Face name '[transformer.]h.0.mlp.c_proj.bias')"});
   tensors = gpt2_tensors();
   tensors[6].shape = {3 * 4, 4};  // c_attn stored as [out, in]: transposed it is [4, 12]
   expect_error(load_model(folder(kGpt2Config, tensors)), ErrorCode::kInvalidFile,
@@ -193,6 +193,9 @@ TEST(HfModel, UntiedLlamaNeedsItsHead) {
   std::vector<StTensor> t = {{"model.embed_tokens.weight", "F32", {6, 4}, iota(24)},
                              {"model.norm.weight", "F32", {4}, iota(4)}};
   expect_error(load_model(folder(cfg, t)), ErrorCode::kInvalidFile, {"missing tensor 'lm_head.weight'"});
+  t.push_back({"lm_head.weight", "F32", {6, 4}, iota(24)});
+  expect_error(load_model(folder(cfg, t)), ErrorCode::kInvalidFile,
+               {"missing tensor 'blk.0.attn_norm.weight'", "(Hugging Face name 'model.layers.0.input_layernorm.weight')"});
 }
 
 TEST(HfModel, SettingsFiles) {
