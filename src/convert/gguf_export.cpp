@@ -11,6 +11,14 @@ namespace plimsoll {
 namespace {
 
 Status set_metadata(GgufWriter& w, const ModelConfig& c, const Vocab& v, DType target) {
+  // GGUF "llama" means interleaved RoPE pairs and no biases: other layouts would
+  // need their q/k rows permuted (or other architectures' keys) to stay correct.
+  if (c.arch != "llama" || c.rope_layout != RopeLayout::kInterleaved || c.qkv_bias || c.out_bias ||
+      c.ffn_bias) {
+    return make_error(ErrorCode::kUnsupported,
+                      "GGUF export handles llama models with interleaved RoPE and no biases only; this is " +
+                          c.arch + (c.rope_layout == RopeLayout::kHalfSplit ? " with half-split RoPE" : ""));
+  }
   auto u32 = [](int64_t x) { return GgufValue(static_cast<uint32_t>(x)); };
   PLIMSOLL_TRY(w.set("general.architecture", std::string("llama")));
   PLIMSOLL_TRY(w.set("general.name", c.name.empty() ? std::string("plimsoll") : c.name));

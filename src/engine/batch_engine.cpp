@@ -1,5 +1,5 @@
 // The batched, paged forward pass: matmuls over all tokens of the step,
-// per-token RoPE and KV writes into blocks, attention per (token, head) with
+// per-token positions (RoPE) and KV writes into blocks, attention per (token, head) with
 // an online softmax that streams the sequence's blocks once.
 #include "engine/batch_engine.h"
 
@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "kernels/kernels.h"
+#include "model/layer_ops.h"
 
 namespace plimsoll {
 namespace {
@@ -34,7 +35,12 @@ Result<std::unique_ptr<BatchEngine>> BatchEngine::create(const ModelConfig& conf
 
 BatchEngine::BatchEngine(const ModelConfig& config, LlamaWeights weights, KvBlockPool& pool,
                          const StepWorkspaceSizes& sizes, ThreadPool* threads)
-    : config_(config), weights_(std::move(weights)), pool_(pool), sizes_(sizes), threads_(threads) {
+    : config_(config),
+      weights_(std::move(weights)),
+      pool_(pool),
+      sizes_(sizes),
+      threads_(threads),
+      alibi_(alibi_slopes(config)) {
   const int64_t t = sizes.step_tokens, b = sizes.step_seqs;
   tok_id_.resize(static_cast<size_t>(t));
   tok_seq_.resize(static_cast<size_t>(t));
@@ -59,6 +65,11 @@ Status BatchEngine::check(std::span<const SeqStep> seqs, int64_t* n_tokens, int6
     if (!s.blocks || s.blocks->capacity_tokens(pool_.block_tokens()) < end || s.start_pos < 0) {
       return make_error(ErrorCode::kInternal, "a sequence's block table does not cover position " +
                                                   std::to_string(end - 1));
+    }
+    if (config_.positions == PositionKind::kLearned && end > config_.max_seq_len) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "position " + std::to_string(end - 1) + " is past the model's " +
+                            std::to_string(config_.max_seq_len) + " learned positions");
     }
     for (int32_t id : s.tokens) {
       if (id < 0 || id >= config_.vocab_size) {
@@ -90,9 +101,9 @@ Result<std::span<const float>> BatchEngine::step(std::span<const SeqStep> seqs) 
       tok_pos_[static_cast<size_t>(t)] = seqs[s].start_pos + static_cast<int64_t>(i);
     }
   }
-  for (int64_t i = 0; i < n_tokens; ++i) {  // x[i] = embedding(token i)
-    kernels::dequantize_row(weights_.token_embd->dtype, weights_.token_embd->row(tok_id_[static_cast<size_t>(i)]),
-                            x_.data() + i * dim, dim);
+  for (int64_t i = 0; i < n_tokens; ++i) {  // x[i] = embedding(token i at its position)
+    embed(config_, weights_, tok_id_[static_cast<size_t>(i)], tok_pos_[static_cast<size_t>(i)],
+          x_.data() + i * dim, xb_.data());
   }
   for (int64_t l = 0; l < config_.n_layers; ++l) layer(l, n_tokens);
   // final norm on the last token of each sequence that wants logits, then the head
@@ -100,8 +111,8 @@ Result<std::span<const float>> BatchEngine::step(std::span<const SeqStep> seqs) 
   for (const SeqStep& s : seqs) {
     end += static_cast<int64_t>(s.tokens.size());
     if (!s.want_logits || s.tokens.empty()) continue;
-    kernels::rmsnorm(last_.data() + row * dim, x_.data() + (end - 1) * dim, weights_.output_norm->f32(), dim,
-                     config_.norm_eps);
+    norm_rows(config_, *weights_.output_norm, weights_.output_norm_b, x_.data() + (end - 1) * dim,
+              last_.data() + row * dim, 1);
     ++row;
   }
   kernels::matmul(*weights_.output, last_.data(), n_want, logits_.data(), threads_);
@@ -110,36 +121,27 @@ Result<std::span<const float>> BatchEngine::step(std::span<const SeqStep> seqs) 
 
 void BatchEngine::layer(int64_t l, int64_t n) {
   const ModelConfig& c = config_;
-  const LlamaLayerWeights& w = weights_.layers[static_cast<size_t>(l)];
-  for (int64_t i = 0; i < n; ++i) {
-    kernels::rmsnorm(xb_.data() + i * c.dim, x_.data() + i * c.dim, w.attn_norm->f32(), c.dim, c.norm_eps);
-  }
-  kernels::matmul(*w.wq, xb_.data(), n, q_.data(), threads_);   // [n, dim]
-  kernels::matmul(*w.wk, xb_.data(), n, k_.data(), threads_);   // [n, kv_dim]
-  kernels::matmul(*w.wv, xb_.data(), n, v_.data(), threads_);   // [n, kv_dim]
+  const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
+  norm_rows(c, *w.attn_norm, w.attn_norm_b, x_.data(), xb_.data(), n);
+  linear(*w.wq, w.bq, xb_.data(), n, q_.data(), threads_);   // [n, dim]
+  linear(*w.wk, w.bk, xb_.data(), n, k_.data(), threads_);   // [n, kv_dim]
+  linear(*w.wv, w.bv, xb_.data(), n, v_.data(), threads_);   // [n, kv_dim]
   write_kv(l, n);
-  attention(l, n);                                               // attn_ [n, dim]
-  kernels::matmul(*w.wo, attn_.data(), n, q_.data(), threads_);
+  attention(l, n);                                           // attn_ [n, dim]
+  linear(*w.wo, w.bo, attn_.data(), n, q_.data(), threads_);
   add_into_residual(q_.data(), n);
-  for (int64_t i = 0; i < n; ++i) {
-    kernels::rmsnorm(xb_.data() + i * c.dim, x_.data() + i * c.dim, w.ffn_norm->f32(), c.dim, c.norm_eps);
-  }
-  kernels::matmul(*w.w_gate, xb_.data(), n, hb_.data(), threads_);  // [n, ffn]
-  kernels::matmul(*w.w_up, xb_.data(), n, hb2_.data(), threads_);
-  kernels::swiglu(hb_.data(), hb_.data(), hb2_.data(), n * c.ffn_dim);
-  kernels::matmul(*w.w_down, hb_.data(), n, q_.data(), threads_);   // [n, dim]
+  norm_rows(c, *w.ffn_norm, w.ffn_norm_b, x_.data(), xb_.data(), n);
+  feed_forward(c, w, xb_.data(), n, hb_.data(), hb2_.data(), q_.data(), threads_);  // [n, dim]
   add_into_residual(q_.data(), n);
 }
 
 void BatchEngine::write_kv(int64_t l, int64_t n) {
   const ModelConfig& c = config_;
-  const int64_t hd = c.head_dim(), kv = c.kv_dim(), bt = pool_.block_tokens();
-  const bool interleaved = c.rope_layout == RopeLayout::kInterleaved;
+  const int64_t kv = c.kv_dim(), bt = pool_.block_tokens();
   for (int64_t i = 0; i < n; ++i) {
     const int64_t pos = tok_pos_[static_cast<size_t>(i)];
-    for (int64_t h = 0; h < c.n_heads; ++h) kernels::rope(q_.data() + i * c.dim + h * hd, hd, pos, c.rope_theta, interleaved);
     float* k = k_.data() + i * kv;
-    for (int64_t h = 0; h < c.n_kv_heads; ++h) kernels::rope(k + h * hd, hd, pos, c.rope_theta, interleaved);
+    rotate_qk(c, q_.data() + i * c.dim, k, pos);
     const BlockTable& table = *seqs_[static_cast<size_t>(tok_seq_[static_cast<size_t>(i)])].blocks;
     const int32_t block = table.blocks[static_cast<size_t>(pos / bt)];
     const int64_t off = (pos % bt) * kv;
@@ -161,12 +163,13 @@ void BatchEngine::attention(int64_t l, int64_t n) {
       const BlockTable& table = *seqs_[static_cast<size_t>(tok_seq_[static_cast<size_t>(i)])].blocks;
       const float* q = q_.data() + i * c.dim + h * hd;
       const int64_t kv_off = (h / group) * hd;
+      const float slope = alibi_.empty() ? 0.0f : alibi_[static_cast<size_t>(h)];
       float max_score = -std::numeric_limits<float>::infinity(), denom = 0.0f;
       std::fill(acc, acc + hd, 0.0f);
       for (int64_t p = 0; p <= pos; ++p) {  // online softmax over positions 0..pos
         const int32_t block = table.blocks[static_cast<size_t>(p / bt)];
         const int64_t off = (p % bt) * kv + kv_off;
-        const float s = kernels::dot_f32(q, pool_.keys(block, l) + off, hd) * scale;
+        const float s = kernels::dot_f32(q, pool_.keys(block, l) + off, hd) * scale + slope * static_cast<float>(p);
         if (s > max_score) {
           const float rescale = std::exp(max_score - s);
           denom *= rescale;

@@ -1,4 +1,4 @@
-// BatchEngine: one batched step of a Llama model over the paged KV cache.
+// BatchEngine: one batched step of a decoder (Llama, GPT-2, BLOOM) over the paged KV cache.
 // Many sequences advance together: each brings a span of new tokens (a
 // prefill chunk or one decode token); matrix products run over all the
 // step's tokens at once; attention reads each sequence's own blocks.
@@ -60,6 +60,7 @@ class BatchEngine {
   KvBlockPool& pool_;
   StepWorkspaceSizes sizes_;
   ThreadPool* threads_;
+  std::vector<float> alibi_;  // [n_heads] ALiBi slopes (empty unless ALiBi)
   // per-token metadata of the current step, [T]
   std::vector<int32_t> tok_id_, tok_seq_;
   std::vector<int64_t> tok_pos_;

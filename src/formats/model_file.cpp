@@ -1,11 +1,13 @@
-// load_model / load_vocab: format detection, GGUF "llama" -> ModelConfig,
-// Vocab and tensor views, and the llama tensor-set validation shared by all formats.
+// load_model / load_vocab: format detection (a folder is a Hugging Face model),
+// GGUF -> ModelConfig, Vocab and tensor views, and the tensor-set validation shared by all formats.
 #include "formats/model_file.h"
 
+#include <filesystem>
 #include <memory>
 #include <vector>
 
 #include "core/mapped_file.h"
+#include "formats/hf_model.h"
 #include "formats/llama2c.h"
 #include "formats/llama2c_vocab.h"
 
@@ -46,28 +48,48 @@ Status check_head_geometry(const ModelConfig& c, const std::string& path) {
     return invalid(path, "n_heads " + std::to_string(c.n_heads) +
                              " is not a multiple of n_kv_heads " + std::to_string(c.n_kv_heads));
   }
-  if (c.head_dim() % 2 != 0) {
+  if (c.positions == PositionKind::kRope && c.head_dim() % 2 != 0) {
     return invalid(path, "head dimension " + std::to_string(c.head_dim()) +
                              " is odd; rotary embeddings need it even");
   }
   return {};
 }
 
-Result<ModelConfig> llama_config_from_gguf(const GgufFile& g) {
+// GPT-2 and BLOOM in llama.cpp's layout: LayerNorm with biases, GELU, biases
+// on every projection, q/k/v fused (attn_qkv, rows [q; k; v]).
+Status gelu_layernorm_config_from_gguf(const GgufFile& g, ModelConfig& c) {
+  PLIMSOLL_ASSIGN(const double eps, g.get_float(c.arch + ".attention.layer_norm_epsilon"));
+  if (!(eps > 0.0 && eps < 1.0)) return invalid(g.name, "layer norm epsilon must be in (0, 1)");
+  c.norm_eps = static_cast<float>(eps);
+  c.norm = NormKind::kLayer;
+  c.ffn = FfnKind::kGeluTanh;
+  c.qkv_bias = c.out_bias = c.ffn_bias = true;
+  c.positions = c.arch == "gpt2" ? PositionKind::kLearned : PositionKind::kAlibi;
+  c.embed_norm = c.arch == "bloom";
+  return check_head_geometry(c, g.name);
+}
+
+// Keys "<arch>.*" shared by every architecture: sizes and heads.
+Result<ModelConfig> config_from_gguf(const GgufFile& g, const std::string& arch) {
   ModelConfig c;
-  c.arch = "llama";
+  c.arch = arch;
   c.name = file_stem(g.name);
   if (g.find("general.name")) {
     PLIMSOLL_ASSIGN(c.name, g.get_string("general.name"));
   }
-  PLIMSOLL_ASSIGN(c.max_seq_len, positive_key(g, "llama.context_length", kMaxWidth));
-  PLIMSOLL_ASSIGN(c.dim, positive_key(g, "llama.embedding_length", kMaxWidth));
-  PLIMSOLL_ASSIGN(c.ffn_dim, positive_key(g, "llama.feed_forward_length", kMaxWidth));
-  PLIMSOLL_ASSIGN(c.n_layers, positive_key(g, "llama.block_count", kMaxLayers));
-  PLIMSOLL_ASSIGN(c.n_heads, positive_key(g, "llama.attention.head_count", kMaxWidth));
+  const std::string k = arch + ".";
+  PLIMSOLL_ASSIGN(c.max_seq_len, positive_key(g, k + "context_length", kMaxWidth));
+  PLIMSOLL_ASSIGN(c.dim, positive_key(g, k + "embedding_length", kMaxWidth));
+  PLIMSOLL_ASSIGN(c.ffn_dim, positive_key(g, k + "feed_forward_length", kMaxWidth));
+  PLIMSOLL_ASSIGN(c.n_layers, positive_key(g, k + "block_count", kMaxLayers));
+  PLIMSOLL_ASSIGN(c.n_heads, positive_key(g, k + "attention.head_count", kMaxWidth));
   c.n_kv_heads = c.n_heads;
-  if (g.find("llama.attention.head_count_kv")) {
-    PLIMSOLL_ASSIGN(c.n_kv_heads, positive_key(g, "llama.attention.head_count_kv", kMaxWidth));
+  if (g.find(k + "attention.head_count_kv")) {
+    PLIMSOLL_ASSIGN(c.n_kv_heads, positive_key(g, k + "attention.head_count_kv", kMaxWidth));
+  }
+  if (arch != "llama") {
+    PLIMSOLL_TRY(gelu_layernorm_config_from_gguf(g, c));
+    return c;
   }
   PLIMSOLL_ASSIGN(const double eps, g.get_float("llama.attention.layer_norm_rms_epsilon"));
   PLIMSOLL_ASSIGN(const double theta, g.get_float_or("llama.rope.freq_base", 10000.0));
@@ -176,23 +198,47 @@ struct Expected {
   bool norm = false;
 };
 
-std::vector<Expected> expected_llama_tensors(const ModelConfig& c) {
+void expect_norm(std::vector<Expected>& out, const ModelConfig& c, const std::string& prefix) {
+  out.push_back({prefix + ".weight", {c.dim}, true});
+  if (c.norm_has_bias()) out.push_back({prefix + ".bias", {c.dim}, true});
+}
+
+void expect_linear(std::vector<Expected>& out, const std::string& prefix, int64_t rows,
+                   int64_t cols, bool bias) {
+  out.push_back({prefix + ".weight", {rows, cols}});
+  if (bias) out.push_back({prefix + ".bias", {rows}, true});
+}
+
+void expect_layer(std::vector<Expected>& out, const ModelConfig& c, const TensorStore& t,
+                  const std::string& p) {
   const int64_t d = c.dim, kv = c.kv_dim(), f = c.ffn_dim;
-  std::vector<Expected> out = {{"token_embd.weight", {c.vocab_size, d}},
-                               {"output_norm.weight", {d}, true}};
-  if (!c.tied_embeddings) out.push_back({"output.weight", {c.vocab_size, d}});
-  for (int64_t l = 0; l < c.n_layers; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    out.push_back({p + "attn_norm.weight", {d}, true});
-    out.push_back({p + "attn_q.weight", {d, d}});
-    out.push_back({p + "attn_k.weight", {kv, d}});
-    out.push_back({p + "attn_v.weight", {kv, d}});
-    out.push_back({p + "attn_output.weight", {d, d}});
-    out.push_back({p + "ffn_norm.weight", {d}, true});
-    out.push_back({p + "ffn_gate.weight", {f, d}});
-    out.push_back({p + "ffn_up.weight", {f, d}});
-    out.push_back({p + "ffn_down.weight", {d, f}});
+  expect_norm(out, c, p + "attn_norm");
+  if (t.find(p + "attn_qkv.weight")) {
+    expect_linear(out, p + "attn_qkv", d + 2 * kv, d, c.qkv_bias);
+  } else {
+    expect_linear(out, p + "attn_q", d, d, c.qkv_bias);
+    expect_linear(out, p + "attn_k", kv, d, c.qkv_bias);
+    expect_linear(out, p + "attn_v", kv, d, c.qkv_bias);
   }
+  expect_linear(out, p + "attn_output", d, d, c.out_bias);
+  expect_norm(out, c, p + "ffn_norm");
+  if (c.ffn == FfnKind::kSwiGlu) expect_linear(out, p + "ffn_gate", f, d, c.ffn_bias);
+  expect_linear(out, p + "ffn_up", f, d, c.ffn_bias);
+  expect_linear(out, p + "ffn_down", d, f, c.ffn_bias);
+}
+
+std::vector<Expected> expected_tensors(const ModelConfig& c, const TensorStore& t) {
+  std::vector<Expected> out = {{"token_embd.weight", {c.vocab_size, c.dim}}};
+  if (c.positions == PositionKind::kLearned) {
+    out.push_back({"position_embd.weight", {c.max_seq_len, c.dim}});
+  }
+  if (c.embed_norm) {
+    out.push_back({"token_embd_norm.weight", {c.dim}, true});
+    out.push_back({"token_embd_norm.bias", {c.dim}, true});
+  }
+  expect_norm(out, c, "output_norm");
+  if (!c.tied_embeddings) out.push_back({"output.weight", {c.vocab_size, c.dim}});
+  for (int64_t l = 0; l < c.n_layers; ++l) expect_layer(out, c, t, "blk." + std::to_string(l) + ".");
   return out;
 }
 
@@ -222,9 +268,9 @@ Result<std::optional<Vocab>> vocab_from_gguf(const GgufFile& g) {
   return std::optional<Vocab>(std::move(v));
 }
 
-Status validate_llama_tensors(const ModelConfig& c, const TensorStore& tensors,
-                              const std::string& path) {
-  for (const Expected& e : expected_llama_tensors(c)) {
+Status validate_decoder_tensors(const ModelConfig& c, const TensorStore& tensors,
+                                const std::string& path) {
+  for (const Expected& e : expected_tensors(c, tensors)) {
     const TensorView* t = tensors.find(e.name);
     if (!t) return invalid(path, "missing tensor '" + e.name + "'");
     if (t->shape != e.shape) {
@@ -233,7 +279,7 @@ Status validate_llama_tensors(const ModelConfig& c, const TensorStore& tensors,
     }
     if (e.norm && t->dtype != DType::kF32) {
       return invalid(path, "tensor '" + e.name + "' has type " +
-                               std::string(dtype_name(t->dtype)) + ", norms must be f32");
+                               std::string(dtype_name(t->dtype)) + ", norms must be f32 (biases too)");
     }
     if (t->dtype == DType::kQ8_K) {
       return make_error(ErrorCode::kUnsupported,
@@ -245,14 +291,14 @@ Status validate_llama_tensors(const ModelConfig& c, const TensorStore& tensors,
 
 Result<LoadedModel> model_from_gguf(const GgufFile& g, std::span<const std::byte> bytes) {
   PLIMSOLL_ASSIGN(const std::string arch, g.get_string("general.architecture"));
-  if (arch != "llama") {
-    return make_error(ErrorCode::kUnsupported,
-                      g.name + ": architecture '" + arch + "' is not supported (only 'llama')");
+  if (arch != "llama" && arch != "gpt2" && arch != "bloom") {
+    return make_error(ErrorCode::kUnsupported, g.name + ": architecture '" + arch +
+                                                   "' is not supported (llama, gpt2, bloom)");
   }
   LoadedModel m;
   m.format = ModelFormat::kGguf;
   m.path = g.name;
-  PLIMSOLL_ASSIGN(m.config, llama_config_from_gguf(g));
+  PLIMSOLL_ASSIGN(m.config, config_from_gguf(g, arch));
   PLIMSOLL_ASSIGN(m.vocab, vocab_from_gguf(g));
   PLIMSOLL_ASSIGN(m.config.vocab_size, vocab_size_of(g, m.vocab));
   m.config.tied_embeddings = g.find_tensor("output.weight") == nullptr;
@@ -270,6 +316,8 @@ Result<LoadedModel> parse_model(std::span<const std::byte> bytes, const std::str
 }
 
 Result<LoadedModel> load_model(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return load_hf_model(path);
   PLIMSOLL_ASSIGN(std::shared_ptr<MappedFile> file, open_file(path));
   PLIMSOLL_ASSIGN(LoadedModel m, parse_model(bytes_of(*file), path));
   m.tensors.keep_alive(std::move(file));

@@ -1,5 +1,5 @@
-// LoadedModel and load_model(): open any supported model file (llama2.c
-// checkpoint, GGUF) into config + tensors (+ vocabulary when the file has one).
+// LoadedModel and load_model(): open any supported model (llama2.c checkpoint,
+// GGUF, Hugging Face folder) into config + tensors (+ vocabulary, settings).
 #pragma once
 
 #include <cstddef>
@@ -10,13 +10,14 @@
 
 #include "core/result.h"
 #include "formats/gguf.h"
+#include "formats/hf_settings.h"
 #include "formats/model_config.h"
 #include "formats/tensor_store.h"
 #include "formats/vocab.h"
 
 namespace plimsoll {
 
-enum class ModelFormat { kLlama2c, kGguf };
+enum class ModelFormat { kLlama2c, kGguf, kHfSafetensors };
 
 struct LoadedModel {
   ModelFormat format = ModelFormat::kGguf;
@@ -24,10 +25,14 @@ struct LoadedModel {
   ModelConfig config;
   TensorStore tensors;          // GGUF tensor names (token_embd.weight, blk.N.attn_q.weight, ...)
   std::optional<Vocab> vocab;   // present when the file carries one (GGUF)
+  // Hugging Face folders: generation_config.json / tokenizer_config.json when present.
+  std::optional<GenerationDefaults> generation_defaults;
+  std::optional<TokenizerSettings> tokenizer_settings;
 };
 
-// Detects the format from the file's content (GGUF magic, else a llama2.c
-// checkpoint), maps the file and returns views into the mapping (kept alive
+// A directory is a Hugging Face model folder (config.json + safetensors, see
+// formats/hf_model.h). Otherwise detects the format from the file's content
+// (GGUF magic, else a llama2.c checkpoint), maps the file and returns views into the mapping (kept alive
 // by the store). Errors: kIo (open/mmap), kInvalidFile (corrupt, truncated,
 // wrong shapes; the message names the file and the problem), kUnsupported
 // (unknown architecture, tokenizer model or tensor type, naming it).
@@ -37,16 +42,22 @@ Result<LoadedModel> load_model(const std::string& path);
 // which must outlive the model. `name` is used as path and in errors.
 Result<LoadedModel> parse_model(std::span<const std::byte> bytes, const std::string& name);
 
-// GGUF -> LoadedModel (architecture "llama" only); views point into `bytes`,
+// GGUF -> LoadedModel (architectures "llama", "gpt2", "bloom"); views point into `bytes`,
 // the span `gguf` was parsed from.
 Result<LoadedModel> model_from_gguf(const GgufFile& gguf, std::span<const std::byte> bytes);
 // tokenizer.ggml.* -> Vocab; nullopt when the file has no tokenizer.ggml.tokens.
 Result<std::optional<Vocab>> vocab_from_gguf(const GgufFile& gguf);
 
-// Checks every tensor a llama model needs is in `tensors` with the shape the
-// config implies and a usable dtype (norms F32). `path` names the file in errors.
-Status validate_llama_tensors(const ModelConfig& config, const TensorStore& tensors,
-                              const std::string& path);
+// Checks every tensor the config's architecture needs is in `tensors` with the
+// shape the config implies and a usable dtype (norms and biases F32; q/k/v split
+// or fused as attn_qkv). `path` names the file in errors.
+Status validate_decoder_tensors(const ModelConfig& config, const TensorStore& tensors,
+                                const std::string& path);
+// The earlier name, kept for callers in flight.
+inline Status validate_llama_tensors(const ModelConfig& config, const TensorStore& tensors,
+                                     const std::string& path) {
+  return validate_decoder_tensors(config, tensors, path);
+}
 
 // Loads a vocabulary from a GGUF model file (its tokenizer.ggml.* keys).
 // A llama2.c tokenizer (tokenizer.bin) does not store its size: for those

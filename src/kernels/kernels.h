@@ -43,6 +43,10 @@ void quantize_row(DType dtype, const float* src, void* dst, int64_t n);
 // ---- f32 element-wise ops ----------------------------------------------------
 // out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i], i < n (out may alias x)
 void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps);
+// out[i] = (x[i] - mean(x)) / sqrt(var(x) + eps) * weight[i] + bias[i], i < n
+// (biased variance, as torch.nn.LayerNorm; bias may be null; out may alias x)
+void layernorm(float* out, const float* x, const float* weight, const float* bias, int64_t n,
+               float eps);
 // In place softmax over x[0..n)
 void softmax(float* x, int64_t n);
 // Rotary embedding in place on one head vector of head_dim floats at position pos.
@@ -51,6 +55,11 @@ void softmax(float* x, int64_t n);
 void rope(float* head, int64_t head_dim, int64_t pos, float theta, bool interleaved);
 // out[i] = silu(gate[i]) * up[i]
 void swiglu(float* out, const float* gate, const float* up, int64_t n);
+// In place x[i] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): GPT-2's gelu_new,
+// BLOOM's bloom_gelu (the tanh approximation)
+void gelu_tanh(float* x, int64_t n);
+// y[r, i] += bias[i] for r < rows, i < n (y: [rows, n])
+void add_bias(float* y, const float* bias, int64_t rows, int64_t n);
 // dot product of two f32 vectors
 float dot_f32(const float* a, const float* b, int64_t n);
 // y[i] += a * x[i]

@@ -1,5 +1,5 @@
-// The f32 element-wise ops of a transformer layer (rmsnorm, softmax, rope,
-// swiglu, dot, axpy). Scalar loops; dot and axpy use AVX-512 twins when active.
+// The f32 element-wise ops of a transformer layer (rmsnorm, layernorm, softmax,
+// rope, swiglu, gelu, bias, dot, axpy). Scalar loops; dot and axpy use AVX-512 twins when active.
 #include <algorithm>
 #include <cmath>
 
@@ -14,6 +14,20 @@ void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float e
   const float inv_rms =
       static_cast<float>(1.0 / std::sqrt(sum_sq / static_cast<double>(n) + static_cast<double>(eps)));
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inv_rms * weight[i];
+}
+
+void layernorm(float* out, const float* x, const float* weight, const float* bias, int64_t n,
+               float eps) {
+  double sum = 0.0;  // double: mean and variance of up to ~16k values without losing digits
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const double mean = sum / static_cast<double>(n);
+  double sum_sq = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum_sq += (x[i] - mean) * (x[i] - mean);
+  const double inv_std = 1.0 / std::sqrt(sum_sq / static_cast<double>(n) + static_cast<double>(eps));
+  for (int64_t i = 0; i < n; ++i) {
+    const float normed = static_cast<float>((x[i] - mean) * inv_std);
+    out[i] = normed * weight[i] + (bias ? bias[i] : 0.0f);
+  }
 }
 
 void softmax(float* x, int64_t n) {
@@ -46,6 +60,20 @@ void rope(float* head, int64_t head_dim, int64_t pos, float theta, bool interlea
 
 void swiglu(float* out, const float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.f + std::exp(-gate[i])) * up[i];
+}
+
+void gelu_tanh(float* x, int64_t n) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    x[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
+  }
+}
+
+void add_bias(float* y, const float* bias, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < n; ++i) y[r * n + i] += bias[i];
+  }
 }
 
 namespace {

@@ -10,6 +10,7 @@
 
 #include "convert/random_model.h"
 #include "kernels/kernels.h"
+#include "random_decoder.h"
 
 namespace plimsoll {
 namespace {
@@ -62,12 +63,9 @@ struct Seq {
 // 1e-7 change of an activation (attention's summation order) can move one
 // value across a rounding boundary, which shifts a logit by about one
 // quantization step of |w| x amax/127 (~1e-2 here), so 0.05 there.
-void run_batched(DType dtype, int64_t step_tokens, int64_t block_tokens, int64_t n_new) {
-  const float tolerance = dtype == DType::kF32 ? 1e-4f : 5e-2f;
-  const ModelConfig c = small_config();
-  auto model = random_llama_in_memory(c, dtype, 11);
-  ASSERT_TRUE(model.ok()) << model.error().message;
-  auto weights = bind_llama_weights(c, model->tensors);
+void run_batched(const ModelConfig& c, const TensorStore& tensors, float tolerance, int64_t step_tokens,
+                 int64_t block_tokens, int64_t n_new) {
+  auto weights = bind_decoder_weights(c, tensors);
   ASSERT_TRUE(weights.ok()) << weights.error().message;
   LlamaReference ref(c, *weights);
   // 32 prompts of lengths 1..63
@@ -141,9 +139,73 @@ void run_batched(DType dtype, int64_t step_tokens, int64_t block_tokens, int64_t
   }
 }
 
+void run_batched(DType dtype, int64_t step_tokens, int64_t block_tokens, int64_t n_new) {
+  const ModelConfig c = small_config();
+  auto model = random_llama_in_memory(c, dtype, 11);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  run_batched(c, model->tensors, dtype == DType::kF32 ? 1e-4f : 5e-2f, step_tokens, block_tokens, n_new);
+}
+
 TEST(BatchEngine, MatchesReferenceF32SmallChunksCrossingBlocks) { run_batched(DType::kF32, 24, 16, 8); }
 TEST(BatchEngine, MatchesReferenceF32TinyBlocks) { run_batched(DType::kF32, 40, 4, 6); }
 TEST(BatchEngine, MatchesReferenceQ8_0) { run_batched(DType::kQ8_0, 32, 16, 6); }
+
+// The other architectures' switches, f32, through the same batched-vs-reference run.
+ModelConfig gpt2_config() {
+  ModelConfig c = small_config();
+  c.arch = "gpt2";
+  c.n_kv_heads = c.n_heads;
+  c.norm = NormKind::kLayer;
+  c.positions = PositionKind::kLearned;
+  c.ffn = FfnKind::kGeluTanh;
+  c.qkv_bias = c.out_bias = c.ffn_bias = true;
+  c.tied_embeddings = true;
+  return c;
+}
+
+TEST(BatchEngine, MatchesReferenceGpt2FusedQkv) {
+  const ModelConfig c = gpt2_config();
+  testing::RandomDecoder model(c, 21, /*fused_qkv=*/true);
+  run_batched(c, model.tensors(), 1e-4f, 24, 16, 6);
+}
+
+TEST(BatchEngine, MatchesReferenceBloomAlibi) {
+  ModelConfig c = gpt2_config();
+  c.arch = "bloom";
+  c.dim = 48;
+  c.n_heads = c.n_kv_heads = 6;  // not a power of two: the extra ALiBi slopes
+  c.positions = PositionKind::kAlibi;
+  c.embed_norm = true;
+  testing::RandomDecoder model(c, 22, /*fused_qkv=*/true);
+  run_batched(c, model.tensors(), 1e-4f, 40, 4, 6);
+}
+
+TEST(BatchEngine, MatchesReferenceQwen2Style) {
+  ModelConfig c = small_config();
+  c.rope_layout = RopeLayout::kHalfSplit;
+  c.qkv_bias = true;
+  c.tied_embeddings = true;
+  testing::RandomDecoder model(c, 23, /*fused_qkv=*/false);
+  run_batched(c, model.tensors(), 1e-4f, 24, 16, 6);
+}
+
+TEST(BatchEngine, RefusesPositionsPastLearnedOnes) {
+  ModelConfig c = gpt2_config();
+  c.max_seq_len = 8;
+  testing::RandomDecoder model(c, 24, false);
+  auto weights = bind_decoder_weights(c, model.tensors());
+  ASSERT_TRUE(weights.ok()) << weights.error().message;
+  auto pool = KvBlockPool::create(c, 4, 4);
+  auto engine = BatchEngine::create(c, *weights, **pool, step_workspace_sizes(c, 16, 2, 1, 16), nullptr);
+  ASSERT_TRUE(engine.ok());
+  BlockTable table;
+  table.blocks = {*(*pool)->allocate(), *(*pool)->allocate(), *(*pool)->allocate()};
+  std::vector<int32_t> tokens(9, 1);
+  std::vector<SeqStep> plan = {{tokens, 0, &table, true}};
+  auto r = (*engine)->step(plan);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("learned positions"), std::string::npos) << r.error().message;
+}
 
 TEST(BatchEngine, RefusesAStepLargerThanItsWorkspace) {
   const ModelConfig c = small_config();

@@ -68,6 +68,39 @@ TEST(Ops, SwiGlu) {
   }
 }
 
+TEST(Ops, LayerNorm) {
+  const int64_t n = 300;
+  const std::vector<float> x = random_floats(n, 11, 3.f), w = random_floats(n, 12), b = random_floats(n, 13);
+  double mean = 0, var = 0;
+  for (float v : x) mean += v;
+  mean /= n;
+  for (float v : x) var += (v - mean) * (v - mean);
+  const double inv = 1.0 / std::sqrt(var / n + 1e-5);
+  std::vector<float> out(static_cast<size_t>(n));
+  layernorm(out.data(), x.data(), w.data(), b.data(), n, 1e-5f);
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(out[size_t(i)], (x[size_t(i)] - mean) * inv * w[size_t(i)] + b[size_t(i)], 1e-5) << i;
+  }
+  std::vector<float> in_place = x;  // out may alias x; bias may be null
+  layernorm(in_place.data(), in_place.data(), w.data(), nullptr, n, 1e-5f);
+  for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(in_place[size_t(i)], out[size_t(i)] - b[size_t(i)], 1e-5) << i;
+}
+
+TEST(Ops, GeluTanhAndBias) {
+  std::vector<float> x = {-3.f, -1.f, -0.1f, 0.f, 0.5f, 2.f, 6.f};
+  const std::vector<float> in = x;
+  gelu_tanh(x.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = in[i];
+    const double want = 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+    EXPECT_NEAR(x[i], want, 1e-6) << v;
+  }
+  std::vector<float> y = {1, 2, 3, 4, 5, 6};
+  const std::vector<float> bias = {10, 20, 30};
+  add_bias(y.data(), bias.data(), 2, 3);
+  EXPECT_EQ(y, (std::vector<float>{11, 22, 33, 14, 25, 36}));
+}
+
 TEST(Ops, DotAndAxpy) {
   const std::vector<float> a = random_floats(77, 8), b = random_floats(77, 9);
   double want = 0;

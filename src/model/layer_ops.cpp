@@ -1,0 +1,83 @@
+// Norms, biased projections, embeddings, RoPE, feed-forward and ALiBi slopes
+// for every architecture, on top of the f32 kernels.
+#include "model/layer_ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/kernels.h"
+
+namespace plimsoll {
+
+void norm_rows(const ModelConfig& c, const TensorView& weight, const TensorView* bias,
+               const float* x, float* out, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r) {
+    if (c.norm == NormKind::kLayer) {
+      kernels::layernorm(out + r * c.dim, x + r * c.dim, weight.f32(), bias ? bias->f32() : nullptr,
+                         c.dim, c.norm_eps);
+    } else {
+      kernels::rmsnorm(out + r * c.dim, x + r * c.dim, weight.f32(), c.dim, c.norm_eps);
+    }
+  }
+}
+
+void linear(const TensorView& w, const TensorView* bias, const float* x, int64_t rows, float* y,
+            ThreadPool* pool) {
+  kernels::matmul(w, x, rows, y, pool);
+  if (bias) kernels::add_bias(y, bias->f32(), rows, w.rows());
+}
+
+void embed(const ModelConfig& c, const DecoderWeights& w, int32_t token, int64_t pos, float* x,
+           float* scratch) {
+  kernels::dequantize_row(w.token_embd->dtype, w.token_embd->row(token), x, c.dim);
+  if (w.position_embd) {
+    kernels::dequantize_row(w.position_embd->dtype, w.position_embd->row(pos), scratch, c.dim);
+    for (int64_t i = 0; i < c.dim; ++i) x[i] += scratch[i];
+  }
+  if (w.embd_norm) {
+    kernels::layernorm(x, x, w.embd_norm->f32(), w.embd_norm_b ? w.embd_norm_b->f32() : nullptr,
+                       c.dim, c.norm_eps);
+  }
+}
+
+void rotate_qk(const ModelConfig& c, float* q, float* k, int64_t pos) {
+  if (c.positions != PositionKind::kRope) return;
+  const int64_t hd = c.head_dim();
+  const bool interleaved = c.rope_layout == RopeLayout::kInterleaved;
+  for (int64_t h = 0; h < c.n_heads; ++h) kernels::rope(q + h * hd, hd, pos, c.rope_theta, interleaved);
+  for (int64_t h = 0; h < c.n_kv_heads; ++h) kernels::rope(k + h * hd, hd, pos, c.rope_theta, interleaved);
+}
+
+void feed_forward(const ModelConfig& c, const LayerWeights& lw, const float* xn, int64_t rows,
+                  float* h, float* h2, float* out, ThreadPool* pool) {
+  if (c.ffn == FfnKind::kSwiGlu) {
+    linear(*lw.w_gate, lw.b_gate, xn, rows, h, pool);  // [rows, ffn]
+    linear(*lw.w_up, lw.b_up, xn, rows, h2, pool);
+    kernels::swiglu(h, h, h2, rows * c.ffn_dim);
+  } else {
+    linear(*lw.w_up, lw.b_up, xn, rows, h, pool);
+    kernels::gelu_tanh(h, rows * c.ffn_dim);
+  }
+  linear(*lw.w_down, lw.b_down, h, rows, out, pool);  // [rows, dim]
+}
+
+std::vector<float> alibi_slopes(const ModelConfig& c) {
+  if (c.positions != PositionKind::kAlibi) return {};
+  const int64_t n = c.n_heads;
+  int64_t closest = 1;  // the largest power of two <= n
+  while (closest * 2 <= n) closest *= 2;
+  const double base = std::pow(2.0, -std::pow(2.0, -(std::log2(static_cast<double>(closest)) - 3)));
+  std::vector<float> slopes;
+  for (int64_t i = 1; i <= closest; ++i) slopes.push_back(static_cast<float>(std::pow(base, i)));
+  if (closest != n) {
+    const double extra =
+        std::pow(2.0, -std::pow(2.0, -(std::log2(static_cast<double>(2 * closest)) - 3)));
+    const int64_t remaining = std::min(closest, n - closest);
+    for (int64_t i = 1; i < 1 + 2 * remaining; i += 2) {
+      slopes.push_back(static_cast<float>(std::pow(extra, i)));
+    }
+  }
+  return slopes;
+}
+
+}  // namespace plimsoll

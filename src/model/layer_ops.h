@@ -1,0 +1,42 @@
+// The per-architecture switches of a decoder layer as small functions shared
+// by the reference forward and the batched engine, so both compute the same.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "formats/model_config.h"
+#include "model/decoder_weights.h"
+
+namespace plimsoll {
+
+class ThreadPool;
+
+// out[r] = norm(x[r]) for r < rows; x, out: [rows, dim] (may alias). RMSNorm or
+// LayerNorm as the config says; bias may be null.
+void norm_rows(const ModelConfig& c, const TensorView& weight, const TensorView* bias,
+               const float* x, float* out, int64_t rows);
+
+// y = x w^T (+ bias): x [rows, w.cols()], y [rows, w.rows()]; bias may be null.
+void linear(const TensorView& w, const TensorView* bias, const float* x, int64_t rows, float* y,
+            ThreadPool* pool);
+
+// The input row of `token` at `pos`: token embedding (+ learned position
+// embedding) (+ embedding LayerNorm). x: [dim]; scratch: [dim].
+void embed(const ModelConfig& c, const DecoderWeights& w, int32_t token, int64_t pos, float* x,
+           float* scratch);
+
+// RoPE on every head of one token's q [n_heads * hd] and k [n_kv_heads * hd];
+// nothing for other position kinds.
+void rotate_qk(const ModelConfig& c, float* q, float* k, int64_t pos);
+
+// The feed-forward block of `rows` normed rows xn [rows, dim] -> out [rows, dim];
+// h, h2: [rows, ffn] scratch (h2 unused for GELU).
+void feed_forward(const ModelConfig& c, const LayerWeights& lw, const float* xn, int64_t rows,
+                  float* h, float* h2, float* out, ThreadPool* pool);
+
+// ALiBi slopes per head as BLOOM's build_alibi_tensor computes them (empty
+// unless positions are ALiBi): score(query, key j) += slope[head] * j.
+std::vector<float> alibi_slopes(const ModelConfig& c);
+
+}  // namespace plimsoll
