@@ -96,6 +96,11 @@ RampStep measure_step(const StaticPlan& sp, const LocalRampOptions& o, int64_t b
   auto run = spawn(o.self_exe, args, cg ? cg->procs_file() : "", log);
   if (!run.ok()) return failed(step, run.error());
   const ChildReport r = parse_child_report(last_line(run->stdout_text));
+  if (r.fits && r.batch > 0 && r.batch < batch) {  // the child's own plan held a few fewer (see ramp_child)
+    step.batch = r.batch;
+    step.kv_blocks = kv_blocks_for_sequences(sp.plan, r.batch, sp.sequence_tokens);
+    step.predicted_bytes = predict_resident(sp.plan, sp.request.model.runtime_base_bytes, step.kv_blocks).total_bytes();
+  }
   step.measured_rss_bytes = r.peak_resident_bytes;
   step.seconds = r.seconds;
   if (cg) step.cgroup_peak_bytes = cg->peak_bytes();

@@ -58,6 +58,15 @@ Status run_positions(EngineSetup& s, Seqs& seqs, int64_t from, int64_t to) {
 }
 
 Status run_batch(EngineSetup& s, int64_t batch, int64_t prompt, int64_t new_tokens, ChildReport& r) {
+  // The parent asks for the plan's full capacity at the last step, from its own
+  // estimate of the runtime base; this process measured its own, which can buy
+  // a few sequences fewer. Within 5 % that is the same step: run what fits and
+  // report the batch actually run (the parent predicts for that batch).
+  const int64_t capacity = s.pool->free_blocks() / blocks_for_tokens(prompt + new_tokens, s.pool->block_tokens());
+  if (batch > capacity && capacity * 100 >= batch * 95) {
+    batch = capacity;
+    r.batch = capacity;
+  }
   Seqs seqs;
   r.fits = make_seqs(s, batch, prompt + new_tokens, seqs);
   r.kv_blocks_used = s.pool->used_blocks();
