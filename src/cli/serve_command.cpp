@@ -75,7 +75,7 @@ Runner add_serve_command(CLI::App& app) {
   opt("--max-waiting-tokens", c.max_waiting_tokens, "MAX_WAITING_TOKENS",
       "Steps a waiting request that does not fit may be overtaken by smaller ones");
   opt("--waiting-served-ratio", c.waiting_served_ratio, "WAITING_SERVED_RATIO",
-      "Accepted for TGI compatibility; Plimsoll admits by memory (see docs/api.md)");
+      "Accepted for TGI compatibility and ignored: Plimsoll admits by KV memory (docs/architecture.md)");
   opt("--block-size", c.engine.block_tokens, "PLIMSOLL_BLOCK_SIZE", "Tokens per KV block");
   opt("--threads", c.engine.threads, "PLIMSOLL_THREADS", "Engine threads (default 0: the cores available)");
   opt("--http-threads", c.api.threads, "PLIMSOLL_HTTP_THREADS", "HTTP worker threads (each open stream holds one)");

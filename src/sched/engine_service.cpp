@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <spdlog/spdlog.h>
 
 namespace plimsoll::sched {
@@ -94,7 +95,7 @@ SubmitResult EngineService::submit(std::vector<GenerationRequest> items, EventSi
       release_ticket(ticket);
     }
   };
-  sub->pending = std::move(items);
+  sub->pending.assign(std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
   ++in_flight_;
   in_flight_tokens_ += tokens;
   active_[ticket] = tokens;

@@ -79,7 +79,7 @@ void Scheduler::feed_waiting() {
     for (auto& sub : submissions_) {
       if (sub->pending.empty() || waiting_.size() >= target) continue;
       GenerationRequest req = std::move(sub->pending.front());
-      sub->pending.erase(sub->pending.begin());
+      sub->pending.pop_front();  // O(1): a client batch of any length is fed in linearly
       const uint64_t seed = req.params.seed.value_or(random_seed());
       waiting_.push_back(std::make_unique<Sequence>(sub.get(), sub->next_index++, std::move(req), tokenizer_, seed));
       waiting_.back()->queued_at = sub->submitted_at;

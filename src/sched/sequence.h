@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,7 +50,7 @@ struct Sequence {
 struct Submission {
   uint64_t ticket = 0;
   EventSink sink;
-  std::vector<GenerationRequest> pending;  // items not yet turned into sequences (front = next)
+  std::deque<GenerationRequest> pending;   // items not yet turned into sequences (front = next)
   size_t next_index = 0;                   // index of pending.front() in the original list
   size_t unfinished = 0;                   // items without their final event yet
   bool cancelled = false;
