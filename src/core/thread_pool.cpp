@@ -1,22 +1,57 @@
-// ThreadPool implementation: generation counter + condition variables.
+// ThreadPool implementation: a job generation counter and a pending count,
+// both atomics; waiters spin briefly, then sleep with atomic::wait (a futex).
 #include "core/thread_pool.h"
 
 #include <sched.h>
 
 #include <algorithm>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace plimsoll {
+namespace {
+
+inline void cpu_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// Waits until `value` differs from `old`: a few pauses, then yields (a CPU
+// shared with other runnable threads goes to them; an idle one comes straight
+// back), then futex sleeps.
+template <typename T>
+T wait_for_change(const std::atomic<T>& value, T old) {
+  for (int i = 0; i < ThreadPool::kSpinRounds; ++i) {
+    const T now = value.load(std::memory_order_acquire);
+    if (now != old) return now;
+    if (i < ThreadPool::kPauseRounds) {
+      cpu_pause();
+    } else {
+      sched_yield();
+    }
+  }
+  for (;;) {
+    value.wait(old, std::memory_order_acquire);
+    const T now = value.load(std::memory_order_acquire);
+    if (now != old) return now;
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)) {
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  start_cv_.notify_all();
+  stop_.store(true, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
@@ -45,35 +80,26 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {
     fn(0, n);
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    fn_ = &fn;
-    n_ = n;
-    grain_ = grain;
-    pending_ = n_threads_ - 1;
-    ++generation_;
-  }
-  start_cv_.notify_all();
+  fn_ = &fn;
+  n_ = n;
+  grain_ = grain;
+  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);  // publishes the job
+  generation_.notify_all();
   run_chunk(0);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [this] { return pending_ == 0; });
+  for (int32_t left = pending_.load(std::memory_order_acquire); left != 0;) {
+    left = wait_for_change(pending_, left);
+  }
   fn_ = nullptr;
 }
 
 void ThreadPool::worker_loop(int index) {
-  uint64_t seen = 0;
+  uint32_t seen = 0;
   for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-    }
+    seen = wait_for_change(generation_, seen);
+    if (stop_.load(std::memory_order_relaxed)) return;
     run_chunk(index);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
-    }
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
   }
 }
 

@@ -1,12 +1,13 @@
 // The batched, paged forward pass: matmuls over all tokens of the step,
-// per-token positions (RoPE) and KV writes into blocks, attention per (token, head) with
-// an online softmax that streams the sequence's blocks once.
+// per-token positions (RoPE angles once per step) and KV writes into blocks, attention per
+// (token, KV head) with an online softmax that streams the sequence's blocks once.
 #include "engine/batch_engine.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "kernels/attention.h"
 #include "kernels/kernels.h"
 #include "model/layer_ops.h"
 
@@ -53,6 +54,7 @@ BatchEngine::BatchEngine(const ModelConfig& config, LlamaWeights weights, KvBloc
   v_ = floats(t * config.kv_dim());
   hb_ = floats(t * config.ffn_dim);
   hb2_ = floats(t * config.ffn_dim);
+  rope_ = floats(t * config.head_dim());
   last_ = floats(b * config.dim);
   logits_ = floats(b * config.vocab_size);
 }
@@ -101,6 +103,12 @@ Result<std::span<const float>> BatchEngine::step(std::span<const SeqStep> seqs) 
       tok_pos_[static_cast<size_t>(t)] = seqs[s].start_pos + static_cast<int64_t>(i);
     }
   }
+  if (config_.positions == PositionKind::kRope) {  // each token's rotary angles, for every layer
+    for (int64_t i = 0; i < n_tokens; ++i) {
+      kernels::rope_angles(config_.head_dim(), tok_pos_[static_cast<size_t>(i)], config_.rope_theta,
+                           rope_.data() + i * config_.head_dim());
+    }
+  }
   for (int64_t i = 0; i < n_tokens; ++i) {  // x[i] = embedding(token i at its position)
     embed(config_, weights_, tok_id_[static_cast<size_t>(i)], tok_pos_[static_cast<size_t>(i)],
           x_.data() + i * dim, xb_.data());
@@ -137,11 +145,17 @@ void BatchEngine::layer(int64_t l, int64_t n) {
 
 void BatchEngine::write_kv(int64_t l, int64_t n) {
   const ModelConfig& c = config_;
-  const int64_t kv = c.kv_dim(), bt = pool_.block_tokens();
+  const int64_t kv = c.kv_dim(), hd = c.head_dim(), bt = pool_.block_tokens();
+  const bool interleaved = c.rope_layout == RopeLayout::kInterleaved;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t pos = tok_pos_[static_cast<size_t>(i)];
     float* k = k_.data() + i * kv;
-    rotate_qk(c, q_.data() + i * c.dim, k, pos);
+    if (c.positions == PositionKind::kRope) {  // rope_: [n, head_dim] cos|sin of each token's position
+      const float* cos_sin = rope_.data() + i * hd;
+      float* q = q_.data() + i * c.dim;
+      for (int64_t h = 0; h < c.n_heads; ++h) kernels::rope_apply(q + h * hd, hd, cos_sin, interleaved);
+      for (int64_t h = 0; h < c.n_kv_heads; ++h) kernels::rope_apply(k + h * hd, hd, cos_sin, interleaved);
+    }
     const BlockTable& table = *seqs_[static_cast<size_t>(tok_seq_[static_cast<size_t>(i)])].blocks;
     const int32_t block = table.blocks[static_cast<size_t>(pos / bt)];
     const int64_t off = (pos % bt) * kv;
@@ -150,44 +164,32 @@ void BatchEngine::write_kv(int64_t l, int64_t n) {
   }
 }
 
+// One task per (token, KV head): the query heads sharing that KV head read its
+// blocks together (kernels::attend).
 void BatchEngine::attention(int64_t l, int64_t n) {
   const ModelConfig& c = config_;
-  const int64_t hd = c.head_dim(), kv = c.kv_dim(), bt = pool_.block_tokens();
-  const int64_t group = c.n_heads / c.n_kv_heads;
+  const int64_t hd = c.head_dim(), group = c.n_heads / c.n_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   auto run = [&](int64_t begin, int64_t end) {
-    float acc[kMaxHeadDim];
-    for (int64_t task = begin; task < end; ++task) {  // task = token * n_heads + head
-      const int64_t i = task / c.n_heads, h = task % c.n_heads;
-      const int64_t pos = tok_pos_[static_cast<size_t>(i)];
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t i = task / c.n_kv_heads, kvh = task % c.n_kv_heads;
       const BlockTable& table = *seqs_[static_cast<size_t>(tok_seq_[static_cast<size_t>(i)])].blocks;
-      const float* q = q_.data() + i * c.dim + h * hd;
-      const int64_t kv_off = (h / group) * hd;
-      const float slope = alibi_.empty() ? 0.0f : alibi_[static_cast<size_t>(h)];
-      float max_score = -std::numeric_limits<float>::infinity(), denom = 0.0f;
-      std::fill(acc, acc + hd, 0.0f);
-      for (int64_t p = 0; p <= pos; ++p) {  // online softmax over positions 0..pos
-        const int32_t block = table.blocks[static_cast<size_t>(p / bt)];
-        const int64_t off = (p % bt) * kv + kv_off;
-        const float s = kernels::dot_f32(q, pool_.keys(block, l) + off, hd) * scale + slope * static_cast<float>(p);
-        if (s > max_score) {
-          const float rescale = std::exp(max_score - s);
-          denom *= rescale;
-          for (int64_t d = 0; d < hd; ++d) acc[d] *= rescale;
-          max_score = s;
-        }
-        const float weight = std::exp(s - max_score);
-        denom += weight;
-        kernels::axpy_f32(acc, weight, pool_.values(block, l) + off, hd);
-      }
-      float* out = attn_.data() + i * c.dim + h * hd;
-      for (int64_t d = 0; d < hd; ++d) out[d] = acc[d] / denom;
+      kernels::PagedKv kv;
+      kv.keys = pool_.keys(0, l) + kvh * hd;
+      kv.values = pool_.values(0, l) + kvh * hd;
+      kv.blocks = table.blocks.data();
+      kv.block_stride = pool_.block_stride_floats();
+      kv.block_tokens = pool_.block_tokens();
+      kv.pos_stride = c.kv_dim();
+      const int64_t head0 = kvh * group;
+      kernels::attend(q_.data() + i * c.dim + head0 * hd, group, hd, kv, tok_pos_[static_cast<size_t>(i)] + 1, scale,
+                      alibi_.empty() ? nullptr : alibi_.data() + head0, attn_.data() + i * c.dim + head0 * hd);
     }
   };
   if (threads_) {
-    threads_->parallel_for(n * c.n_heads, 1, run);
+    threads_->parallel_for(n * c.n_kv_heads, 1, run);
   } else {
-    run(0, n * c.n_heads);
+    run(0, n * c.n_kv_heads);
   }
 }
 

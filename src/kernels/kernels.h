@@ -53,6 +53,10 @@ void softmax(float* x, int64_t n);
 //   interleaved: pairs (2i, 2i+1); half_split: pairs (i, i + head_dim/2)
 //   frequency of pair i: theta^(-2i/head_dim)
 void rope(float* head, int64_t head_dim, int64_t pos, float theta, bool interleaved);
+// rope() in two steps, so one position's angles serve every head and layer:
+//   cos_sin: [head_dim] = cos of pairs 0..head_dim/2, then their sin
+void rope_angles(int64_t head_dim, int64_t pos, float theta, float* cos_sin);
+void rope_apply(float* head, int64_t head_dim, const float* cos_sin, bool interleaved);
 // out[i] = silu(gate[i]) * up[i]
 void swiglu(float* out, const float* gate, const float* up, int64_t n);
 // In place x[i] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): GPT-2's gelu_new,

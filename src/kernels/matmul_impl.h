@@ -69,5 +69,10 @@ const TileKernels& avx512_tile_kernels();  // same needs; F32/F16/BF16/Q8_0/Q4_0
 // AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).
 float avx512_dot_f32(const float* a, const float* b, int64_t n);
 void avx512_axpy_f32(float* y, float a, const float* x, int64_t n);
+// AVX-512 twins of attend (attention.h; head_dim % 16 == 0, <= 512) and swiglu.
+struct PagedKv;
+void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
+                   const float* slopes, float* out);
+void avx512_swiglu(float* out, const float* gate, const float* up, int64_t n);
 
 }  // namespace plimsoll::kernels

@@ -1,5 +1,6 @@
 // The f32 element-wise ops of a transformer layer (rmsnorm, layernorm, softmax,
-// rope, swiglu, gelu, bias, dot, axpy). Scalar loops; dot and axpy use AVX-512 twins when active.
+// rope, swiglu, gelu, bias, dot, axpy). Scalar loops; dot, axpy and swiglu use
+// AVX-512 twins when active.
 #include <algorithm>
 #include <cmath>
 
@@ -7,6 +8,14 @@
 #include "kernels/matmul_impl.h"
 
 namespace plimsoll::kernels {
+
+namespace {
+#if defined(__x86_64__) || defined(__i386__)
+bool use_avx512() { return active_isa() == Isa::kAvx512; }
+#else
+bool use_avx512() { return false; }
+#endif
+}  // namespace
 
 void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps) {
   double sum_sq = 0.0;  // double: n up to ~16k squares without losing digits
@@ -42,23 +51,52 @@ void softmax(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
+namespace {
+
+// Angle of rotary pair i at pos, in double: pos * freq reaches 1e5 rad, where
+// f32 keeps only ~1e-2 rad.
+double rope_angle(int64_t i, int64_t head_dim, int64_t pos, float theta) {
+  const double freq = std::pow(static_cast<double>(theta), -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+  return static_cast<double>(pos) * freq;
+}
+
+void rotate_pair(float* head, int64_t half, int64_t i, float c, float s, bool interleaved) {
+  float* a = interleaved ? head + 2 * i : head + i;
+  float* b = interleaved ? head + 2 * i + 1 : head + i + half;
+  const float x0 = *a, x1 = *b;
+  *a = x0 * c - x1 * s;
+  *b = x0 * s + x1 * c;
+}
+
+}  // namespace
+
 void rope(float* head, int64_t head_dim, int64_t pos, float theta, bool interleaved) {
   const int64_t half = head_dim / 2;
   for (int64_t i = 0; i < half; ++i) {
-    // angle in double: pos * freq reaches 1e5 rad, where f32 keeps only ~1e-2 rad
-    const double freq = std::pow(static_cast<double>(theta),
-                                 -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
-    const double angle = static_cast<double>(pos) * freq;
-    const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
-    float* a = interleaved ? head + 2 * i : head + i;
-    float* b = interleaved ? head + 2 * i + 1 : head + i + half;
-    const float x0 = *a, x1 = *b;
-    *a = x0 * c - x1 * s;
-    *b = x0 * s + x1 * c;
+    const double angle = rope_angle(i, head_dim, pos, theta);
+    rotate_pair(head, half, i, static_cast<float>(std::cos(angle)), static_cast<float>(std::sin(angle)), interleaved);
   }
 }
 
+void rope_angles(int64_t head_dim, int64_t pos, float theta, float* cos_sin) {
+  const int64_t half = head_dim / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    const double angle = rope_angle(i, head_dim, pos, theta);
+    cos_sin[i] = static_cast<float>(std::cos(angle));
+    cos_sin[half + i] = static_cast<float>(std::sin(angle));
+  }
+}
+
+void rope_apply(float* head, int64_t head_dim, const float* cos_sin, bool interleaved) {
+  const int64_t half = head_dim / 2;
+  for (int64_t i = 0; i < half; ++i) rotate_pair(head, half, i, cos_sin[i], cos_sin[half + i], interleaved);
+}
+
 void swiglu(float* out, const float* gate, const float* up, int64_t n) {
+  if (use_avx512()) {
+    avx512_swiglu(out, gate, up, n);
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.f + std::exp(-gate[i])) * up[i];
 }
 
@@ -76,13 +114,6 @@ void add_bias(float* y, const float* bias, int64_t rows, int64_t n) {
   }
 }
 
-namespace {
-#if defined(__x86_64__) || defined(__i386__)
-bool use_avx512() { return active_isa() == Isa::kAvx512; }
-#else
-bool use_avx512() { return false; }
-#endif
-}  // namespace
 
 float dot_f32(const float* a, const float* b, int64_t n) {
   if (use_avx512()) return avx512_dot_f32(a, b, n);

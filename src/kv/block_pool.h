@@ -41,6 +41,8 @@ class KvBlockPool {
   float* values(int32_t block, int64_t layer) { return block_base(block, layer) + block_tokens_ * kv_dim_; }
   const float* keys(int32_t block, int64_t layer) const { return const_cast<KvBlockPool*>(this)->keys(block, layer); }
   const float* values(int32_t block, int64_t layer) const { return const_cast<KvBlockPool*>(this)->values(block, layer); }
+  // Floats from one block to the next: keys(b, l) == keys(0, l) + b * block_stride_floats().
+  int64_t block_stride_floats() const { return n_layers_ * 2 * block_tokens_ * kv_dim_; }
 
  private:
   KvBlockPool() = default;

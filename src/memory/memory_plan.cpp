@@ -33,6 +33,7 @@ StepWorkspaceSizes step_workspace_sizes(const ModelConfig& c, int64_t step_token
   w.ffn_floats = 2 * t * c.ffn_dim;
   w.logits_floats = b * (c.vocab_size + c.dim);
   w.scores_floats = n_threads * max_seq_len;
+  w.rope_floats = t * c.head_dim();
   // int8 values + one f32 scale per 32 (q8_0-style) + 256-element sums (k-quants): < 1.25 B/elem
   const int64_t widest = std::max({c.dim, c.ffn_dim, c.vocab_size > 0 ? c.dim : 0});
   w.matmul_scratch_bytes = t * widest * 5 / 4 + 4096;

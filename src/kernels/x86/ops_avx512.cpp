@@ -1,10 +1,11 @@
-// AVX-512 twins of the f32 vector ops the attention loop calls per (query, key):
-// dot_f32 (16-lane partial sums) and axpy_f32 (mul then add, bit-identical).
+// AVX-512 twins of f32 vector ops: dot_f32 (16-lane partial sums), axpy_f32
+// (mul then add, bit-identical) and swiglu (polynomial exp).
 #include <immintrin.h>
 
 #include <cstdint>
 
 #include "kernels/matmul_impl.h"
+#include "kernels/x86/vec_math_avx512.h"
 
 namespace plimsoll::kernels {
 
@@ -36,6 +37,17 @@ void avx512_axpy_f32(float* y, float a, const float* x, int64_t n) {
     constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const __m512 prod = _mm512_mul_round_ps(av, _mm512_maskz_loadu_ps(m, x + i), kRound);
     _mm512_mask_storeu_ps(y + i, m, _mm512_add_round_ps(_mm512_maskz_loadu_ps(m, y + i), prod, kRound));
+  }
+}
+
+void avx512_swiglu(float* out, const float* gate, const float* up, int64_t n) {
+  int64_t i = 0;
+  for (; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
+    const __m512 sig = _mm512_div_ps(_mm512_set1_ps(1.0f),
+                                     _mm512_add_ps(_mm512_set1_ps(1.0f), exp512(_mm512_sub_ps(_mm512_setzero_ps(), g))));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(_mm512_mul_ps(g, sig), _mm512_maskz_loadu_ps(m, up + i)));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernel_test_util.h"
+#include "kernels/attention.h"
 
 namespace plimsoll::kernels {
 namespace {
@@ -58,13 +59,23 @@ TEST(Ops, RopeAtPositionZeroIsIdentity) {
   EXPECT_EQ(x, y);
 }
 
-TEST(Ops, SwiGlu) {
-  const std::vector<float> g = random_floats(40, 6, 4.f), u = random_floats(40, 7);
-  std::vector<float> out(40);
-  swiglu(out.data(), g.data(), u.data(), 40);
-  for (size_t i = 0; i < 40; ++i) {
-    const double silu = g[i] / (1.0 + std::exp(-double(g[i])));
-    EXPECT_NEAR(out[i], silu * u[i], 1e-5 * (1 + std::fabs(silu * u[i]))) << i;
+// Every ISA path (AVX-512 uses a polynomial exp) against the double formula,
+// lengths around the 16-lane step, gates out to +-100 (exp under/overflow).
+TEST(Ops, SwiGluOnEveryIsa) {
+  testing::IsaGuard guard;
+  for (int64_t n : {1, 15, 16, 17, 40, 100}) {
+    std::vector<float> g = random_floats(n, 6, 4.f);
+    const std::vector<float> u = random_floats(n, 7);
+    g[0] = n > 1 ? 100.f : -100.f;
+    for (Isa isa : testing::available_isas()) {
+      ASSERT_TRUE(set_isa(isa));
+      std::vector<float> out(static_cast<size_t>(n));
+      swiglu(out.data(), g.data(), u.data(), n);
+      for (size_t i = 0; i < size_t(n); ++i) {
+        const double silu = g[i] / (1.0 + std::exp(-double(g[i])));
+        EXPECT_NEAR(out[i], silu * u[i], 1e-5 * (1 + std::fabs(silu * u[i]))) << isa_name(isa) << " i " << i;
+      }
+    }
   }
 }
 
@@ -130,6 +141,63 @@ TEST(Ops, DotAndAxpyMatchScalarOnEveryIsa) {
       std::vector<float> y = b;
       axpy_f32(y.data(), -0.37f, a.data(), n);
       EXPECT_EQ(y, y_ref) << isa_name(isa) << " n " << n;
+    }
+  }
+}
+
+// attend() on every ISA path against a two-pass softmax in double over the
+// same paged layout: blocks out of order, group sizes 1-4, ALiBi slopes or none,
+// lengths around the 16-position chunks and the block size, scores large enough
+// that the running max moves.
+TEST(Ops, AttendMatchesTwoPassSoftmaxOnEveryIsa) {
+  testing::IsaGuard guard;
+  const int64_t bt = 16, n_blocks = 9;
+  for (int64_t hd : {8, 16, 64, 128}) {
+    for (int64_t group : {1, 3}) {
+      const int64_t n_kv_heads = 2, kv_dim = n_kv_heads * hd, stride = 2 * bt * kv_dim;  // block: keys, then values
+      const std::vector<float> arena = random_floats(n_blocks * stride, uint32_t(hd + group), 1.f);
+      const std::vector<int32_t> blocks = {4, 0, 7, 2, 8, 1, 6, 3, 5};
+      const std::vector<float> q = random_floats(group * hd, uint32_t(100 + hd), 3.f);
+      const std::vector<float> slopes = {0.5f, 0.25f, 0.125f};
+      for (int64_t n_pos : {1, 15, 16, 17, 33, 100, 144}) {
+        for (bool alibi : {false, true}) {
+          const int64_t kvh = 1;
+          PagedKv kv;
+          kv.keys = arena.data() + kvh * hd;
+          kv.values = arena.data() + bt * kv_dim + kvh * hd;
+          kv.blocks = blocks.data();
+          kv.block_stride = stride;
+          kv.block_tokens = bt;
+          kv.pos_stride = kv_dim;
+          const float scale = 1.0f / std::sqrt(float(hd));
+          std::vector<double> want(static_cast<size_t>(group * hd), 0.0);
+          for (int64_t g = 0; g < group; ++g) {
+            std::vector<double> s(static_cast<size_t>(n_pos));
+            double max_s = -1e300, sum = 0;
+            for (int64_t p = 0; p < n_pos; ++p) {
+              const float* k = kv.keys + blocks[size_t(p / bt)] * stride + (p % bt) * kv_dim;
+              double dot = 0;
+              for (int64_t d = 0; d < hd; ++d) dot += double(q[size_t(g * hd + d)]) * k[d];
+              s[size_t(p)] = dot * scale + (alibi ? double(slopes[size_t(g)]) * double(p) : 0.0);
+              max_s = std::max(max_s, s[size_t(p)]);
+            }
+            for (double& v : s) sum += (v = std::exp(v - max_s));
+            for (int64_t p = 0; p < n_pos; ++p) {
+              const float* v = kv.values + blocks[size_t(p / bt)] * stride + (p % bt) * kv_dim;
+              for (int64_t d = 0; d < hd; ++d) want[size_t(g * hd + d)] += s[size_t(p)] / sum * v[d];
+            }
+          }
+          for (Isa isa : testing::available_isas()) {
+            ASSERT_TRUE(set_isa(isa));
+            std::vector<float> out(static_cast<size_t>(group * hd), -1.f);
+            attend(q.data(), group, hd, kv, n_pos, scale, alibi ? slopes.data() : nullptr, out.data());
+            for (size_t i = 0; i < out.size(); ++i) {
+              ASSERT_NEAR(out[i], want[i], 2e-5) << isa_name(isa) << " hd " << hd << " group " << group
+                                                 << " n_pos " << n_pos << " alibi " << alibi << " i " << i;
+            }
+          }
+        }
+      }
     }
   }
 }

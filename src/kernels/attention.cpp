@@ -1,0 +1,54 @@
+// kernels::attend: the scalar twin and the dispatch to the AVX-512 path.
+#include "kernels/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "kernels/matmul_impl.h"
+
+namespace plimsoll::kernels {
+
+void attend_scalar(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos,
+                   float scale, const float* slopes, float* out) {
+  for (int64_t g = 0; g < group; ++g) {
+    const float* qg = q + g * head_dim;
+    float* acc = out + g * head_dim;
+    std::fill(acc, acc + head_dim, 0.0f);
+    float max_score = -std::numeric_limits<float>::infinity(), denom = 0.0f;
+    for (int64_t p = 0; p < n_pos; ++p) {
+      const int64_t off = kv.blocks[p / kv.block_tokens] * kv.block_stride + (p % kv.block_tokens) * kv.pos_stride;
+      const float* k = kv.keys + off;
+      const float* v = kv.values + off;
+      float dot = 0.0f;
+      for (int64_t d = 0; d < head_dim; ++d) dot += qg[d] * k[d];
+      const float s = dot * scale + (slopes ? slopes[g] * static_cast<float>(p) : 0.0f);
+      if (s > max_score) {
+        const float rescale = std::exp(max_score - s);
+        denom *= rescale;
+        for (int64_t d = 0; d < head_dim; ++d) acc[d] *= rescale;
+        max_score = s;
+      }
+      const float weight = std::exp(s - max_score);
+      denom += weight;
+      for (int64_t d = 0; d < head_dim; ++d) acc[d] += weight * v[d];
+    }
+    const float inv = denom > 0.0f ? 1.0f / denom : 0.0f;
+    for (int64_t d = 0; d < head_dim; ++d) acc[d] *= inv;
+  }
+}
+
+void attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
+            const float* slopes, float* out) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (active_isa() == Isa::kAvx512 && head_dim % 16 == 0 && head_dim <= 512) {
+    avx512_attend(q, group, head_dim, kv, n_pos, scale, slopes, out);
+    return;
+  }
+#endif
+  attend_scalar(q, group, head_dim, kv, n_pos, scale, slopes, out);
+}
+
+}  // namespace plimsoll::kernels

@@ -1,0 +1,31 @@
+// Attention of one query position over a paged KV cache (kernels::attend).
+#pragma once
+
+#include <cstdint>
+
+namespace plimsoll::kernels {
+
+// One KV head of one layer, as a sequence's blocks hold it.
+struct PagedKv {
+  const float* keys = nullptr;    // the head's keys in block 0 of the arena
+  const float* values = nullptr;  // likewise values
+  const int32_t* blocks = nullptr;  // the sequence's block ids, in position order
+  int64_t block_stride = 0;  // floats from block i to block i + 1
+  int64_t block_tokens = 0;  // positions per block
+  int64_t pos_stride = 0;    // floats from one position to the next inside a block
+};
+
+// Attention for the `group` query heads that share one KV head, over cached
+// positions 0..n_pos-1 (position p: block blocks[p / block_tokens], row p % block_tokens):
+//   q: [group, head_dim]; out: [group, head_dim]
+//   score(g, p) = dot(q_g, k_p) * scale + (slopes ? slopes[g] * p : 0)
+//   out_g = sum_p softmax_p(score(g, .)) v_p
+// One pass with an online softmax. The AVX-512 path (head_dim a multiple of 16,
+// at most 512) takes 16 positions at a time with a polynomial exp; the scalar
+// twin goes position by position with std::exp.
+void attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
+            const float* slopes, float* out);
+void attend_scalar(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos,
+                   float scale, const float* slopes, float* out);
+
+}  // namespace plimsoll::kernels
