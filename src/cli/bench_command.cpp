@@ -131,7 +131,7 @@ int run_fill_pool(EngineSetup& s) {
 // padded static batch whose whole KV cache (n x max_total_tokens) is
 // allocated up front, then run. Under a memory limit this is what gets killed.
 int run_naive_static_batch(const BenchFlags& f) {
-  auto model = load_model(f.engine.model_path);
+  auto model = load_model(f.engine.model_path, weights_backing(f.engine));
   if (!model) return report_error(model.error());
   auto weights = bind_llama_weights(model->config, model->tensors);
   if (!weights) return report_error(weights.error());
@@ -220,6 +220,9 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--max-batch-prefill-tokens", f->engine.step_tokens, "Tokens per step")->capture_default_str();
   cmd->add_option("--max-total-tokens", f->engine.max_total_tokens, "Sequence length (default: the context)");
   cmd->add_option("--threads", f->engine.threads, "Worker threads (default: the cores available)");
+  cmd->add_option("--huge-pages", f->engine.huge_pages,
+                  "Read a GGUF/llama2.c model into transparent huge pages (false: mmap the file)")
+      ->capture_default_str();
   cmd->add_flag("--fill-pool", f->fill_pool, "Write every KV block, then check peak RSS against the plan");
   cmd->add_option("--naive-static-batch", f->naive_static_batch,
                   "Instead: allocate the KV cache of N padded sequences up front, as a server without a "

@@ -78,6 +78,8 @@ Runner add_serve_command(CLI::App& app) {
       "Accepted for TGI compatibility and ignored: Plimsoll admits by KV memory (docs/architecture.md)");
   opt("--block-size", c.engine.block_tokens, "PLIMSOLL_BLOCK_SIZE", "Tokens per KV block");
   opt("--threads", c.engine.threads, "PLIMSOLL_THREADS", "Engine threads (default 0: the cores available)");
+  opt("--huge-pages", c.engine.huge_pages, "PLIMSOLL_HUGE_PAGES",
+      "Read a GGUF/llama2.c model into transparent huge pages (false: mmap the file)");
   opt("--http-threads", c.api.threads, "PLIMSOLL_HTTP_THREADS", "HTTP worker threads (each open stream holds one)");
   opt("--api-key", c.api.api_key, "API_KEY", "Require `Authorization: Bearer KEY`");
   opt("--payload-limit", f->payload_limit, "PAYLOAD_LIMIT", "Largest request body in bytes");

@@ -242,8 +242,8 @@ std::vector<Expected> expected_tensors(const ModelConfig& c, const TensorStore& 
   return out;
 }
 
-Result<std::shared_ptr<MappedFile>> open_file(const std::string& path) {
-  return MappedFile::open(path);
+Result<std::shared_ptr<MappedFile>> open_file(const std::string& path, FileBacking backing = FileBacking::kMapped) {
+  return MappedFile::open(path, backing);
 }
 
 std::span<const std::byte> bytes_of(const MappedFile& f) {
@@ -315,10 +315,10 @@ Result<LoadedModel> parse_model(std::span<const std::byte> bytes, const std::str
   return parse_llama2c_model(bytes, name);
 }
 
-Result<LoadedModel> load_model(const std::string& path) {
+Result<LoadedModel> load_model(const std::string& path, FileBacking backing) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return load_hf_model(path);
-  PLIMSOLL_ASSIGN(std::shared_ptr<MappedFile> file, open_file(path));
+  PLIMSOLL_ASSIGN(std::shared_ptr<MappedFile> file, open_file(path, backing));
   PLIMSOLL_ASSIGN(LoadedModel m, parse_model(bytes_of(*file), path));
   m.tensors.keep_alive(std::move(file));
   return m;

@@ -36,7 +36,9 @@ struct LoadedModel {
 // by the store). Errors: kIo (open/mmap), kInvalidFile (corrupt, truncated,
 // wrong shapes; the message names the file and the problem), kUnsupported
 // (unknown architecture, tokenizer model or tensor type, naming it).
-Result<LoadedModel> load_model(const std::string& path);
+// backing: how a GGUF or llama2.c file's bytes are held (Hugging Face folders
+// are always mapped).
+Result<LoadedModel> load_model(const std::string& path, FileBacking backing = FileBacking::kMapped);
 
 // The same from bytes in memory (fuzzing, tests): views point into `bytes`,
 // which must outlive the model. `name` is used as path and in errors.

@@ -37,7 +37,7 @@ PlanInputs plan_inputs_for(const EngineOptions& o, const ModelConfig& config, in
 
 Result<EngineSetup> load_engine_model(const EngineOptions& o) {
   EngineSetup s;
-  PLIMSOLL_ASSIGN(s.model, load_model(o.model_path));
+  PLIMSOLL_ASSIGN(s.model, load_model(o.model_path, weights_backing(o)));
   PLIMSOLL_ASSIGN(Vocab vocab, vocab_for(s.model, o.tokenizer_path));
   PLIMSOLL_ASSIGN(Tokenizer tokenizer, Tokenizer::create(std::move(vocab)));
   s.tokenizer = std::make_unique<Tokenizer>(std::move(tokenizer));

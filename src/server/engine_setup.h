@@ -31,7 +31,13 @@ struct EngineOptions {
   int64_t max_concurrent_requests = 128;
   int64_t extra_runtime_bytes = 0;          // e.g. HTTP buffers, counted into the plan
   int threads = 0;                          // 0: the cores available
+  bool huge_pages = true;                   // weights read into huge pages (FileBacking)
 };
+
+// How the model file's bytes are held: read into huge pages unless turned off.
+inline FileBacking weights_backing(const EngineOptions& o) {
+  return o.huge_pages ? FileBacking::kHugePageCopy : FileBacking::kMapped;
+}
 
 struct EngineSetup {
   LoadedModel model;
