@@ -136,9 +136,13 @@ Status FileDownloader::download_blob(const HttpAnswer& meta, const FileRef& ref)
     if (meta.size >= 0) PLIMSOLL_TRY(check_space(blob.parent_path(), meta.size - offset, ref));
     std::unique_ptr<std::FILE, decltype(&std::fclose)> out(std::fopen(part.c_str(), "ab"), &std::fclose);
     if (!out) return write_failure(ref, part, std::strerror(errno));
-    std::string write_error;
+    std::string write_error, range_error;
     BodySink sink;
-    sink.begin = [&](int status, int64_t) {
+    sink.begin = [&](int status, int64_t start) {
+      if (status == 206 && start != offset) {
+        range_error = "the server resumed at byte " + std::to_string(start) + ", not " + std::to_string(offset);
+        return false;
+      }
       if (status == 200 && offset > 0) {  // the server ignored Range: start over
         if (::ftruncate(fileno(out.get()), 0) != 0) write_error = std::strerror(errno);
         offset = 0;
@@ -155,6 +159,10 @@ Status FileDownloader::download_blob(const HttpAnswer& meta, const FileRef& ref)
     if (std::fflush(out.get()) != 0 && write_error.empty()) write_error = std::strerror(errno);
     out.reset();
     if (!write_error.empty()) return write_failure(ref, part, write_error);
+    if (!range_error.empty()) {
+      fs::remove(part, ec);
+      return make_error(ErrorCode::kUnavailable, file_context(ref) + range_error + "; the partial file was removed: re-run");
+    }
     if (!got) return network_failure(got.error(), ref, size_or_zero(part) > 0);
     if (got->status == 416 && attempt == 0) {  // what we kept does not fit the file: start over once
       fs::remove(part, ec);

@@ -49,6 +49,16 @@ HttpAnswer answer_from(const httplib::Response& res, const std::string& url) {
   return a;
 }
 
+// "bytes 100-2114/2115" -> 100; -1 when absent or malformed.
+int64_t range_start(const std::string& content_range) {
+  if (content_range.rfind("bytes ", 0) != 0) return -1;
+  try {
+    return std::stoll(content_range.substr(6));
+  } catch (...) {
+    return -1;
+  }
+}
+
 Error network_error(httplib::Error error, const std::string& url) {
   std::string what;
   switch (error) {
@@ -73,7 +83,7 @@ Result<UrlParts> split_url(const std::string& url) {
   UrlParts p;
   p.origin = url.substr(0, path);
   p.target = path == std::string::npos ? "/" : url.substr(path);
-  if (p.target.front() == '?') p.target.insert(0, "/");
+  if (p.target.front() == '?') p.target = std::string(1, '/').append(p.target);  // (not insert: GCC 12 -Wrestrict)
   return p;
 }
 
@@ -157,7 +167,7 @@ Result<HttpAnswer> HttpFetcher::get(const std::string& url, int64_t offset, cons
           a = answer_from(r, current);
           if (a.status / 100 != 2) return true;
           body = true;
-          stopped = !sink.begin(a.status, header_int(r, "Content-Length"));
+          stopped = !sink.begin(a.status, range_start(r.get_header_value("Content-Range")));
           return !stopped;
         },
         [&](const char* data, size_t size) {

@@ -35,10 +35,11 @@ struct HttpAnswer {
   std::string error_message;   // X-Error-Message
 };
 
-// Receives a 2xx body. begin(status, bytes) comes first (status 206: the body
-// starts at the offset asked for; 200: at byte 0); returning false stops.
+// Receives a 2xx body. begin(status, range_start) comes first (status 206: the
+// body starts at range_start, from Content-Range, -1 when absent; 200: at byte
+// 0); returning false stops.
 struct BodySink {
-  std::function<bool(int status, int64_t content_length)> begin;
+  std::function<bool(int status, int64_t range_start)> begin;
   std::function<bool(const char* data, size_t size)> write;
 };
 

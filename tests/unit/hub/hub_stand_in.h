@@ -95,7 +95,8 @@ inline void answer_resolve(StandInScript& s, const std::string& origin, const ht
     res.set_header("X-Linked-Etag", "\"" + sha + "\"");
     const int64_t size = s.advertised_size >= 0 ? s.advertised_size : static_cast<int64_t>(it->second.size());
     res.set_header("X-Linked-Size", std::to_string(size));
-    res.set_header("Location", origin + "/cdn/" + sha);
+    // The CDN is another host, as on huggingface.co: "localhost" for the same server.
+    res.set_header("Location", "http://localhost:" + origin.substr(origin.rfind(':') + 1) + "/cdn/" + sha);
     return;
   }
   res.set_header("ETag", "W/\"" + sha.substr(0, 40) + "\"");
@@ -128,6 +129,7 @@ inline void answer_cdn(StandInScript& s, const httplib::Request& req, httplib::R
                                return true;
                              });
   } else if (s.ignore_range) {  // chunked: httplib applies no Range, the whole file comes with 200
+    res.status = 200;
     res.set_chunked_content_provider("application/octet-stream", [data](size_t offset, httplib::DataSink& sink) {
       if (offset < data.size()) sink.write(data.data() + offset, data.size() - offset);
       else sink.done();
