@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "hf_folder.h"
 #include "test_paths.h"
 
@@ -83,6 +85,16 @@ TEST(HfModel, Gpt2ConfigAndConv1DTranspose) {
   EXPECT_EQ(bias->dtype, DType::kF32);
   EXPECT_FLOAT_EQ(at(*bias, 3), 1.5f);
   EXPECT_EQ(m->tensors.find("blk.0.ffn_down.weight")->shape, (std::vector<int64_t>{4, 8}));
+}
+
+TEST(HfModel, ASnapshotOfTheHubCacheIsNamedAfterItsRepo) {
+  const std::string dir = testing::make_temp_dir() + "/models--org--tiny/snapshots/0123abcd";
+  std::filesystem::create_directories(dir);
+  testing::write_hf_folder(dir, kGpt2Config, gpt2_tensors());
+  auto m = load_model(dir);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->config.name, "org/tiny");
+  EXPECT_EQ(load_model(folder(kGpt2Config, gpt2_tensors()))->config.name.rfind("plimsoll-test-", 0), 0u);
 }
 
 TEST(HfModel, TransformerPrefixAndBuffersAreAccepted) {
