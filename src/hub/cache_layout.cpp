@@ -1,8 +1,12 @@
 // The cache layout of huggingface_hub (file_download.py): paths, refs, links.
 #include "hub/cache_layout.h"
 
+#include <unistd.h>
+
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <thread>
 
 #include "hub/repo_ref.h"
 
@@ -16,6 +20,13 @@ Status make_parent(const fs::path& path) {
   fs::create_directories(path.parent_path(), ec);
   if (ec) return make_error(ErrorCode::kIo, "cannot create " + path.parent_path().string() + ": " + ec.message());
   return {};
+}
+
+// A name beside `path` of this process and thread: written, then renamed over
+// `path`, so that concurrent writers and readers never see half a file or link.
+fs::path temp_beside(const fs::path& path) {
+  return path.string() + ".tmp" + std::to_string(::getpid()) + "-" +
+         std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
 }
 
 }  // namespace
@@ -53,9 +64,15 @@ Status RepoCache::write_ref(const std::string& revision, const std::string& comm
   const fs::path path = root_ / "refs" / revision;
   PLIMSOLL_TRY(make_parent(path));
   if (commit_of(revision) == commit) return {};
-  std::ofstream out(path, std::ios::trunc);
-  out << commit;
-  if (!out) return make_error(ErrorCode::kIo, "cannot write " + path.string() + ": " + std::strerror(errno));
+  const fs::path temp = temp_beside(path);
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << commit;
+    if (!out) return make_error(ErrorCode::kIo, "cannot write " + temp.string() + ": " + std::strerror(errno));
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) return make_error(ErrorCode::kIo, "cannot write " + path.string() + ": " + ec.message());
   return {};
 }
 
@@ -80,9 +97,11 @@ Status RepoCache::mark_missing(const std::string& commit, const std::string& fil
 Status RepoCache::link(const std::string& commit, const std::string& file, const std::string& etag) const {
   const fs::path pointer = snapshot_file(commit, file);
   PLIMSOLL_TRY(make_parent(pointer));
+  const fs::path temp = temp_beside(pointer);
   std::error_code ec;
-  fs::remove(pointer, ec);
-  fs::create_symlink(blob(etag).lexically_relative(pointer.parent_path()), pointer, ec);
+  fs::remove(temp, ec);
+  fs::create_symlink(blob(etag).lexically_relative(pointer.parent_path()), temp, ec);
+  if (!ec) fs::rename(temp, pointer, ec);
   if (ec) return make_error(ErrorCode::kIo, "cannot link " + pointer.string() + ": " + ec.message());
   return {};
 }

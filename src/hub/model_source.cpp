@@ -68,6 +68,15 @@ Result<std::string> hub_snapshot(const RepoRef& ref, const HubSettings& settings
     if (settings.offline) {
       return offline_error(ref, cache, state.missing.front() + " of snapshot " + *commit + " is missing");
     }
+    if (state.missing.empty()) {  // only optional files are unknown: the hub may say; without it, use the cache
+      auto got = download_snapshot(ref, settings, progress);
+      if (got || got.error().code != ErrorCode::kUnavailable) return got;
+      if (progress) {
+        std::fprintf(progress, "note: %s (using the cached snapshot %s)\n", got.error().message.c_str(),
+                     commit->c_str());
+      }
+      return cache.snapshot_dir(*commit).string();
+    }
   } else if (settings.offline) {
     return offline_error(ref, cache, "revision '" + ref.revision + "' is not known (no refs/" + ref.revision + ")");
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "formats/model_file.h"
 #include "hub_fixture.h"
@@ -122,6 +123,37 @@ TEST_F(HubTest, OfflineUsesACompleteCacheAndNamesWhatIsMissing) {
   ASSERT_TRUE(dir.ok()) << dir.error().message;
   fs::remove(*dir + "/model.safetensors");
   expect_error(resolve("org/tiny", offline), ErrorCode::kNotFound, {"offline", "model.safetensors", cache_});
+}
+
+TEST_F(HubTest, AnUnreachableHubFallsBackToAUsableCache) {
+  start();
+  ASSERT_TRUE(resolve().ok());
+  // As huggingface-cli leaves it: no record that tokenizer.json does not exist.
+  fs::remove_all(repo_dir() + "/.no_exist");
+  stand_in_.reset();
+  auto dir = resolve();
+  ASSERT_TRUE(dir.ok()) << dir.error().message;
+  EXPECT_EQ(*dir, repo_dir() + "/snapshots/" + script_.commit);
+}
+
+TEST_F(HubTest, ConcurrentResolvesShareOneDownload) {
+  start();
+  std::vector<Result<std::string>> got(4, Result<std::string>(std::string()));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i) threads.emplace_back([&, i] { got[i] = resolve(); });
+  for (auto& t : threads) t.join();
+  for (const auto& r : got) {
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(read_file(*r + "/model.safetensors"), script_.files["model.safetensors"]);
+  }
+}
+
+TEST_F(HubTest, AGatedRepoSaysToAcceptItsTerms) {
+  script_.gated = true;
+  start();
+  hub::HubSettings s = settings();
+  s.token = "hf_x";
+  expect_error(resolve("org/tiny", s), ErrorCode::kInvalidArgument, {"org/tiny", "403", "gated", "HF_TOKEN"});
 }
 
 TEST_F(HubTest, FollowsARelativeRedirectOfARenamedRepo) {

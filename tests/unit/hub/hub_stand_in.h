@@ -33,6 +33,7 @@ struct StandInScript {
   int64_t cut_after = -1;             // the first CDN GET closes after this many bytes
   bool ignore_range = false;          // answer a Range with 200 and the whole file
   int64_t advertised_size = -1;       // X-Linked-Size instead of the real one
+  bool gated = false;                 // 403 GatedRepo (terms not accepted)
   std::map<std::string, std::string> files;  // name -> bytes
 
   std::mutex mutex;
@@ -79,6 +80,7 @@ inline void answer_resolve(StandInScript& s, const std::string& origin, const ht
   if (!s.required_token.empty() && req.get_header_value("Authorization") != "Bearer " + s.required_token) {
     return hub_error(res, 401, "RepoNotFound", "Invalid credentials in Authorization header");
   }
+  if (s.gated) return hub_error(res, 403, "GatedRepo", "Access to model org/tiny is restricted");
   if (!s.renamed_from.empty() && repo == s.renamed_from) {
     res.status = 307;
     res.set_header("Location", "/" + s.repo_id + "/resolve/" + revision + "/" + file);
