@@ -2,6 +2,9 @@
 // used without requests, shards, resume after a cut, redirects, and errors.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <filesystem>
 #include <thread>
 
@@ -184,6 +187,26 @@ TEST_F(HubTest, NotEnoughDiskSpaceIsSaidBeforeDownloading) {
   script_.advertised_size = int64_t{1} << 60;
   start();
   expect_error(resolve(), ErrorCode::kIo, {"model.safetensors", "not enough disk space", "HF_HUB_CACHE"});
+}
+
+// A write that fails (here: RLIMIT_FSIZE, as a full disk would) is an error
+// naming the file; what was written is kept and the next run resumes it.
+TEST_F(HubTest, AFailedWriteIsNamedAndResumable) {
+  start();
+  struct rlimit old {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 1000;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  auto first = resolve();
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  expect_error(first, ErrorCode::kIo, {"model.safetensors", "cannot write", ".incomplete", "re-run to resume"});
+  auto second = resolve();
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(script_.ranges.back(), "bytes=1000-");
+  EXPECT_EQ(read_file(*second + "/model.safetensors"), script_.files["model.safetensors"]);
 }
 
 TEST_F(HubTest, AnUnreachableHubSaysSo) {
