@@ -35,10 +35,11 @@ std::string quote(const std::string& s, bool keep_slash) {
   return out;
 }
 
-// An etag names a file in blobs/: letters, digits, '-', '_' only (git and LFS hashes are hex).
-bool safe_etag(const std::string& etag) {
-  if (etag.empty() || etag.size() > 128) return false;
-  for (unsigned char c : etag) {
+// An etag or commit names a file or folder in the cache: letters, digits, '-',
+// '_' only (git and LFS hashes are hex), so a hostile answer cannot leave the cache.
+bool safe_name(const std::string& name) {
+  if (name.empty() || name.size() > 128) return false;
+  for (unsigned char c : name) {
     if (!std::isalnum(c) && c != '-' && c != '_') return false;
   }
   return true;
@@ -108,7 +109,7 @@ Result<std::string> FileDownloader::fetch(const std::string& revision, const std
   const int kind = meta.status / 100;
   if (kind != 2 && kind != 3) return answer_error(meta, ref);
   if (kind == 2) meta.location = meta.url;
-  if (meta.commit.empty() || !safe_etag(meta.etag) || meta.location.empty()) {
+  if (!safe_name(meta.commit) || !safe_name(meta.etag) || meta.location.empty()) {
     return make_error(ErrorCode::kInvalidFile,
                       file_context(ref) + "the answer lacks X-Repo-Commit, a usable ETag or a Location: is HF_ENDPOINT (" +
                           settings_.endpoint + ") a Hugging Face hub?");

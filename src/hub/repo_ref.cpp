@@ -33,8 +33,9 @@ Result<RepoRef> parse_repo_ref(const std::string& text) {
   ref.repo_id = text.substr(0, at);
   if (at != std::string::npos) {
     ref.revision = text.substr(at + 1);
-    if (ref.revision.empty()) {
-      return make_error(ErrorCode::kInvalidArgument, "'" + text + "': empty revision after '@'");
+    if (ref.revision.empty() || ref.revision.front() == '/' || ref.revision.back() == '/' ||
+        ref.revision.find("..") != std::string::npos || ref.revision.find("//") != std::string::npos) {
+      return make_error(ErrorCode::kInvalidArgument, "'" + text + "': '" + ref.revision + "' is not a revision");
     }
   }
   const auto bad = [&](const std::string& why) {

@@ -209,6 +209,13 @@ TEST_F(HubTest, AFailedWriteIsNamedAndResumable) {
   EXPECT_EQ(read_file(*second + "/model.safetensors"), script_.files["model.safetensors"]);
 }
 
+TEST_F(HubTest, AHostileCommitCannotLeaveTheCache) {
+  script_.commit = "../../../escaped";
+  start();
+  expect_error(resolve(), ErrorCode::kInvalidFile, {"config.json", "X-Repo-Commit", "HF_ENDPOINT"});
+  EXPECT_FALSE(fs::exists(fs::path(cache_).parent_path() / "escaped"));
+}
+
 TEST_F(HubTest, AnUnreachableHubSaysSo) {
   expect_error(resolve(), ErrorCode::kUnavailable, {"org/tiny@main", "config.json", "cannot connect", "HF_HUB_OFFLINE"});
 }

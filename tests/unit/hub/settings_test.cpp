@@ -62,7 +62,11 @@ TEST(RepoRef, ParsesIdsAndRevisions) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->repo_id, "gpt2");
   EXPECT_EQ(r->revision, "v1.0");
-  for (const char* bad : {"a/b/c", "org--x/y", "a/..b", "/abs", "org/", "a b/c", "x@", "-a/b"}) {
+  r = parse_repo_ref("org/m@refs/pr/1");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->revision, "refs/pr/1");
+  for (const char* bad : {"a/b/c", "org--x/y", "a/..b", "/abs", "org/", "a b/c", "x@", "-a/b", "x@../../etc",
+                          "x@/abs", "x@a//b"}) {
     EXPECT_FALSE(parse_repo_ref(bad).ok()) << bad;
   }
   EXPECT_TRUE(is_commit_hash("0123456789abcdef0123456789abcdef01234567"));
