@@ -42,6 +42,15 @@ class HubTest : public ::testing::Test {
     return cache_ + "/models--" + id.substr(0, id.find('/')) + "--" + id.substr(id.find('/') + 1);
   }
 
+  // The next resolve succeeds, asking for model.safetensors from `offset` on,
+  // and the file ends byte-identical.
+  void expect_resumed_from(int64_t offset) {
+    auto got = resolve();
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    EXPECT_EQ(script_.ranges.back(), "bytes=" + std::to_string(offset) + "-");
+    EXPECT_EQ(read_file(*got + "/model.safetensors"), script_.files["model.safetensors"]);
+  }
+
   static void expect_error(const Result<std::string>& r, ErrorCode code, const std::vector<std::string>& parts) {
     ASSERT_FALSE(r.ok()) << "resolved to " << r.value();
     EXPECT_EQ(r.error().code, code) << r.error().message;
