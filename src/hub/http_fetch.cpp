@@ -66,6 +66,11 @@ Error network_error(httplib::Error error, const std::string& url) {
     case httplib::Error::ConnectionTimeout: what = "connecting timed out"; break;
     case httplib::Error::Read: what = "the connection was closed or a read timed out"; break;
     case httplib::Error::Write: what = "the connection was closed while sending"; break;
+    case httplib::Error::SSLConnection: what = "the TLS handshake failed"; break;
+    case httplib::Error::SSLLoadingCerts: what = "cannot load the CA certificates (SSL_CERT_FILE, SSL_CERT_DIR)"; break;
+    case httplib::Error::SSLServerVerification:
+      what = "the server's TLS certificate failed verification (a private CA? set SSL_CERT_FILE to its certificate)";
+      break;
     default: what = httplib::to_string(error); break;
   }
   return make_error(ErrorCode::kUnavailable, what + " (" + url + ")");

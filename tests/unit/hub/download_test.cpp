@@ -211,6 +211,12 @@ TEST_F(HubTest, AnUnreachableHubSaysSo) {
   expect_error(resolve(), ErrorCode::kUnavailable, {"org/tiny@main", "config.json", "cannot connect", "HF_HUB_OFFLINE"});
 }
 
+TEST_F(HubTest, HttpsEndpointsGoThroughTls) {
+  hub::HubSettings s = settings();
+  s.endpoint = "https://127.0.0.1:1";  // nothing listens: the TLS client reports the connection, not "no HTTPS"
+  expect_error(resolve("org/tiny", s), ErrorCode::kUnavailable, {"cannot connect", "https://127.0.0.1:1/org/tiny"});
+}
+
 TEST_F(HubTest, LocalPathsAreUsedAsTheyAre) {
   const std::string dir = make_temp_dir();
   auto got = resolve(dir);

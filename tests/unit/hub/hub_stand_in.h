@@ -98,7 +98,8 @@ inline void answer_resolve(StandInScript& s, const std::string& origin, const ht
     const int64_t size = s.advertised_size >= 0 ? s.advertised_size : static_cast<int64_t>(it->second.size());
     res.set_header("X-Linked-Size", std::to_string(size));
     // The CDN is another host, as on huggingface.co: "localhost" for the same server.
-    res.set_header("Location", "http://localhost:" + origin.substr(origin.rfind(':') + 1) + "/cdn/" + sha);
+    res.set_header("Location", origin.substr(0, origin.find("://")) + "://localhost:" +
+                                   origin.substr(origin.rfind(':') + 1) + "/cdn/" + sha);
     return;
   }
   res.set_header("ETag", "W/\"" + sha.substr(0, 40) + "\"");
@@ -143,10 +144,17 @@ inline void answer_cdn(StandInScript& s, const httplib::Request& req, httplib::R
 }
 
 // The stand-in on 127.0.0.1 (ephemeral port); `script` must outlive it.
+// Plain HTTP, or HTTPS given a certificate and key (tls_files).
+struct TlsFiles {
+  std::string cert, key;
+};
+
 class HubStandIn {
  public:
-  explicit HubStandIn(StandInScript& script)
-      : server_([this, &script](httplib::Server& srv) {
+  explicit HubStandIn(StandInScript& script, const TlsFiles& tls = {})
+      : server_(tls.cert.empty() ? std::make_unique<httplib::Server>()
+                                 : std::make_unique<httplib::SSLServer>(tls.cert.c_str(), tls.key.c_str()),
+                tls.cert.empty() ? "http" : "https", [this, &script](httplib::Server& srv) {
           srv.Get(R"(/([^/]+/[^/]+)/resolve/([^/]+)/(.+))", [this, &script](const httplib::Request& req, httplib::Response& res) {
             answer_resolve(script, url(), req, res);
           });
