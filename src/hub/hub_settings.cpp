@@ -57,9 +57,9 @@ HubSettings settings_from_env(const EnvLookup& env) {
   while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
   if (!endpoint.empty()) s.endpoint = endpoint;
 
-  std::string xdg = get(env, "XDG_CACHE_HOME");
-  const std::string home_default = (xdg.empty() ? std::string("~/.cache") : xdg) + "/huggingface";
-  const std::string hf_home = expand_home(env, get(env, "HF_HOME").empty() ? home_default : get(env, "HF_HOME"));
+  const std::string xdg = get(env, "XDG_CACHE_HOME"), home = get(env, "HF_HOME");
+  const std::string hf_home =
+      expand_home(env, !home.empty() ? home : (xdg.empty() ? std::string("~/.cache") : xdg) + "/huggingface");
   const std::string cache = first_set(env, {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"});
   s.cache_dir = cache.empty() ? hf_home + "/hub" : expand_home(env, cache);
 
