@@ -2,6 +2,8 @@
 // ids, URLs and the progress line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "hub/cache_layout.h"
@@ -93,6 +95,24 @@ TEST(DownloadProgress, LineHasBytesRateAndEta) {
                                                   16 * 1048576, 4.0);
   EXPECT_EQ(line, "org/m model.safetensors: 16.00 MiB / 64.00 MiB (25%), 4.0 MiB/s, ETA 12s");
   EXPECT_EQ(DownloadProgress::line("f", 10, -1, 10, 0), "f: 10 B");
+}
+
+TEST(DownloadProgress, PlainLinesWhenNotATerminal) {
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  DownloadProgress p(out);
+  p.start("org/m model.safetensors", 2048, 1024);
+  p.add(1024);  // within 10 s of the start: no line yet
+  p.finish();
+  std::rewind(out);
+  char buf[512] = {};
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, out);
+  std::fclose(out);
+  const std::string text(buf, n);
+  EXPECT_EQ(text.rfind("org/m model.safetensors: resuming at 1.00 KiB\norg/m model.safetensors: 2.00 KiB / 2.00 KiB (100%)", 0), 0u)
+      << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
+  EXPECT_EQ(text.find('\r'), std::string::npos);
 }
 
 }  // namespace
