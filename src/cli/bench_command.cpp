@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/model_reference.h"
 #include "core/bytes.h"
 #include "memory/process_memory.h"
 #include "model/llama.h"
@@ -210,7 +211,9 @@ int run_bench(BenchFlags& f) {
 Runner add_bench_command(CLI::App& app) {
   auto f = std::make_shared<BenchFlags>();
   CLI::App* cmd = app.add_subcommand("bench", "Measure prefill and batched decode speed within the memory plan");
-  cmd->add_option("-m,--model", f->engine.model_path, "Model file (GGUF or llama2.c checkpoint)")->required();
+  cmd->add_option("-m,--model", f->engine.model_path, kModelHelp)->required();
+  auto hub = std::make_shared<HubFlags>();
+  add_hub_flags(*cmd, *hub);
   cmd->add_option("--tokenizer", f->engine.tokenizer_path, "Tokenizer file when the model file has none");
   cmd->add_option("--memory-limit", f->memory_limit, "Memory limit (default: cgroup, else physical memory)");
   cmd->add_option("--memory-fraction", f->engine.memory_fraction, "Share of the limit the plan may use")->capture_default_str();
@@ -227,7 +230,7 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--naive-static-batch", f->naive_static_batch,
                   "Instead: allocate the KV cache of N padded sequences up front, as a server without a "
                   "memory plan does (the incident; expect it to be killed under a limit)");
-  return [f] { return run_bench(*f); };
+  return [f, hub] { return resolve_model_in_place(f->engine.model_path, *hub) ? run_bench(*f) : 1; };
 }
 
 }  // namespace plimsoll::cli

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_loading.h"
+#include "cli/model_reference.h"
 #include "core/thread_pool.h"
 #include "engine/generate.h"
 
@@ -15,6 +16,7 @@ namespace {
 
 struct GenerateFlags {
   std::string model;
+  HubFlags hub;
   std::string tokenizer;
   std::string prompt;
   SamplingParams params;
@@ -23,7 +25,8 @@ struct GenerateFlags {
   int threads = 0;
 };
 
-int run_generate(const GenerateFlags& f) {
+int run_generate(GenerateFlags& f) {
+  if (!resolve_model_in_place(f.model, f.hub)) return 1;
   auto loaded = load_model_and_tokenizer(f.model, f.tokenizer);
   if (!loaded) {
     std::fprintf(stderr, "error: %s\n", loaded.error().message.c_str());
@@ -73,7 +76,8 @@ Runner add_generate_command(CLI::App& app) {
   auto f = std::make_shared<GenerateFlags>();
   f->params.max_new_tokens = 256;
   CLI::App* cmd = app.add_subcommand("generate", "Generate text from a prompt (streams to stdout)");
-  cmd->add_option("-m,--model", f->model, "Model file: GGUF or llama2.c checkpoint")->required();
+  cmd->add_option("-m,--model", f->model, kModelHelp)->required();
+  add_hub_flags(*cmd, f->hub);
   cmd->add_option("--tokenizer", f->tokenizer,
                   "Tokenizer file (llama2.c tokenizer.bin) when the model file has none");
   cmd->add_option("-p,--prompt", f->prompt, "Prompt text (default: empty, start from BOS)");

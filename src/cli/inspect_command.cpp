@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/model_reference.h"
 #include "core/bytes.h"
 #include "formats/gguf.h"
 #include "formats/model_file.h"
@@ -16,6 +17,7 @@ namespace {
 struct InspectFlags {
   std::string path;
   bool all_tensors = false;
+  HubFlags hub;
 };
 
 struct ValueSummary {
@@ -34,7 +36,7 @@ std::string value_summary(const GgufValue& v) { return std::visit(ValueSummary{}
 
 void print_config(const LoadedModel& m) {
   const ModelConfig& c = m.config;
-  std::printf("format: %s\narchitecture: %s\nname: %s\n", m.format == ModelFormat::kGguf ? "GGUF" : "llama2.c",
+  std::printf("format: %s\narchitecture: %s\nname: %s\n", m.format == ModelFormat::kGguf ? "GGUF" : m.format == ModelFormat::kHfSafetensors ? "Hugging Face safetensors" : "llama2.c",
               c.arch.c_str(), c.name.c_str());
   std::printf("dim %lld, layers %lld, heads %lld, kv heads %lld, head dim %lld, ffn %lld, vocab %lld, "
               "context %lld\nrms eps %g, rope theta %g (%s), output head %s\n",
@@ -84,7 +86,8 @@ void print_vocab(const Vocab& v) {
   std::printf("\n");
 }
 
-int run_inspect(const InspectFlags& f) {
+int run_inspect(InspectFlags& f) {
+  if (!resolve_model_in_place(f.path, f.hub)) return 1;
   auto model = load_model(f.path);
   if (!model) {
     std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
@@ -112,8 +115,9 @@ int run_inspect(const InspectFlags& f) {
 
 Runner add_inspect_command(CLI::App& app) {
   auto f = std::make_shared<InspectFlags>();
-  CLI::App* cmd = app.add_subcommand("inspect", "Show a model file's hyper-parameters, tensors and vocabulary");
-  cmd->add_option("file", f->path, "Model file (GGUF or llama2.c checkpoint)")->required();
+  CLI::App* cmd = app.add_subcommand("inspect", "Show a model's hyper-parameters, tensors and vocabulary");
+  cmd->add_option("file,-m,--model", f->path, kModelHelp)->required();
+  add_hub_flags(*cmd, f->hub);
   cmd->add_flag("--all", f->all_tensors, "List every tensor");
   return [f] { return run_inspect(*f); };
 }

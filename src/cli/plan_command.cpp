@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/model_reference.h"
 #include "core/bytes.h"
 #include "memory/process_memory.h"
 #include "memory/resident_model.h"
@@ -195,7 +196,9 @@ Runner add_plan_command(CLI::App& app) {
   auto opt = [&](const std::string& names, auto& value, const std::string& help) {
     return cmd->add_option(names, value, help)->capture_default_str();
   };
-  opt("-m,--model", f->model_path, "Model file (GGUF or llama2.c checkpoint)");
+  opt("-m,--model", f->model_path, kModelHelp);
+  auto hub = std::make_shared<HubFlags>();
+  add_hub_flags(*cmd, *hub);
   opt("--tokenizer", f->tokenizer_path, "Tokenizer file when the model file has none");
   opt("--memory-limit", f->memory_limit, "The container's memory limit, e.g. 12Gi");
   opt("--resources", f->resources, "A Kubernetes resources block, JSON or YAML: {\"limits\":{\"memory\":\"12Gi\"}}");
@@ -217,7 +220,10 @@ Runner add_plan_command(CLI::App& app) {
   opt("--chart", f->chart_path, "Write an SVG chart here (and a PNG beside it when rsvg-convert exists)");
   cmd->add_flag("--json", f->json, "Print the result as JSON");
   cmd->add_option("--ramp-child-batch", f->ramp_child_batch)->group("");  // internal: one ramp step
-  return [f] { return run(*f); };
+  return [f, hub] {
+    if (!f->model_path.empty() && !resolve_model_in_place(f->model_path, *hub)) return 1;
+    return run(*f);
+  };
 }
 
 }  // namespace plimsoll::cli

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/model_reference.h"
 #include "core/bytes.h"
 #include "server/serve.h"
 
@@ -19,10 +20,14 @@ struct ServeFlags {
   int64_t max_input_tokens = 0;
   int64_t max_batch_total_tokens = 0;
   int64_t max_queued_tokens = 0;
+  HubFlags hub;
 };
 
 int run(ServeFlags& f) {
   ServeConfig& c = f.config;
+  const std::string given = c.engine.model_path;
+  if (!resolve_model_in_place(c.engine.model_path, f.hub)) return 1;
+  if (c.api.model_id.empty() && given != c.engine.model_path) c.api.model_id = given;  // the repo id, as TGI reports it
   if (!f.memory_limit.empty()) {
     auto b = parse_bytes(f.memory_limit);
     if (!b) return std::fprintf(stderr, "error: --memory-limit: %s\n", b.error().message.c_str()), 2;
@@ -52,7 +57,9 @@ Runner add_serve_command(CLI::App& app) {
   auto opt = [&](const std::string& names, auto& value, const std::string& env, const std::string& help) {
     return cmd->add_option(names, value, help)->envname(env)->capture_default_str();
   };
-  opt("-m,--model", c.engine.model_path, "MODEL_ID", "Model file (GGUF or llama2.c checkpoint)")->required();
+  opt("-m,--model", c.engine.model_path, "MODEL_ID", kModelHelp)->required();
+  opt("--revision", f->hub.revision, "REVISION", "With a repo id: the branch, tag or commit (default main)");
+  cmd->add_flag("--offline", f->hub.offline, "With a repo id: use only the Hugging Face cache (as HF_HUB_OFFLINE=1)");
   opt("--tokenizer", c.engine.tokenizer_path, "PLIMSOLL_TOKENIZER", "Tokenizer file when the model file has none");
   opt("--hostname", c.api.hostname, "HOSTNAME", "Address to listen on");
   opt("-p,--port", c.api.port, "PORT", "Port to listen on (0: any free port)");
@@ -85,7 +92,7 @@ Runner add_serve_command(CLI::App& app) {
   opt("--payload-limit", f->payload_limit, "PAYLOAD_LIMIT", "Largest request body in bytes");
   opt("--graceful-timeout", c.graceful_timeout_seconds, "PLIMSOLL_GRACEFUL_TIMEOUT",
       "Seconds requests in flight may take to finish after SIGTERM");
-  opt("--model-id", c.api.model_id, "PLIMSOLL_MODEL_ID", "Name reported by /info and /v1/models (default: the path)");
+  opt("--model-id", c.api.model_id, "PLIMSOLL_MODEL_ID", "Name reported by /info and /v1/models (default: the path or repo id)");
   return [f] { return run(*f); };
 }
 

@@ -5,19 +5,22 @@
 
 #include "cli/commands.h"
 #include "cli/model_loading.h"
+#include "cli/model_reference.h"
 
 namespace plimsoll::cli {
 namespace {
 
 struct TokenizeFlags {
   std::string model;
+  HubFlags hub;
   std::string tokenizer;
   std::string prompt;
   bool pieces = false;
   bool no_bos = false;
 };
 
-int run_tokenize(const TokenizeFlags& f) {
+int run_tokenize(TokenizeFlags& f) {
+  if (!resolve_model_in_place(f.model, f.hub)) return 1;
   auto loaded = load_model_and_tokenizer(f.model, f.tokenizer);
   if (!loaded) {
     std::fprintf(stderr, "error: %s\n", loaded.error().message.c_str());
@@ -41,7 +44,8 @@ int run_tokenize(const TokenizeFlags& f) {
 Runner add_tokenize_command(CLI::App& app) {
   auto f = std::make_shared<TokenizeFlags>();
   CLI::App* cmd = app.add_subcommand("tokenize", "Print the token ids of a prompt");
-  cmd->add_option("-m,--model", f->model, "Model file (GGUF or llama2.c checkpoint)")->required();
+  cmd->add_option("-m,--model", f->model, kModelHelp)->required();
+  add_hub_flags(*cmd, f->hub);
   cmd->add_option("--tokenizer", f->tokenizer, "Tokenizer file when the model file has none");
   cmd->add_option("-p,--prompt", f->prompt, "Text to encode");
   cmd->add_flag("--pieces", f->pieces, "One token a line: id and piece");

@@ -31,6 +31,19 @@ Status read_settings(const std::string& dir, LoadedModel& m) {
   return {};
 }
 
+// The folder's name; for a snapshot of the Hugging Face cache
+// (.../models--org--name/snapshots/<commit>) the repo id, "org/name".
+std::string folder_model_name(const std::string& dir) {
+  std::filesystem::path p(dir);
+  if (p.filename().empty()) p = p.parent_path();
+  const std::string repo = p.parent_path().parent_path().filename().string();
+  if (p.parent_path().filename() != "snapshots" || repo.rfind("models--", 0) != 0) return p.filename().string();
+  std::string id = repo.substr(8);
+  const size_t sep = id.find("--");
+  if (sep == std::string::npos) return id;
+  return id.substr(0, sep).append(1, '/').append(id.substr(sep + 2));  // (not replace: GCC 12 -Wrestrict)
+}
+
 // Adds the Hugging Face name to an error about a tensor "'<gguf name>'".
 Status with_hf_names(const ModelConfig& c, Status s) {
   if (s.ok()) return s;
@@ -51,8 +64,7 @@ Result<LoadedModel> load_hf_model(const std::string& dir) {
   m.path = dir;
   PLIMSOLL_ASSIGN(const JsonFile config, read_json_file(join(dir, "config.json")));
   PLIMSOLL_ASSIGN(m.config, config_from_hf(config));
-  m.config.name = std::filesystem::path(dir).filename().string();
-  if (m.config.name.empty()) m.config.name = std::filesystem::path(dir).parent_path().filename().string();
+  m.config.name = folder_model_name(dir);
   PLIMSOLL_ASSIGN(SafetensorsSet set, load_safetensors_dir(dir));
   PLIMSOLL_TRY(add_hf_tensors(m.config, std::move(set), m.tensors));
   if (!m.config.tied_embeddings && !m.tensors.find("output.weight")) {

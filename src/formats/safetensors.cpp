@@ -226,6 +226,14 @@ Status check_shard(const JsonFile& index, const std::map<std::string, std::strin
 
 }  // namespace
 
+Result<std::vector<std::string>> safetensors_index_shards(const std::string& index_path) {
+  PLIMSOLL_ASSIGN(const JsonFile index, read_json_file(index_path));
+  PLIMSOLL_ASSIGN(const auto map, read_weight_map(index));
+  std::set<std::string> shards;
+  for (const auto& [tensor, shard] : map) shards.insert(shard);
+  return std::vector<std::string>(shards.begin(), shards.end());
+}
+
 Result<SafetensorsSet> load_safetensors_dir(const std::string& dir) {
   namespace fs = std::filesystem;
   const std::string single = (fs::path(dir) / "model.safetensors").string();

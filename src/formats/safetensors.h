@@ -49,6 +49,9 @@ struct SafetensorsSet {
 // `dir`/model.safetensors.index.json names (its "weight_map": every tensor must
 // be in the shard it names, every shard's tensors in the map, no duplicates).
 Result<SafetensorsSet> load_safetensors_dir(const std::string& dir);
+// The shard files an index (model.safetensors.index.json) names, sorted, each
+// once; errors name the file and field (a shard must be a plain file name).
+Result<std::vector<std::string>> safetensors_index_shards(const std::string& index_path);
 // Maps and parses one file.
 Result<SafetensorsSet> load_safetensors_file(const std::string& path);
 

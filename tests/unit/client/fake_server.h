@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -19,25 +20,32 @@ class FakeServer {
  public:
   // Routes are added before the server starts (httplib is not safe otherwise).
   // port 0: an ephemeral one; else that port (a server coming back).
-  explicit FakeServer(const std::function<void(httplib::Server&)>& routes, int port = 0) {
-    routes(server_);
-    port_ = port == 0 ? server_.bind_to_any_port("127.0.0.1") : (server_.bind_to_port("127.0.0.1", port) ? port : -1);
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  explicit FakeServer(const std::function<void(httplib::Server&)>& routes, int port = 0)
+      : FakeServer(std::make_unique<httplib::Server>(), "http", routes, port) {}
+  // Any httplib server (an httplib::SSLServer with "https").
+  FakeServer(std::unique_ptr<httplib::Server> server, std::string scheme,
+             const std::function<void(httplib::Server&)>& routes, int port = 0)
+      : server_(std::move(server)), scheme_(std::move(scheme)) {
+    routes(*server_);
+    port_ = port == 0 ? server_->bind_to_any_port("127.0.0.1")
+                      : (server_->bind_to_port("127.0.0.1", port) ? port : -1);
+    thread_ = std::thread([this] { server_->listen_after_bind(); });
     // stop() does nothing before listening starts: wait for it.
-    while (port_ > 0 && !server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (port_ > 0 && !server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ~FakeServer() {
-    server_.stop();
+    server_->stop();
     thread_.join();
   }
   FakeServer(const FakeServer&) = delete;
   FakeServer& operator=(const FakeServer&) = delete;
 
   int port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return scheme_ + "://127.0.0.1:" + std::to_string(port_); }
 
  private:
-  httplib::Server server_;
+  std::unique_ptr<httplib::Server> server_;
+  std::string scheme_;
   int port_ = -1;
   std::thread thread_;
 };

@@ -4,39 +4,18 @@
 
 #include <gtest/gtest.h>
 
-#include "safetensors_writer.h"
+#include <filesystem>
+
+#include "hf_folder.h"
 #include "test_paths.h"
 
 namespace plimsoll {
 namespace {
 
 using testing::StTensor;
+using testing::gpt2_tensors;
+using testing::kGpt2Config;
 using testing::iota;
-
-std::vector<StTensor> gpt2_tensors(const std::string& bias_dtype = "F32") {
-  const int64_t d = 4, f = 8;
-  std::vector<StTensor> t = {{"wte.weight", "F32", {6, d}, iota(6 * d)},
-                             {"wpe.weight", "F32", {8, d}, iota(8 * d)},
-                             {"ln_f.weight", "F32", {d}, iota(d)},
-                             {"ln_f.bias", "F32", {d}, iota(d)}};
-  const std::string p = "h.0.";
-  t.push_back({p + "ln_1.weight", "F32", {d}, iota(d)});
-  t.push_back({p + "ln_1.bias", "F32", {d}, iota(d)});
-  t.push_back({p + "attn.c_attn.weight", "F32", {d, 3 * d}, iota(3 * d * d)});
-  t.push_back({p + "attn.c_attn.bias", bias_dtype, {3 * d}, iota(3 * d, 0.5f)});
-  t.push_back({p + "attn.c_proj.weight", "F32", {d, d}, iota(d * d)});
-  t.push_back({p + "attn.c_proj.bias", "F32", {d}, iota(d)});
-  t.push_back({p + "ln_2.weight", "F32", {d}, iota(d)});
-  t.push_back({p + "ln_2.bias", "F32", {d}, iota(d)});
-  t.push_back({p + "mlp.c_fc.weight", "F32", {d, f}, iota(d * f)});
-  t.push_back({p + "mlp.c_fc.bias", "F32", {f}, iota(f)});
-  t.push_back({p + "mlp.c_proj.weight", "F32", {f, d}, iota(f * d)});
-  t.push_back({p + "mlp.c_proj.bias", "F32", {d}, iota(d)});
-  return t;
-}
-
-const char* kGpt2Config =
-    R"({"model_type": "gpt2", "n_embd": 4, "n_head": 2, "n_layer": 1, "n_positions": 8, "vocab_size": 6, "n_inner": 8})";
 
 std::vector<StTensor> bloom_tensors() {
   const int64_t d = 4;
@@ -65,8 +44,7 @@ const char* kBloomConfig = R"({"model_type": "bloom", "hidden_size": 4, "n_head"
 
 std::string folder(const std::string& config, const std::vector<StTensor>& tensors) {
   const std::string dir = testing::make_temp_dir();
-  testing::write_text(dir + "/config.json", config);
-  testing::write_bytes(dir + "/model.safetensors", testing::st_bytes(tensors));
+  testing::write_hf_folder(dir, config, tensors);
   return dir;
 }
 
@@ -107,6 +85,16 @@ TEST(HfModel, Gpt2ConfigAndConv1DTranspose) {
   EXPECT_EQ(bias->dtype, DType::kF32);
   EXPECT_FLOAT_EQ(at(*bias, 3), 1.5f);
   EXPECT_EQ(m->tensors.find("blk.0.ffn_down.weight")->shape, (std::vector<int64_t>{4, 8}));
+}
+
+TEST(HfModel, ASnapshotOfTheHubCacheIsNamedAfterItsRepo) {
+  const std::string dir = testing::make_temp_dir() + "/models--org--tiny/snapshots/0123abcd";
+  std::filesystem::create_directories(dir);
+  testing::write_hf_folder(dir, kGpt2Config, gpt2_tensors());
+  auto m = load_model(dir);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->config.name, "org/tiny");
+  EXPECT_EQ(load_model(folder(kGpt2Config, gpt2_tensors()))->config.name.rfind("plimsoll-test-", 0), 0u);
 }
 
 TEST(HfModel, TransformerPrefixAndBuffersAreAccepted) {
