@@ -59,7 +59,7 @@ Result<ModelFacts> model_facts(const PlanFlags& f) {
   m.path = f.model_path;
   m.config = s.model.config;
   m.weights_bytes = s.model.tensors.total_bytes();
-  m.runtime_base_bytes = read_process_memory().resident_bytes;
+  m.runtime_base_bytes = resident_bytes_besides_weights(s.model);
   return m;
 }
 

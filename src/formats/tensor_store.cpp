@@ -34,6 +34,21 @@ Result<const TensorView*> TensorStore::get(const std::string& name,
   return t;
 }
 
+int64_t TensorStore::resident_copy_bytes() const {
+  auto inside = [](const std::byte* p, const std::byte* begin, size_t n) { return p >= begin && p < begin + n; };
+  int64_t n = 0;
+  for (const TensorView& t : tensors_) {
+    bool copied = false;
+    for (const auto& f : files_) {
+      copied = copied || (f->backing() == FileBacking::kHugePageCopy &&
+                          inside(t.data, f->data(), static_cast<size_t>(f->size_bytes())));
+    }
+    for (const auto& b : buffers_) copied = copied || inside(t.data, b->data(), b->size());
+    if (copied) n += t.n_bytes;
+  }
+  return n;
+}
+
 int64_t TensorStore::total_bytes() const {
   int64_t n = 0;
   for (const TensorView& t : tensors_) n += t.n_bytes;

@@ -31,6 +31,11 @@ class TensorStore {
 
   const std::vector<TensorView>& tensors() const { return tensors_; }
   int64_t total_bytes() const;
+  // Bytes of the tensors that are already resident as private memory: in
+  // adopted buffers or in files read into huge pages (FileBacking::kHugePageCopy).
+  // They show in the process's RSS after loading, and the plan counts them as
+  // weights, so a runtime measured from RSS leaves them out.
+  int64_t resident_copy_bytes() const;
 
  private:
   std::vector<std::shared_ptr<MappedFile>> files_;

@@ -130,7 +130,7 @@ int run_ramp_child(const EngineOptions& o, int64_t batch, int64_t prompt, int64_
   auto setup = load_engine_model(o);
   Status st = setup.ok() ? Status() : Status(setup.error());
   if (st.ok()) {
-    r.runtime_base_bytes = read_process_memory().resident_bytes;
+    r.runtime_base_bytes = resident_bytes_besides_weights(setup->model);
     st = plan_and_start_engine(o, *setup);
   }
   if (st.ok()) st = run_batch(*setup, batch, prompt, new_tokens, r);

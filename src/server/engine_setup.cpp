@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "memory/process_memory.h"
 #include "memory/resident_model.h"
 
@@ -51,6 +53,10 @@ Result<EngineSetup> setup_engine(const EngineOptions& o) {
   return s;
 }
 
+int64_t resident_bytes_besides_weights(const LoadedModel& model) {
+  return std::max<int64_t>(0, read_process_memory().resident_bytes - model.tensors.resident_copy_bytes());
+}
+
 Status plan_and_start_engine(const EngineOptions& o, EngineSetup& s) {
   PLIMSOLL_ASSIGN(s.budget, resolve_memory_budget(o.memory_limit_bytes, o.memory_fraction));
 
@@ -59,7 +65,7 @@ Status plan_and_start_engine(const EngineOptions& o, EngineSetup& s) {
   // tables), with room for thread stacks and allocator slack on top.
   const PlanInputs in = plan_inputs_for(
       o, s.model.config, s.model.tensors.total_bytes(), n_threads,
-      planned_runtime_bytes(read_process_memory().resident_bytes, o.extra_runtime_bytes), s.budget.budget_bytes);
+      planned_runtime_bytes(resident_bytes_besides_weights(s.model), o.extra_runtime_bytes), s.budget.budget_bytes);
   PLIMSOLL_ASSIGN(s.plan, plan_memory(in));
 
   s.threads = std::make_unique<ThreadPool>(n_threads);

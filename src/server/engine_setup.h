@@ -59,6 +59,10 @@ PlanInputs plan_inputs_for(const EngineOptions& options, const ModelConfig& conf
 Result<EngineSetup> load_engine_model(const EngineOptions& options);
 // Phase 2 (slow: pages the weights in): budget, plan, pool, engine, warm-up.
 Status plan_and_start_engine(const EngineOptions& options, EngineSetup& setup);
+
+// What the process holds now besides the model's weights (RSS less the tensor
+// bytes already resident as private copies): the plan's runtime base.
+int64_t resident_bytes_besides_weights(const LoadedModel& model);
 // Both phases.
 Result<EngineSetup> setup_engine(const EngineOptions& options);
 

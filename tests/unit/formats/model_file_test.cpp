@@ -57,6 +57,25 @@ TEST(LoadModel, StoriesCheckpoint) {
   EXPECT_EQ((*wk)->dtype, DType::kF32);
 }
 
+// Read into huge pages, the same tensors (same bytes) as mapped, and every
+// tensor byte counts as already resident (the plan's runtime base leaves it out).
+TEST(LoadModel, HugePageCopyHasTheMappedTensorsAndCountsThemResident) {
+  auto mapped = load_model(testing::stories_path("stories260K.gguf"), FileBacking::kMapped);
+  auto copied = load_model(testing::stories_path("stories260K.gguf"), FileBacking::kHugePageCopy);
+  ASSERT_TRUE(mapped.ok()) << mapped.error().message;
+  ASSERT_TRUE(copied.ok()) << copied.error().message;
+  EXPECT_EQ(mapped->tensors.resident_copy_bytes(), 0);
+  ASSERT_EQ(copied->tensors.total_bytes(), mapped->tensors.total_bytes());
+  if (huge_pages_available()) {
+    EXPECT_EQ(copied->tensors.resident_copy_bytes(), copied->tensors.total_bytes());
+  }
+  auto a = mapped->tensors.get("blk.4.attn_k.weight", {32, 64});
+  auto b = copied->tensors.get("blk.4.attn_k.weight", {32, 64});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE((*a)->data, (*b)->data);
+  EXPECT_EQ(0, std::memcmp((*a)->data, (*b)->data, static_cast<size_t>((*a)->n_bytes)));
+}
+
 TEST(LoadModel, StoriesGguf) {
   auto m = load_model(testing::stories_path("stories260K.gguf"));
   ASSERT_TRUE(m.ok()) << m.error().message;
