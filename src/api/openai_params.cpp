@@ -16,6 +16,7 @@ Status read_sampling(const FieldReader& f, SamplingParams* s) {
   PLIMSOLL_ASSIGN(auto frequency, f.number("frequency_penalty"));
   PLIMSOLL_ASSIGN(auto seed, f.unsigned_integer("seed"));
   PLIMSOLL_ASSIGN(auto stop, f.strings("stop", /*single_ok=*/true));
+  PLIMSOLL_ASSIGN(auto ignore_eos, f.boolean("ignore_eos"));  // llama.cpp's and vLLM's extension
   if (temperature && !(*temperature >= 0.0 && *temperature <= 2.0)) {
     return invalid("`temperature` must be >= 0.0 and <= 2.0");
   }
@@ -35,6 +36,7 @@ Status read_sampling(const FieldReader& f, SamplingParams* s) {
   s->frequency_penalty = static_cast<float>(frequency.value_or(0.0));
   s->seed = seed;
   if (stop) s->stop = std::move(*stop);
+  s->ignore_eos = ignore_eos.value_or(false);
   return {};
 }
 

@@ -3,12 +3,30 @@
 #include "convert/gguf_export.h"
 
 #include <cstring>
+#include <optional>
 
 #include "formats/gguf_writer.h"
 #include "kernels/kernels.h"
 
 namespace plimsoll {
 namespace {
+
+// llama.cpp's llama_ftype for a file whose big tensors are all `dtype` (it reads
+// general.file_type as is, so a wrong number mislabels the model in its logs and
+// llama-bench's "type" column); k-quants take the *_M variant; none for q8_k.
+std::optional<uint32_t> llama_file_type(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return 0;    // LLAMA_FTYPE_ALL_F32
+    case DType::kF16: return 1;    // MOSTLY_F16
+    case DType::kQ4_0: return 2;   // MOSTLY_Q4_0
+    case DType::kQ8_0: return 7;   // MOSTLY_Q8_0
+    case DType::kQ4_K: return 15;  // MOSTLY_Q4_K_M
+    case DType::kQ5_K: return 17;  // MOSTLY_Q5_K_M
+    case DType::kQ6_K: return 18;  // MOSTLY_Q6_K
+    case DType::kBF16: return 32;  // MOSTLY_BF16
+    default: return std::nullopt;  // llama.cpp guesses from the tensors
+  }
+}
 
 Status set_metadata(GgufWriter& w, const ModelConfig& c, const Vocab& v, DType target) {
   // GGUF "llama" means interleaved RoPE pairs and no biases: other layouts would
@@ -22,8 +40,7 @@ Status set_metadata(GgufWriter& w, const ModelConfig& c, const Vocab& v, DType t
   auto u32 = [](int64_t x) { return GgufValue(static_cast<uint32_t>(x)); };
   PLIMSOLL_TRY(w.set("general.architecture", std::string("llama")));
   PLIMSOLL_TRY(w.set("general.name", c.name.empty() ? std::string("plimsoll") : c.name));
-  // llama.cpp's file-type numbers for the dominant dtype (informative)
-  PLIMSOLL_TRY(w.set("general.file_type", u32(dtype_traits(target).ggml_type == 0 ? 0 : 1)));
+  if (auto ftype = llama_file_type(target)) PLIMSOLL_TRY(w.set("general.file_type", u32(*ftype)));
   PLIMSOLL_TRY(w.set("llama.context_length", u32(c.max_seq_len)));
   PLIMSOLL_TRY(w.set("llama.embedding_length", u32(c.dim)));
   PLIMSOLL_TRY(w.set("llama.feed_forward_length", u32(c.ffn_dim)));

@@ -25,6 +25,18 @@ TEST_F(ApiTest, CompletionReturnsChoicesAndUsage) {
   EXPECT_FALSE(service_.last_items()[0].params.do_sample);  // temperature 0: greedy
 }
 
+TEST_F(ApiTest, CompletionIgnoreEosReachesTheSampler) {
+  auto r = post("/v1/completions", json{{"prompt", "hi"}, {"max_tokens", 2}, {"ignore_eos", true}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_TRUE(service_.last_items()[0].params.ignore_eos);
+  r = post("/v1/completions", json{{"prompt", "hi"}, {"max_tokens", 2}});
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(service_.last_items()[0].params.ignore_eos);
+  expect_error(post("/v1/completions", json{{"prompt", "hi"}, {"ignore_eos", "yes"}}), 422, "validation",
+               "`ignore_eos` must be a boolean");
+}
+
 TEST_F(ApiTest, CompletionListPromptsTimesNInOrder) {
   json body = {{"prompt", {"a", "b"}}, {"n", 2}, {"max_tokens", 1}, {"echo", true}, {"seed", 5}};
   auto r = post("/v1/completions", body);

@@ -11,6 +11,8 @@
 
 #include "convert/gguf_export.h"
 #include "convert/random_model.h"
+#include "core/mapped_file.h"
+#include "formats/gguf.h"
 #include "formats/model_file.h"
 #include "kernels/kernels.h"
 #include "model/llama.h"
@@ -120,6 +122,34 @@ TEST(DtypeAccuracy, Stories260kEachDtypeAgainstF32) {
     std::string recorded = testing::read_file(file);
     while (!recorded.empty() && recorded.back() == '\n') recorded.pop_back();
     EXPECT_EQ(got, recorded) << "greedy ids for " << dtype_name(c.dtype) << " differ from " << file;
+  }
+}
+
+// llama.cpp prints general.file_type as the model's type (llama-bench's "type" column).
+TEST(DtypeAccuracy, ExportedFileTypeIsLlamaCppsNumberForTheDtype) {
+  ModelConfig c;
+  c.dim = 256;
+  c.n_layers = 1;
+  c.n_heads = 4;
+  c.n_kv_heads = 4;
+  c.ffn_dim = 256;
+  c.vocab_size = 512;
+  c.max_seq_len = 16;
+  auto f32 = random_llama_in_memory(c, DType::kF32, 5);
+  ASSERT_TRUE(f32.ok());
+  const std::string dir = testing::make_temp_dir();
+  const std::pair<DType, uint32_t> cases[] = {{DType::kF32, 0},   {DType::kF16, 1},   {DType::kQ4_0, 2},
+                                              {DType::kQ8_0, 7},  {DType::kQ4_K, 15}, {DType::kQ5_K, 17},
+                                              {DType::kQ6_K, 18}, {DType::kBF16, 32}};
+  for (const auto& [dtype, want] : cases) {
+    convert(*f32, *f32->vocab, dtype, dir + "/m.gguf");
+    auto file = MappedFile::open(dir + "/m.gguf");
+    ASSERT_TRUE(file.ok());
+    auto gguf = parse_gguf(**file);
+    ASSERT_TRUE(gguf.ok());
+    const GgufValue* v = gguf->find("general.file_type");
+    ASSERT_NE(v, nullptr) << dtype_name(dtype);
+    EXPECT_EQ(std::get<uint32_t>(*v), want) << dtype_name(dtype);
   }
 }
 
