@@ -73,14 +73,14 @@ Result<std::optional<int64_t>> read_max_tokens(const FieldReader& f, const char*
 
 // prompts x n GenerationRequests, each prompt checked against the limits.
 Status expand(RouteContext& ctx, std::optional<int64_t> max_tokens, int64_t default_max_tokens,
-              bool parse_special, OpenAiCall* call) {
+              bool parse_special, std::optional<bool> add_special, OpenAiCall* call) {
   sched::ServiceLimits limits = ctx.service.limits();
   PLIMSOLL_TRY(check_client_batch(call->prompts.size() * static_cast<size_t>(call->n), limits));
   for (const std::string& prompt : call->prompts) {
     sched::GenerationRequest item;
     item.params = call->sampling;
     item.top_n_tokens = call->top_logprobs;
-    PromptPlan plan{prompt, max_tokens, std::nullopt, parse_special};
+    PromptPlan plan{prompt, max_tokens, std::nullopt, parse_special, add_special};
     PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits, default_max_tokens, &item));
     for (int64_t j = 0; j < call->n; ++j) {
       sched::GenerationRequest copy = item;
@@ -146,7 +146,7 @@ Result<OpenAiCall> parse_completion_call(RouteContext& ctx, const json& body) {
   call.logprobs = logprobs.has_value();
   call.top_logprobs = static_cast<int32_t>(logprobs.value_or(0));
   PLIMSOLL_ASSIGN(auto max_tokens, read_max_tokens(f, "max_tokens"));
-  PLIMSOLL_TRY(expand(ctx, max_tokens, ctx.config.default_completion_max_tokens, false, &call));
+  PLIMSOLL_TRY(expand(ctx, max_tokens, ctx.config.default_completion_max_tokens, false, std::nullopt, &call));
   return call;
 }
 
@@ -157,7 +157,7 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body) {
   call.chat = true;
   PLIMSOLL_TRY(read_common(ctx, f, &call));
   PLIMSOLL_ASSIGN(auto messages, read_messages(f));
-  const ChatTemplateFn& render = ctx.chat_template ? ctx.chat_template : default_chat_template;
+  const ChatTemplateFn& render = ctx.chat.render ? ctx.chat.render : default_chat_template;
   PLIMSOLL_ASSIGN(std::string prompt, render(messages));
   call.prompts = {std::move(prompt)};
   PLIMSOLL_ASSIGN(auto logprobs, f.boolean("logprobs"));
@@ -173,7 +173,7 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body) {
   if (!max_tokens) {
     PLIMSOLL_ASSIGN(max_tokens, read_max_tokens(f, "max_completion_tokens"));
   }
-  PLIMSOLL_TRY(expand(ctx, max_tokens, ctx.config.default_max_new_tokens, true, &call));
+  PLIMSOLL_TRY(expand(ctx, max_tokens, ctx.config.default_max_new_tokens, true, ctx.chat.add_special, &call));
   return call;
 }
 

@@ -140,14 +140,14 @@ Result<TgiParameters> parse_tgi_parameters(const json* parameters,
   return p;
 }
 
-Status build_prompt(const PromptPlan& plan, const Tokenizer& tokenizer,
+Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
                     const sched::ServiceLimits& limits, int64_t default_max_new_tokens,
                     sched::GenerationRequest* request) {
   if (plan.text.empty()) return invalid("`inputs` cannot be empty");
-  bool add_bos = tokenizer.add_bos();
-  if (plan.parse_special && tokenizer.bos_id() >= 0 &&
-      std::string_view(plan.text).starts_with(tokenizer.piece(tokenizer.bos_id()))) {
-    add_bos = false;  // a chat template that writes BOS itself
+  bool add_special = plan.add_special.value_or(tokenizer.add_special_by_default());
+  if (!plan.add_special && plan.parse_special && tokenizer.bos_id() >= 0 &&
+      std::string_view(plan.text).starts_with(tokenizer.token(tokenizer.bos_id()))) {
+    add_special = false;  // a prompt that writes BOS itself
   }
   // Refuse or cut by length before tokenizing: encoding costs memory and time
   // in proportion to the bytes, and a text of n bytes has at least
@@ -166,7 +166,7 @@ Status build_prompt(const PromptPlan& plan, const Tokenizer& tokenizer,
     while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) ++cut;  // a UTF-8 boundary
     text.remove_prefix(cut);
   }
-  request->prompt_ids = tokenizer.encode(text, add_bos, plan.parse_special);
+  request->prompt_ids = tokenizer.encode_prompt(text, add_special, plan.parse_special);
   auto& ids = request->prompt_ids;
   if (plan.truncate && static_cast<int64_t>(ids.size()) > *plan.truncate) {
     ids.erase(ids.begin(), ids.end() - *plan.truncate);  // TGI truncates on the left

@@ -11,7 +11,7 @@
 #include "api/json_text.h"
 #include "core/result.h"
 #include "sched/generation_service.h"
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll::api {
 
@@ -41,11 +41,16 @@ struct PromptPlan {
   std::optional<int64_t> max_new_tokens;
   std::optional<int64_t> truncate;
   bool parse_special = false;     // rendered chat prompts may contain control pieces
+  // Whether the tokenizer's special tokens (BOS, ...) go around the text; unset:
+  // the tokenizer's default, except for a parse_special text that starts with
+  // BOS's text. A model's chat template gives false, as transformers encodes
+  // its output with add_special_tokens=False.
+  std::optional<bool> add_special;
 };
 
 // Tokenizes and checks one prompt against the limits with TGI's messages;
 // fills prompt_ids and params.max_new_tokens of `request`.
-Status build_prompt(const PromptPlan& plan, const Tokenizer& tokenizer,
+Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
                     const sched::ServiceLimits& limits, int64_t default_max_new_tokens,
                     sched::GenerationRequest* request);
 

@@ -47,7 +47,7 @@ int run_generate(const GenerateFlags& f) {
   };
   // Echo the prompt as llama2.c does, so the output reads as one text.
   std::fwrite(f.prompt.data(), 1, f.prompt.size(), stdout);
-  auto result = generate(model, loaded->tokenizer, f.prompt, params, options);
+  auto result = generate(model, *loaded->tokenizer.tokenizer, f.prompt, params, options);
   std::fputc('\n', stdout);
   std::fflush(stdout);
   if (!result) {

@@ -23,11 +23,11 @@ int run_tokenize(const TokenizeFlags& f) {
     std::fprintf(stderr, "error: %s\n", loaded.error().message.c_str());
     return 1;
   }
-  const Tokenizer& tok = loaded->tokenizer;
-  const std::vector<int32_t> ids = tok.encode(f.prompt, !f.no_bos && tok.add_bos());
+  const TextTokenizer& tok = *loaded->tokenizer.tokenizer;
+  const std::vector<int32_t> ids = tok.encode(f.prompt, !f.no_bos && tok.add_special_by_default());
   for (size_t i = 0; i < ids.size(); ++i) {
     if (f.pieces) {
-      std::printf("%d\t%s\n", ids[i], std::string(tok.piece(ids[i])).c_str());
+      std::printf("%d\t%s\n", ids[i], std::string(tok.token(ids[i])).c_str());
     } else {
       std::printf(i ? " %d" : "%d", ids[i]);
     }

@@ -17,7 +17,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-Result<GenerationResult> generate(LlamaReference& model, const Tokenizer& tokenizer,
+Result<GenerationResult> generate(LlamaReference& model, const TextTokenizer& tokenizer,
                                   std::string_view prompt, const SamplingParams& params,
                                   const GenerateOptions& options) {
   PLIMSOLL_TRY(params.validate());

@@ -12,7 +12,7 @@
 #include "engine/finish_reason.h"
 #include "engine/sampling_params.h"
 #include "model/llama.h"
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll {
 
@@ -35,7 +35,7 @@ struct GenerateOptions {
 
 // Fails (kInvalidArgument) when the prompt plus max_new_tokens exceeds the
 // model's context, naming both numbers.
-Result<GenerationResult> generate(LlamaReference& model, const Tokenizer& tokenizer,
+Result<GenerationResult> generate(LlamaReference& model, const TextTokenizer& tokenizer,
                                   std::string_view prompt, const SamplingParams& params,
                                   const GenerateOptions& options);
 

@@ -32,7 +32,7 @@ struct StepPlan {
 
 class Scheduler {
  public:
-  Scheduler(SchedulerLimits limits, KvBlockPool& pool, const Tokenizer& tokenizer);
+  Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokenizer& tokenizer);
 
   // Adds a submission whose items are turned into waiting sequences as
   // capacity allows (a client batch is fed in, not queued all at once).
@@ -68,7 +68,7 @@ class Scheduler {
 
   SchedulerLimits limits_;
   KvBlockPool& pool_;
-  const Tokenizer& tokenizer_;
+  const TextTokenizer& tokenizer_;
   SamplerScratch scratch_;
   std::vector<float> logits_copy_;                 // [vocab] sampling works on a copy
   std::list<std::unique_ptr<Submission>> submissions_;  // with pending items or unfinished ones
