@@ -9,7 +9,8 @@ namespace {
 
 Error invalid(std::string message) { return make_error(ErrorCode::kInvalidArgument, std::move(message)); }
 
-Status read_sampling(const FieldReader& f, SamplingParams* s) {
+Status read_sampling(const FieldReader& f, const GenerationDefaults& model_defaults, SamplingParams* s) {
+  apply_generation_defaults(model_defaults, s);
   PLIMSOLL_ASSIGN(auto temperature, f.number("temperature"));
   PLIMSOLL_ASSIGN(auto top_p, f.number("top_p"));
   PLIMSOLL_ASSIGN(auto presence, f.number("presence_penalty"));
@@ -26,11 +27,16 @@ Status read_sampling(const FieldReader& f, SamplingParams* s) {
   if (frequency && !(*frequency >= -2.0 && *frequency <= 2.0)) {
     return invalid("`frequency_penalty` must be >= -2.0 and <= 2.0");
   }
-  // OpenAI samples at temperature 1 by default; 0 means greedy.
-  const double t = temperature.value_or(1.0);
-  s->do_sample = t > 0.0;
-  s->temperature = t > 0.0 ? static_cast<float>(t) : 1.0f;
-  s->top_p = static_cast<float>(top_p.value_or(1.0));
+  // OpenAI samples at temperature 1 by default; 0 means greedy. A model whose
+  // generation_config.json says do_sample keeps its own choice (and warpers,
+  // applied before this) when the request sets no temperature.
+  if (temperature || !model_defaults.do_sample) {
+    const double t = temperature.value_or(1.0);
+    s->do_sample = t > 0.0;
+    s->temperature = t > 0.0 ? static_cast<float>(t) : 1.0f;
+    if (!s->do_sample) s->top_k = 0, s->top_p = 1.0f, s->typical_p = 1.0f;  // the model's warpers too
+  }
+  if (top_p) s->top_p = static_cast<float>(*top_p);
   s->presence_penalty = static_cast<float>(presence.value_or(0.0));
   s->frequency_penalty = static_cast<float>(frequency.value_or(0.0));
   s->seed = seed;
@@ -49,7 +55,7 @@ Status read_unsupported(const FieldReader& f) {
 
 Status read_common(RouteContext& ctx, const FieldReader& f, OpenAiCall* call) {
   PLIMSOLL_TRY(read_unsupported(f));
-  PLIMSOLL_TRY(read_sampling(f, &call->sampling));
+  PLIMSOLL_TRY(read_sampling(f, ctx.config.generation_defaults, &call->sampling));
   PLIMSOLL_ASSIGN(auto n, f.integer("n"));
   PLIMSOLL_ASSIGN(auto stream, f.boolean("stream"));
   if (n && (*n < 1 || *n > ctx.config.max_n)) {
@@ -80,8 +86,10 @@ Status expand(RouteContext& ctx, std::optional<int64_t> max_tokens, int64_t defa
     sched::GenerationRequest item;
     item.params = call->sampling;
     item.top_n_tokens = call->top_logprobs;
-    PromptPlan plan{prompt, max_tokens, std::nullopt, parse_special, add_special};
-    PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits, default_max_tokens, &item));
+    const GenerationDefaults& d = ctx.config.generation_defaults;
+    PromptPlan plan{prompt, max_tokens, std::nullopt, parse_special, add_special,
+                    d.max_new_tokens ? std::nullopt : d.max_length};
+    PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits, default_max_new_tokens(d, default_max_tokens), &item));
     for (int64_t j = 0; j < call->n; ++j) {
       sched::GenerationRequest copy = item;
       if (copy.params.seed && j > 0) *copy.params.seed += static_cast<uint64_t>(j);  // n distinct choices

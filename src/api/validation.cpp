@@ -122,14 +122,24 @@ Status check_client_batch(size_t items, const sched::ServiceLimits& limits) {
   return {};
 }
 
+int64_t default_max_new_tokens(const GenerationDefaults& d, int64_t fallback) {
+  return d.max_new_tokens && *d.max_new_tokens > 0 ? *d.max_new_tokens : fallback;
+}
+
 Result<TgiParameters> parse_tgi_parameters(const json* parameters,
-                                           const sched::ServiceLimits& limits, bool streaming) {
-  if (!parameters || parameters->is_null()) return defaults_without_parameters();
+                                           const sched::ServiceLimits& limits, bool streaming,
+                                           const GenerationDefaults& defaults) {
+  if (!parameters || parameters->is_null()) {
+    TgiParameters p = defaults_without_parameters();
+    apply_generation_defaults(defaults, &p.sampling);
+    return p;
+  }
   if (!parameters->is_object()) {
     return invalid(std::string("`parameters` must be an object, got ") + json_type_name(*parameters));
   }
   FieldReader f(*parameters);
   TgiParameters p;
+  apply_generation_defaults(defaults, &p.sampling);
   PLIMSOLL_TRY(read_sampling(f, &p.sampling));
   PLIMSOLL_TRY(read_best_of(f, p.sampling, limits, streaming));
   PLIMSOLL_TRY(read_unsupported(f));
@@ -178,6 +188,9 @@ Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
   }
   const bool bounded = limits.max_total_tokens > 0;
   int64_t max_new = plan.max_new_tokens.value_or(default_max_new_tokens);
+  if (!plan.max_new_tokens && plan.default_max_length) {
+    max_new = std::max<int64_t>(1, *plan.default_max_length - input_tokens);
+  }
   if (!plan.max_new_tokens && bounded) {
     max_new = std::min(max_new, limits.max_total_tokens - input_tokens);
   }

@@ -32,8 +32,14 @@ struct TgiParameters {
 
 // `parameters` of a TGI request (null/absent: TGI's defaults, which sample).
 // Unknown fields are ignored, as TGI does.
+// `defaults`: the model's generation_config.json, under the request's fields.
 Result<TgiParameters> parse_tgi_parameters(const json* parameters,
-                                           const sched::ServiceLimits& limits, bool streaming);
+                                           const sched::ServiceLimits& limits, bool streaming,
+                                           const GenerationDefaults& defaults = {});
+
+// The max_new_tokens a request that gives none gets: generation_config's
+// max_new_tokens, else `fallback` (the route's default).
+int64_t default_max_new_tokens(const GenerationDefaults& defaults, int64_t fallback);
 
 // One prompt to submit.
 struct PromptPlan {
@@ -46,6 +52,9 @@ struct PromptPlan {
   // BOS's text. A model's chat template gives false, as transformers encodes
   // its output with add_special_tokens=False.
   std::optional<bool> add_special;
+  // generation_config's max_length (prompt + new tokens): when max_new_tokens is
+  // unset, what it leaves after the prompt is the default (at least 1).
+  std::optional<int64_t> default_max_length;
 };
 
 // Tokenizes and checks one prompt against the limits with TGI's messages;

@@ -211,7 +211,7 @@ Runner add_bench_command(CLI::App& app) {
   auto f = std::make_shared<BenchFlags>();
   CLI::App* cmd = app.add_subcommand("bench", "Measure prefill and batched decode speed within the memory plan");
   cmd->add_option("-m,--model", f->engine.model_path, "Model file (GGUF or llama2.c checkpoint)")->required();
-  cmd->add_option("--tokenizer", f->engine.tokenizer_path, "Tokenizer file when the model file has none");
+  cmd->add_option("--tokenizer", f->engine.tokenizer_path, "Tokenizer instead of the model's: tokenizer.json, GGUF, or llama2.c tokenizer.bin");
   cmd->add_option("--memory-limit", f->memory_limit, "Memory limit (default: cgroup, else physical memory)");
   cmd->add_option("--memory-fraction", f->engine.memory_fraction, "Share of the limit the plan may use")->capture_default_str();
   cmd->add_option("--batch", f->batches, "Decode batch sizes")->delimiter(',')->capture_default_str();

@@ -53,7 +53,7 @@ Runner add_serve_command(CLI::App& app) {
     return cmd->add_option(names, value, help)->envname(env)->capture_default_str();
   };
   opt("-m,--model", c.engine.model_path, "MODEL_ID", "Model file (GGUF or llama2.c checkpoint)")->required();
-  opt("--tokenizer", c.engine.tokenizer_path, "PLIMSOLL_TOKENIZER", "Tokenizer file when the model file has none");
+  opt("--tokenizer", c.engine.tokenizer_path, "PLIMSOLL_TOKENIZER", "Tokenizer instead of the model's: tokenizer.json, GGUF, or llama2.c tokenizer.bin");
   opt("--hostname", c.api.hostname, "HOSTNAME", "Address to listen on");
   opt("-p,--port", c.api.port, "PORT", "Port to listen on (0: any free port)");
   opt("--memory-limit", f->memory_limit, "PLIMSOLL_MEMORY_LIMIT",

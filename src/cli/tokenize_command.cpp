@@ -42,7 +42,7 @@ Runner add_tokenize_command(CLI::App& app) {
   auto f = std::make_shared<TokenizeFlags>();
   CLI::App* cmd = app.add_subcommand("tokenize", "Print the token ids of a prompt");
   cmd->add_option("-m,--model", f->model, "Model file (GGUF or llama2.c checkpoint)")->required();
-  cmd->add_option("--tokenizer", f->tokenizer, "Tokenizer file when the model file has none");
+  cmd->add_option("--tokenizer", f->tokenizer, "Tokenizer instead of the model's: tokenizer.json, GGUF, or llama2.c tokenizer.bin");
   cmd->add_option("-p,--prompt", f->prompt, "Text to encode");
   cmd->add_flag("--pieces", f->pieces, "One token a line: id and piece");
   cmd->add_flag("--no-bos", f->no_bos, "Do not add BOS");

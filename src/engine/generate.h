@@ -29,6 +29,7 @@ struct GenerationResult {
 struct GenerateOptions {
   bool add_bos = true;
   ThreadPool* pool = nullptr;
+  std::vector<int32_t> extra_eos_ids;  // end generation too (generation_config.json eos_token_id)
   // Called with each piece of text as soon as it is complete UTF-8.
   std::function<void(std::string_view)> on_text;
 };

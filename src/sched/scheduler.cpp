@@ -157,7 +157,10 @@ void Scheduler::emit_token(Sequence& seq, const SampledToken& token, std::span<c
   const int32_t prev_id = seq.tokens[seq.tokens.size() - 2];  // the token is already appended
   ev.token = {token.id, token.logprob, tokenizer_.piece_string(prev_id, token.id),
               tokenizer_.is_special(token.id)};
-  const bool eos = token.id == tokenizer_.eos_id() && !seq.request.params.ignore_eos;
+  const bool eos_id = token.id == tokenizer_.eos_id() ||
+                      std::find(limits_.extra_eos_ids.begin(), limits_.extra_eos_ids.end(), token.id) !=
+                          limits_.extra_eos_ids.end();
+  const bool eos = eos_id && !seq.request.params.ignore_eos;
   if (!eos) {
     ev.text = seq.decoder.push(token.id);
     if (seq.stops.push(ev.text)) seq.finish = FinishReason::kStopSequence;

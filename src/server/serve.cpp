@@ -124,6 +124,7 @@ int run_serve(ServeConfig c) {
   metrics::MetricsRegistry registry;
   metrics::ServerMetrics server_metrics(registry);
   std::fprintf(stderr, "tokenizer: %s\n", s.tokenizer.source.c_str());
+  if (s.model.generation_defaults) c.api.generation_defaults = *s.model.generation_defaults;
   api::ApiServer http(c.api, front, *s.tokenizer.tokenizer, server_metrics, chat_format(s.tokenizer));
   http.set_scrape_hook([&server_metrics, &front] {
     const ProcessMemory mem = read_process_memory();
@@ -157,6 +158,7 @@ int run_serve(ServeConfig c) {
   service_config.scheduler.step_tokens = s.plan.workspace.step_tokens;
   service_config.scheduler.step_seqs = s.plan.workspace.step_seqs;
   service_config.scheduler.max_skips = c.max_waiting_tokens;
+  service_config.scheduler.extra_eos_ids = c.api.generation_defaults.eos_token_ids;
   publish_plan(server_metrics, s, *limits);
   sched::EngineService service(service_config, std::move(s.engine), std::move(s.pool), *s.tokenizer.tokenizer);
   front.attach(&service);
