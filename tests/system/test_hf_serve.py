@@ -9,13 +9,16 @@ import json
 import os
 import random
 import shutil
-import struct
 import subprocess
+import sys
 import tempfile
 import unittest
 from array import array
 
 from server import BINARY, REPO, Server
+
+sys.path.insert(0, os.path.join(REPO, "tests", "reference"))
+from safetensors_file import write_safetensors  # noqa: E402  (stdlib only)
 
 DATA = os.path.join(REPO, "tests", "data")
 HIDDEN, HEADS, KV_HEADS, LAYERS, FFN, VOCAB = 64, 4, 2, 2, 128, 6400
@@ -23,27 +26,21 @@ GENERATION_CONFIG = {"do_sample": False, "repetition_penalty": 1.05, "max_new_to
                      "eos_token_id": [6258, 6256]}  # <|im_end|>, <|endoftext|>
 
 
-def write_safetensors(path, tensors):
-    """tensors: list of (name, shape); F32 values drawn from a seeded generator."""
+def write_random_safetensors(path, tensors):
+    """tensors: list of (name, shape); F32 values drawn from a seeded generator
+    (norm weights near 1, the rest N(0, 0.08))."""
     rng = random.Random(4)
-    header, blobs, offset = {}, [], 0
+    out = []
     for name, shape in tensors:
         n = 1
         for d in shape:
             n *= d
-        scale = 1.0 if name.endswith("norm.weight") else 0.08
-        values = array("f", (1.0 + rng.uniform(-0.1, 0.1) if scale == 1.0 else rng.gauss(0.0, scale) for _ in range(n)))
-        data = values.tobytes()
-        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
+        if name.endswith("norm.weight"):
+            values = array("f", (1.0 + rng.uniform(-0.1, 0.1) for _ in range(n)))
+        else:
+            values = array("f", (rng.gauss(0.0, 0.08) for _ in range(n)))
+        out.append((name, "F32", shape, values.tobytes()))
+    write_safetensors(path, out)
 
 
 def make_qwen2_folder(folder):
@@ -64,7 +61,7 @@ def make_qwen2_folder(folder):
                     (p + "self_attn.o_proj.weight", [HIDDEN, HIDDEN]),
                     (p + "mlp.gate_proj.weight", [FFN, HIDDEN]), (p + "mlp.up_proj.weight", [FFN, HIDDEN]),
                     (p + "mlp.down_proj.weight", [HIDDEN, FFN])]
-    write_safetensors(os.path.join(folder, "model.safetensors"), tensors)
+    write_random_safetensors(os.path.join(folder, "model.safetensors"), tensors)
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(config, f)
     small = os.path.join(DATA, "hf_tokenizer", "qwen2_5-small")

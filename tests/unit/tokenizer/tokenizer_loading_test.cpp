@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/gguf_writer.h"
+#include "reference_data.h"
 #include "test_paths.h"
 #include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
@@ -20,21 +21,12 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const fs::path kTestsDir = fs::path(__FILE__).parent_path().parent_path().parent_path();
-const fs::path kDataDir = kTestsDir / "data" / "hf_tokenizer";
+using testing::read_jsonl;
+const fs::path kDataDir = testing::kHfDataDir;
 
 json read_json(const fs::path& path) {
   std::ifstream in(path);
   return json::parse(in);
-}
-
-std::vector<json> read_jsonl(const fs::path& path) {
-  std::vector<json> out;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(json::parse(line));
-  }
-  return out;
 }
 
 void write_text(const fs::path& path, const std::string& text) {
