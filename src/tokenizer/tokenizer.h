@@ -41,14 +41,17 @@ class Tokenizer : public TextTokenizer {
   // that token; the dummy prefix then applies only to text at the very start.
   std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special,
                               EncodeStats* stats = nullptr) const;
-  // TextTokenizer: add_special = add_bos (BOS added even when the vocabulary's
-  // add_bos is false), no special-token parsing.
+  // TextTokenizer: add_special = BOS first (even when the vocabulary's add_bos
+  // is false) and EOS last when the vocabulary's add_eos is set (GGUF
+  // tokenizer.ggml.add_eos_token); no special-token parsing.
   std::vector<int32_t> encode(std::string_view text, bool add_special) const override {
-    return encode(text, add_special, /*parse_special=*/false);
+    return encode_prompt(text, add_special, /*parse_special=*/false);
   }
   std::vector<int32_t> encode_prompt(std::string_view text, bool add_special,
                                      bool parse_special) const override {
-    return encode(text, add_special, parse_special);
+    std::vector<int32_t> ids = encode(text, add_special, parse_special);
+    if (add_special && vocab_.add_eos && vocab_.eos_id >= 0) ids.push_back(vocab_.eos_id);
+    return ids;
   }
   bool add_special_by_default() const override { return vocab_.add_bos; }
 

@@ -80,13 +80,17 @@ Result<std::unique_ptr<TextTokenizer>> tokenizer_from_vocab(const Vocab& vocab, 
 Result<ModelTokenizer> load_model_tokenizer(const LoadedModel& model, const std::string& tokenizer_path) {
   ModelTokenizer out;
   const int64_t rows = model.config.vocab_size;
-  bool exact_size = true;  // a model file's vocabulary fills the embedding; tokenizer.json may have fewer ids
+  // A SentencePiece vocabulary fills the embedding exactly; tokenizer.json (and a
+  // GGUF "gpt2" vocabulary read as one, whose repeated pieces keep one id) may
+  // have fewer ids than the embedding has rows.
+  bool exact_size = true;
   if (!tokenizer_path.empty() && is_tokenizer_json(tokenizer_path)) {
     PLIMSOLL_ASSIGN(out, load_json_tokenizer(tokenizer_path));
     exact_size = false;
   } else if (!tokenizer_path.empty()) {
     PLIMSOLL_ASSIGN(const Vocab vocab, load_vocab(tokenizer_path, rows));
     PLIMSOLL_ASSIGN(out, load_vocab_tokenizer(vocab, tokenizer_path));
+    exact_size = vocab.model != "gpt2";
   } else if (model.format == ModelFormat::kHfSafetensors) {
     const std::string path = (fs::path(model.path) / "tokenizer.json").string();
     if (!exists(path)) {
@@ -97,6 +101,7 @@ Result<ModelTokenizer> load_model_tokenizer(const LoadedModel& model, const std:
     exact_size = false;
   } else if (model.vocab) {
     PLIMSOLL_ASSIGN(out, load_vocab_tokenizer(*model.vocab, model.path));
+    exact_size = model.vocab->model != "gpt2";
   } else {
     return make_error(ErrorCode::kInvalidArgument,
                       model.path + ": the file carries no vocabulary; pass --tokenizer FILE");

@@ -241,6 +241,15 @@ TEST(TokenizerLoading, GgufVocabularyAndItsTemplate) {
   EXPECT_EQ(t->chat_template_source, "m.gguf: tokenizer.chat_template");
   EXPECT_EQ(t->bos_token, "<s>");
   EXPECT_EQ(t->eos_token, "</s>");
+  // tokenizer.ggml.add_eos_token: EOS ends a prompt encoded with special tokens.
+  m.vocab->add_eos = true;
+  t = load_model_tokenizer(m, "");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  const auto ids = t->tokenizer->encode("t5", true);
+  ASSERT_GE(ids.size(), 2u);
+  EXPECT_EQ(ids.front(), 1);
+  EXPECT_EQ(ids.back(), 2);
+  EXPECT_EQ(t->tokenizer->encode("t5", false), std::vector<int32_t>(ids.begin() + 1, ids.end() - 1));
 }
 
 TEST(TokenizerLoading, ErrorsNameTheFileAndField) {
