@@ -139,7 +139,10 @@ Result<TgiParameters> parse_tgi_parameters(const json* parameters,
   }
   FieldReader f(*parameters);
   TgiParameters p;
-  apply_generation_defaults(defaults, &p.sampling);
+  GenerationDefaults model = defaults;
+  PLIMSOLL_ASSIGN(auto do_sample, f.boolean("do_sample"));
+  if (do_sample && !*do_sample) model.do_sample = false;  // greedy asked for: not the model's warpers
+  apply_generation_defaults(model, &p.sampling);
   PLIMSOLL_TRY(read_sampling(f, &p.sampling));
   PLIMSOLL_TRY(read_best_of(f, p.sampling, limits, streaming));
   PLIMSOLL_TRY(read_unsupported(f));

@@ -143,6 +143,13 @@ TEST_F(ModelChatTest, GenerationConfigDefaultsFillWhatTheRequestLeavesOut) {
   EXPECT_FLOAT_EQ(p.temperature, 0.6f);
   EXPECT_EQ(p.top_k, 20);
   EXPECT_EQ(p.max_new_tokens, 7);
+  // TGI: do_sample false is greedy, whatever the model's warpers.
+  res = client_->Post("/generate", R"({"inputs": "hi", "parameters": {"do_sample": false}})", "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  p = service_->last_items().at(0).params;
+  EXPECT_FALSE(p.samples());
+  EXPECT_FLOAT_EQ(p.repetition_penalty, 1.1f);
 }
 
 TEST_F(ModelChatTest, GreedyModelDefaultsAndMaxLength) {
