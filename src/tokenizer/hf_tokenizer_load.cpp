@@ -106,7 +106,9 @@ Result<std::string> chat_template_of(const Json& config, const std::string& wher
       return text->get<std::string>();
     }
   }
-  return invalid_field(where, "chat_template", "has no 'default' template");
+  // Only named templates (e.g. "tool_use"), none for plain chats: no template,
+  // rather than a tokenizer that cannot load.
+  return std::string();
 }
 
 // add_bos_token / add_eos_token of tokenizer_config.json, when given, decide

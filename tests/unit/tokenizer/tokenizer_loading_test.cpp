@@ -208,6 +208,10 @@ TEST(TokenizerLoading, ChatTemplateJinjaFileAndNamedList) {
   t = load_model_tokenizer(fake_model(ModelFormat::kHfSafetensors, dir, 6400), "");
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->chat_template, "D");
+  dir = hf_folder({{"chat_template", json::array({{{"name", "tool_use"}, {"template", "T"}}})}});
+  t = load_model_tokenizer(fake_model(ModelFormat::kHfSafetensors, dir, 6400), "");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->chat_template, "");  // no "default": no template for plain chats
 }
 
 TEST(TokenizerLoading, TokenizerFlagWinsOverTheFolder) {
