@@ -55,6 +55,13 @@ class ModelChatTest : public ::testing::Test {
   httplib::Result chat(const json& body) {
     return client_->Post("/v1/chat/completions", body.dump(), "application/json");
   }
+  // POSTs `body`, expects 200, and returns what reached the service.
+  sched::GenerationRequest submitted(const std::string& path, const json& body) {
+    auto res = client_->Post(path.c_str(), body.dump(), "application/json");
+    EXPECT_TRUE(res && res->status == 200) << (res ? res->body : "no response");
+    const auto items = service_->last_items();
+    return items.empty() ? sched::GenerationRequest{} : items.at(0);
+  }
 
   metrics::MetricsRegistry registry_;
   metrics::ServerMetrics metrics_{registry_};
@@ -112,10 +119,8 @@ TEST_F(ModelChatTest, GenerationConfigDefaultsFillWhatTheRequestLeavesOut) {
   config.generation_defaults.repetition_penalty = 1.1;
   config.generation_defaults.max_new_tokens = 7;
   serve("qwen2_5", "qwen2_5", config);
-  auto res = chat({{"messages", {{{"role", "user"}, {"content", "hi"}}}}});
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 200) << res->body;
-  SamplingParams p = service_->last_items().at(0).params;
+  const json hi = {{{"role", "user"}, {"content", "hi"}}};
+  SamplingParams p = submitted("/v1/chat/completions", {{"messages", hi}}).params;
   EXPECT_TRUE(p.do_sample);
   EXPECT_FLOAT_EQ(p.temperature, 0.6f);
   EXPECT_FLOAT_EQ(p.top_p, 0.9f);
@@ -123,31 +128,19 @@ TEST_F(ModelChatTest, GenerationConfigDefaultsFillWhatTheRequestLeavesOut) {
   EXPECT_FLOAT_EQ(p.repetition_penalty, 1.1f);
   EXPECT_EQ(p.max_new_tokens, 7);
   // The request's own fields win; temperature 0 is greedy.
-  res = chat({{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"temperature", 0}, {"max_tokens", 3}});
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 200) << res->body;
-  p = service_->last_items().at(0).params;
+  p = submitted("/v1/chat/completions", {{"messages", hi}, {"temperature", 0}, {"max_tokens", 3}}).params;
   EXPECT_FALSE(p.samples());
   EXPECT_EQ(p.max_new_tokens, 3);
-  res = chat({{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"top_p", 0.5}});
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 200) << res->body;
-  p = service_->last_items().at(0).params;
+  p = submitted("/v1/chat/completions", {{"messages", hi}, {"top_p", 0.5}}).params;
   EXPECT_FLOAT_EQ(p.top_p, 0.5f);
   EXPECT_FLOAT_EQ(p.temperature, 0.6f);
   // TGI: parameters without sampling fields take the model's.
-  res = client_->Post("/generate", R"({"inputs": "hi", "parameters": {"details": true}})", "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 200) << res->body;
-  p = service_->last_items().at(0).params;
+  p = submitted("/generate", {{"inputs", "hi"}, {"parameters", {{"details", true}}}}).params;
   EXPECT_FLOAT_EQ(p.temperature, 0.6f);
   EXPECT_EQ(p.top_k, 20);
   EXPECT_EQ(p.max_new_tokens, 7);
   // TGI: do_sample false is greedy, whatever the model's warpers.
-  res = client_->Post("/generate", R"({"inputs": "hi", "parameters": {"do_sample": false}})", "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 200) << res->body;
-  p = service_->last_items().at(0).params;
+  p = submitted("/generate", {{"inputs", "hi"}, {"parameters", {{"do_sample", false}}}}).params;
   EXPECT_FALSE(p.samples());
   EXPECT_FLOAT_EQ(p.repetition_penalty, 1.1f);
 }
@@ -158,10 +151,7 @@ TEST_F(ModelChatTest, GreedyModelDefaultsAndMaxLength) {
   config.generation_defaults.temperature = 0.6;  // ignored: the model decodes greedily
   config.generation_defaults.max_length = 20;
   serve("qwen2_5", "qwen2_5", config);
-  auto res = client_->Post("/v1/completions", R"({"prompt": "Hello world"})", "application/json");
-  ASSERT_TRUE(res);
-  ASSERT_EQ(res->status, 200) << res->body;
-  const sched::GenerationRequest item = service_->last_items().at(0);
+  const sched::GenerationRequest item = submitted("/v1/completions", {{"prompt", "Hello world"}});
   EXPECT_FALSE(item.params.samples());
   EXPECT_EQ(item.params.max_new_tokens, 20 - static_cast<int64_t>(item.prompt_ids.size()));
 }
