@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "formats/hf_settings.h"
+
 namespace plimsoll::api {
 
 struct ApiConfig {
@@ -20,6 +22,9 @@ struct ApiConfig {
   int64_t default_completion_max_tokens = 16;   // /v1/completions (OpenAI's default)
   int64_t max_n = 128;                          // OpenAI `n` (choices per prompt)
   int sse_keepalive_ms = 5000;                  // SSE comment while no token arrives
+  // The model's generation_config.json: sampling fields and max_new_tokens /
+  // max_length for what a request leaves out (see apply_generation_defaults).
+  GenerationDefaults generation_defaults;
 };
 
 }  // namespace plimsoll::api

@@ -19,10 +19,10 @@
 namespace plimsoll::api {
 
 struct ApiServer::Impl {
-  Impl(ApiConfig cfg, sched::GenerationService& service, const Tokenizer& tokenizer,
-       metrics::ServerMetrics& metrics, ChatTemplateFn chat_template)
+  Impl(ApiConfig cfg, sched::GenerationService& service, const TextTokenizer& tokenizer,
+       metrics::ServerMetrics& metrics, ChatPromptFormat chat)
       : config(std::move(cfg)),
-        ctx{config, service, tokenizer, metrics, std::move(chat_template), nullptr} {}
+        ctx{config, service, tokenizer, metrics, std::move(chat), nullptr} {}
 
   void configure();
 
@@ -80,10 +80,15 @@ void ApiServer::Impl::configure() {
   add_openai_routes(server, ctx);
 }
 
-ApiServer::ApiServer(ApiConfig config, sched::GenerationService& service, const Tokenizer& tokenizer,
+ApiServer::ApiServer(ApiConfig config, sched::GenerationService& service, const TextTokenizer& tokenizer,
                      metrics::ServerMetrics& metrics, ChatTemplateFn chat_template)
-    : impl_(std::make_unique<Impl>(std::move(config), service, tokenizer, metrics,
-                                   chat_template ? std::move(chat_template) : default_chat_template)) {
+    : ApiServer(std::move(config), service, tokenizer, metrics,
+                ChatPromptFormat{chat_template ? std::move(chat_template) : default_chat_template, std::nullopt}) {}
+
+ApiServer::ApiServer(ApiConfig config, sched::GenerationService& service, const TextTokenizer& tokenizer,
+                     metrics::ServerMetrics& metrics, ChatPromptFormat chat) {
+  if (!chat.render) chat.render = default_chat_template;
+  impl_ = std::make_unique<Impl>(std::move(config), service, tokenizer, metrics, std::move(chat));
   impl_->configure();
 }
 

@@ -1,5 +1,5 @@
 // ApiServer: the HTTP front door — TGI and OpenAI routes over cpp-httplib,
-// built from a GenerationService, a Tokenizer and the server's metrics.
+// built from a GenerationService, a TextTokenizer and the server's metrics.
 #pragma once
 
 #include <functional>
@@ -10,15 +10,18 @@
 #include "core/result.h"
 #include "metrics/server_metrics.h"
 #include "sched/generation_service.h"
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll::api {
 
 class ApiServer {
  public:
   // Everything passed by reference must outlive the server.
-  ApiServer(ApiConfig config, sched::GenerationService& service, const Tokenizer& tokenizer,
+  ApiServer(ApiConfig config, sched::GenerationService& service, const TextTokenizer& tokenizer,
             metrics::ServerMetrics& metrics, ChatTemplateFn chat_template = default_chat_template);
+  // With the chat prompt format (e.g. model_chat_format's).
+  ApiServer(ApiConfig config, sched::GenerationService& service, const TextTokenizer& tokenizer,
+            metrics::ServerMetrics& metrics, ChatPromptFormat chat);
   ~ApiServer();  // stop() and wait()
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;

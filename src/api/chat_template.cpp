@@ -1,6 +1,10 @@
-// The fallback chat template: one "<role>: <content>" line per message and
-// an open "assistant:" turn.
+// The fallback chat template (one "<role>: <content>" line per message and an
+// open "assistant:" turn) and the model's own Jinja template.
 #include "api/chat_template.h"
+
+#include <memory>
+
+#include "chat/chat_template.h"
 
 namespace plimsoll::api {
 
@@ -9,6 +13,25 @@ Result<std::string> default_chat_template(const std::vector<ChatMessage>& messag
   for (const ChatMessage& m : messages) prompt += m.role + ": " + m.content + "\n";
   prompt += "assistant:";
   return prompt;
+}
+
+Result<ChatPromptFormat> model_chat_format(std::string_view source, const std::string& source_name,
+                                           std::string bos_token, std::string eos_token) {
+  auto parsed = ChatTemplate::parse(source);
+  if (!parsed) return parsed.error().with_context(source_name);
+  auto tmpl = std::make_shared<const ChatTemplate>(std::move(parsed).value());
+  ChatPromptFormat format;
+  format.add_special = false;
+  format.render = [tmpl, bos = std::move(bos_token), eos = std::move(eos_token)](
+                      const std::vector<ChatMessage>& messages) -> Result<std::string> {
+    ChatRenderInput input;
+    for (const ChatMessage& m : messages) input.messages.push_back({{"role", m.role}, {"content", m.content}});
+    input.add_generation_prompt = true;
+    input.bos_token = bos;
+    input.eos_token = eos;
+    return tmpl->render(input);
+  };
+  return format;
 }
 
 }  // namespace plimsoll::api

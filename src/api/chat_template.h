@@ -3,7 +3,9 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -21,5 +23,22 @@ using ChatTemplateFn = std::function<Result<std::string>(const std::vector<ChatM
 
 // "<role>: <content>\n" per message, then "assistant:" — for models without a template.
 Result<std::string> default_chat_template(const std::vector<ChatMessage>& messages);
+
+// How /v1/chat/completions makes its prompt: the renderer, and whether the
+// rendered text gets the tokenizer's special tokens (unset: yes, unless the
+// text starts with BOS's text).
+struct ChatPromptFormat {
+  ChatTemplateFn render = default_chat_template;
+  std::optional<bool> add_special;
+};
+
+// The model's own Jinja chat template (tokenizer_config.json chat_template or
+// GGUF tokenizer.chat_template): rendered with messages, bos_token, eos_token
+// and add_generation_prompt=true; raise_exception(msg) is an error (422) with
+// the template's message. Its text is encoded with add_special=false, as
+// transformers' apply_chat_template(tokenize=True) does. Fails (naming
+// `source_name`) when the template does not parse.
+Result<ChatPromptFormat> model_chat_format(std::string_view source, const std::string& source_name,
+                                           std::string bos_token, std::string eos_token);
 
 }  // namespace plimsoll::api

@@ -70,7 +70,7 @@ void tokenize(RouteContext& ctx, const httplib::Request& req, httplib::Response&
   if (!inputs) return send_error(res, api_error(inputs.error()));
   if (!*inputs) return send_error(res, validation_error("`inputs` is required"));
   const std::string& text = **inputs;
-  std::vector<int32_t> ids = ctx.tokenizer.encode(text, ctx.tokenizer.add_bos());
+  std::vector<int32_t> ids = ctx.tokenizer.encode(text, ctx.tokenizer.add_special_by_default());
   json out = json::array();
   for (const TokenSpan& s : token_spans(ctx.tokenizer, text, ids)) {
     out.push_back({{"id", s.id}, {"text", text.substr(s.start, s.stop - s.start)},

@@ -9,7 +9,8 @@ namespace {
 
 Error invalid(std::string message) { return make_error(ErrorCode::kInvalidArgument, std::move(message)); }
 
-Status read_sampling(const FieldReader& f, SamplingParams* s) {
+Status read_sampling(const FieldReader& f, const GenerationDefaults& model_defaults, SamplingParams* s) {
+  apply_generation_defaults(model_defaults, s);
   PLIMSOLL_ASSIGN(auto temperature, f.number("temperature"));
   PLIMSOLL_ASSIGN(auto top_p, f.number("top_p"));
   PLIMSOLL_ASSIGN(auto presence, f.number("presence_penalty"));
@@ -27,11 +28,16 @@ Status read_sampling(const FieldReader& f, SamplingParams* s) {
   if (frequency && !(*frequency >= -2.0 && *frequency <= 2.0)) {
     return invalid("`frequency_penalty` must be >= -2.0 and <= 2.0");
   }
-  // OpenAI samples at temperature 1 by default; 0 means greedy.
-  const double t = temperature.value_or(1.0);
-  s->do_sample = t > 0.0;
-  s->temperature = t > 0.0 ? static_cast<float>(t) : 1.0f;
-  s->top_p = static_cast<float>(top_p.value_or(1.0));
+  // OpenAI samples at temperature 1 by default; 0 means greedy. A model whose
+  // generation_config.json says do_sample keeps its own choice (and warpers,
+  // applied before this) when the request sets no temperature.
+  if (temperature || !model_defaults.do_sample) {
+    const double t = temperature.value_or(1.0);
+    s->do_sample = t > 0.0;
+    s->temperature = t > 0.0 ? static_cast<float>(t) : 1.0f;
+    if (!s->do_sample) s->top_k = 0, s->top_p = 1.0f, s->typical_p = 1.0f;  // the model's warpers too
+  }
+  if (top_p) s->top_p = static_cast<float>(*top_p);
   s->presence_penalty = static_cast<float>(presence.value_or(0.0));
   s->frequency_penalty = static_cast<float>(frequency.value_or(0.0));
   s->seed = seed;
@@ -51,7 +57,7 @@ Status read_unsupported(const FieldReader& f) {
 
 Status read_common(RouteContext& ctx, const FieldReader& f, OpenAiCall* call) {
   PLIMSOLL_TRY(read_unsupported(f));
-  PLIMSOLL_TRY(read_sampling(f, &call->sampling));
+  PLIMSOLL_TRY(read_sampling(f, ctx.config.generation_defaults, &call->sampling));
   PLIMSOLL_ASSIGN(auto n, f.integer("n"));
   PLIMSOLL_ASSIGN(auto stream, f.boolean("stream"));
   if (n && (*n < 1 || *n > ctx.config.max_n)) {
@@ -75,15 +81,17 @@ Result<std::optional<int64_t>> read_max_tokens(const FieldReader& f, const char*
 
 // prompts x n GenerationRequests, each prompt checked against the limits.
 Status expand(RouteContext& ctx, std::optional<int64_t> max_tokens, int64_t default_max_tokens,
-              bool parse_special, OpenAiCall* call) {
+              bool parse_special, std::optional<bool> add_special, OpenAiCall* call) {
   sched::ServiceLimits limits = ctx.service.limits();
   PLIMSOLL_TRY(check_client_batch(call->prompts.size() * static_cast<size_t>(call->n), limits));
   for (const std::string& prompt : call->prompts) {
     sched::GenerationRequest item;
     item.params = call->sampling;
     item.top_n_tokens = call->top_logprobs;
-    PromptPlan plan{prompt, max_tokens, std::nullopt, parse_special};
-    PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits, default_max_tokens, &item));
+    const GenerationDefaults& d = ctx.config.generation_defaults;
+    PromptPlan plan{prompt, max_tokens, std::nullopt, parse_special, add_special,
+                    d.max_new_tokens ? std::nullopt : d.max_length};
+    PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits, default_max_new_tokens(d, default_max_tokens), &item));
     for (int64_t j = 0; j < call->n; ++j) {
       sched::GenerationRequest copy = item;
       if (copy.params.seed && j > 0) *copy.params.seed += static_cast<uint64_t>(j);  // n distinct choices
@@ -148,7 +156,7 @@ Result<OpenAiCall> parse_completion_call(RouteContext& ctx, const json& body) {
   call.logprobs = logprobs.has_value();
   call.top_logprobs = static_cast<int32_t>(logprobs.value_or(0));
   PLIMSOLL_ASSIGN(auto max_tokens, read_max_tokens(f, "max_tokens"));
-  PLIMSOLL_TRY(expand(ctx, max_tokens, ctx.config.default_completion_max_tokens, false, &call));
+  PLIMSOLL_TRY(expand(ctx, max_tokens, ctx.config.default_completion_max_tokens, false, std::nullopt, &call));
   return call;
 }
 
@@ -159,7 +167,7 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body) {
   call.chat = true;
   PLIMSOLL_TRY(read_common(ctx, f, &call));
   PLIMSOLL_ASSIGN(auto messages, read_messages(f));
-  const ChatTemplateFn& render = ctx.chat_template ? ctx.chat_template : default_chat_template;
+  const ChatTemplateFn& render = ctx.chat.render ? ctx.chat.render : default_chat_template;
   PLIMSOLL_ASSIGN(std::string prompt, render(messages));
   call.prompts = {std::move(prompt)};
   PLIMSOLL_ASSIGN(auto logprobs, f.boolean("logprobs"));
@@ -175,7 +183,7 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body) {
   if (!max_tokens) {
     PLIMSOLL_ASSIGN(max_tokens, read_max_tokens(f, "max_completion_tokens"));
   }
-  PLIMSOLL_TRY(expand(ctx, max_tokens, ctx.config.default_max_new_tokens, true, &call));
+  PLIMSOLL_TRY(expand(ctx, max_tokens, ctx.config.default_max_new_tokens, true, ctx.chat.add_special, &call));
   return call;
 }
 

@@ -12,16 +12,16 @@
 #include "api/chat_template.h"
 #include "metrics/server_metrics.h"
 #include "sched/generation_service.h"
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll::api {
 
 struct RouteContext {
   const ApiConfig& config;
   sched::GenerationService& service;
-  const Tokenizer& tokenizer;
+  const TextTokenizer& tokenizer;
   metrics::ServerMetrics& metrics;
-  ChatTemplateFn chat_template;
+  ChatPromptFormat chat;
   std::function<void()> scrape_hook;  // refreshes server-owned gauges before /metrics renders
   std::atomic<bool> stopping{false};
 

@@ -44,15 +44,17 @@ Result<TgiCall> parse_call(RouteContext& ctx, const json& body, bool streaming) 
   PLIMSOLL_TRY(check_client_batch(call.inputs.size(), limits));
   auto params_it = body.find("parameters");
   const json* params = params_it == body.end() ? nullptr : &*params_it;
-  PLIMSOLL_ASSIGN(call.parameters, parse_tgi_parameters(params, limits, streaming));
+  PLIMSOLL_ASSIGN(call.parameters, parse_tgi_parameters(params, limits, streaming, ctx.config.generation_defaults));
   const TgiOptions& o = call.parameters.options;
   for (const std::string& input : call.inputs) {
     sched::GenerationRequest item;
     item.params = call.parameters.sampling;
     item.top_n_tokens = o.top_n_tokens;
     item.prompt_details = o.decoder_input_details;
-    PromptPlan plan{input, o.max_new_tokens, o.truncate, false};
-    PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits, ctx.config.default_max_new_tokens, &item));
+    const GenerationDefaults& d = ctx.config.generation_defaults;
+    PromptPlan plan{input, o.max_new_tokens, o.truncate, false, std::nullopt, d.max_new_tokens ? std::nullopt : d.max_length};
+    PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits,
+                              default_max_new_tokens(d, ctx.config.default_max_new_tokens), &item));
     call.items.push_back(std::move(item));
   }
   return call;

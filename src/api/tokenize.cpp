@@ -6,13 +6,13 @@
 
 namespace plimsoll::api {
 
-std::vector<TokenSpan> token_spans(const Tokenizer& tokenizer, std::string_view text,
+std::vector<TokenSpan> token_spans(const TextTokenizer& tokenizer, std::string_view text,
                                    const std::vector<int32_t>& ids) {
   std::vector<TokenSpan> spans;
   size_t pos = 0;
   for (int32_t id : ids) {
-    std::string_view piece = tokenizer.piece_text(-1, id);
-    if (tokenizer.is_special(id)) piece = {};
+    const std::string text_of_id = tokenizer.is_special(id) ? std::string() : tokenizer.piece_string(-1, id);
+    std::string_view piece = text_of_id;
     // A leading space the input does not have is the dummy prefix.
     if (!piece.empty() && piece.front() == ' ' && (pos >= text.size() || text[pos] != ' ')) {
       piece.remove_prefix(1);

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll::api {
 
@@ -18,7 +18,7 @@ struct TokenSpan {
 
 // Control tokens (BOS) get an empty span; the SentencePiece dummy-prefix
 // space, absent from the input, is not counted.
-std::vector<TokenSpan> token_spans(const Tokenizer& tokenizer, std::string_view text,
+std::vector<TokenSpan> token_spans(const TextTokenizer& tokenizer, std::string_view text,
                                    const std::vector<int32_t>& ids);
 
 }  // namespace plimsoll::api

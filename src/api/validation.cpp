@@ -122,14 +122,27 @@ Status check_client_batch(size_t items, const sched::ServiceLimits& limits) {
   return {};
 }
 
+int64_t default_max_new_tokens(const GenerationDefaults& d, int64_t fallback) {
+  return d.max_new_tokens && *d.max_new_tokens > 0 ? *d.max_new_tokens : fallback;
+}
+
 Result<TgiParameters> parse_tgi_parameters(const json* parameters,
-                                           const sched::ServiceLimits& limits, bool streaming) {
-  if (!parameters || parameters->is_null()) return defaults_without_parameters();
+                                           const sched::ServiceLimits& limits, bool streaming,
+                                           const GenerationDefaults& defaults) {
+  if (!parameters || parameters->is_null()) {
+    TgiParameters p = defaults_without_parameters();
+    apply_generation_defaults(defaults, &p.sampling);
+    return p;
+  }
   if (!parameters->is_object()) {
     return invalid(std::string("`parameters` must be an object, got ") + json_type_name(*parameters));
   }
   FieldReader f(*parameters);
   TgiParameters p;
+  GenerationDefaults model = defaults;
+  PLIMSOLL_ASSIGN(auto do_sample, f.boolean("do_sample"));
+  if (do_sample && !*do_sample) model.do_sample = false;  // greedy asked for: not the model's warpers
+  apply_generation_defaults(model, &p.sampling);
   PLIMSOLL_TRY(read_sampling(f, &p.sampling));
   PLIMSOLL_TRY(read_best_of(f, p.sampling, limits, streaming));
   PLIMSOLL_TRY(read_unsupported(f));
@@ -140,14 +153,14 @@ Result<TgiParameters> parse_tgi_parameters(const json* parameters,
   return p;
 }
 
-Status build_prompt(const PromptPlan& plan, const Tokenizer& tokenizer,
+Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
                     const sched::ServiceLimits& limits, int64_t default_max_new_tokens,
                     sched::GenerationRequest* request) {
   if (plan.text.empty()) return invalid("`inputs` cannot be empty");
-  bool add_bos = tokenizer.add_bos();
-  if (plan.parse_special && tokenizer.bos_id() >= 0 &&
-      std::string_view(plan.text).starts_with(tokenizer.piece(tokenizer.bos_id()))) {
-    add_bos = false;  // a chat template that writes BOS itself
+  bool add_special = plan.add_special.value_or(tokenizer.add_special_by_default());
+  if (!plan.add_special && plan.parse_special && tokenizer.bos_id() >= 0 &&
+      std::string_view(plan.text).starts_with(tokenizer.token(tokenizer.bos_id()))) {
+    add_special = false;  // a prompt that writes BOS itself
   }
   // Refuse or cut by length before tokenizing: encoding costs memory and time
   // in proportion to the bytes, and a text of n bytes has at least
@@ -166,7 +179,7 @@ Status build_prompt(const PromptPlan& plan, const Tokenizer& tokenizer,
     while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) ++cut;  // a UTF-8 boundary
     text.remove_prefix(cut);
   }
-  request->prompt_ids = tokenizer.encode(text, add_bos, plan.parse_special);
+  request->prompt_ids = tokenizer.encode_prompt(text, add_special, plan.parse_special);
   auto& ids = request->prompt_ids;
   if (plan.truncate && static_cast<int64_t>(ids.size()) > *plan.truncate) {
     ids.erase(ids.begin(), ids.end() - *plan.truncate);  // TGI truncates on the left
@@ -178,6 +191,9 @@ Status build_prompt(const PromptPlan& plan, const Tokenizer& tokenizer,
   }
   const bool bounded = limits.max_total_tokens > 0;
   int64_t max_new = plan.max_new_tokens.value_or(default_max_new_tokens);
+  if (!plan.max_new_tokens && plan.default_max_length) {
+    max_new = std::max<int64_t>(1, *plan.default_max_length - input_tokens);
+  }
   if (!plan.max_new_tokens && bounded) {
     max_new = std::min(max_new, limits.max_total_tokens - input_tokens);
   }

@@ -11,7 +11,7 @@
 #include "api/json_text.h"
 #include "core/result.h"
 #include "sched/generation_service.h"
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll::api {
 
@@ -32,8 +32,14 @@ struct TgiParameters {
 
 // `parameters` of a TGI request (null/absent: TGI's defaults, which sample).
 // Unknown fields are ignored, as TGI does.
+// `defaults`: the model's generation_config.json, under the request's fields.
 Result<TgiParameters> parse_tgi_parameters(const json* parameters,
-                                           const sched::ServiceLimits& limits, bool streaming);
+                                           const sched::ServiceLimits& limits, bool streaming,
+                                           const GenerationDefaults& defaults = {});
+
+// The max_new_tokens a request that gives none gets: generation_config's
+// max_new_tokens, else `fallback` (the route's default).
+int64_t default_max_new_tokens(const GenerationDefaults& defaults, int64_t fallback);
 
 // One prompt to submit.
 struct PromptPlan {
@@ -41,11 +47,19 @@ struct PromptPlan {
   std::optional<int64_t> max_new_tokens;
   std::optional<int64_t> truncate;
   bool parse_special = false;     // rendered chat prompts may contain control pieces
+  // Whether the tokenizer's special tokens (BOS, ...) go around the text; unset:
+  // the tokenizer's default, except for a parse_special text that starts with
+  // BOS's text. A model's chat template gives false, as transformers encodes
+  // its output with add_special_tokens=False.
+  std::optional<bool> add_special;
+  // generation_config's max_length (prompt + new tokens): when max_new_tokens is
+  // unset, what it leaves after the prompt is the default (at least 1).
+  std::optional<int64_t> default_max_length;
 };
 
 // Tokenizes and checks one prompt against the limits with TGI's messages;
 // fills prompt_ids and params.max_new_tokens of `request`.
-Status build_prompt(const PromptPlan& plan, const Tokenizer& tokenizer,
+Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
                     const sched::ServiceLimits& limits, int64_t default_max_new_tokens,
                     sched::GenerationRequest* request);
 

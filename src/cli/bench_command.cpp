@@ -214,7 +214,7 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("-m,--model", f->engine.model_path, kModelHelp)->required();
   auto hub = std::make_shared<HubFlags>();
   add_hub_flags(*cmd, *hub);
-  cmd->add_option("--tokenizer", f->engine.tokenizer_path, "Tokenizer file when the model file has none");
+  cmd->add_option("--tokenizer", f->engine.tokenizer_path, "Tokenizer instead of the model's: tokenizer.json, GGUF, or llama2.c tokenizer.bin");
   cmd->add_option("--memory-limit", f->memory_limit, "Memory limit (default: cgroup, else physical memory)");
   cmd->add_option("--memory-fraction", f->engine.memory_fraction, "Share of the limit the plan may use")->capture_default_str();
   cmd->add_option("--batch", f->batches, "Decode batch sizes")->delimiter(',')->capture_default_str();

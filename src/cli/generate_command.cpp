@@ -25,7 +25,28 @@ struct GenerateFlags {
   int threads = 0;
 };
 
-int run_generate(GenerateFlags& f) {
+// The model's generation_config.json for what the command line leaves out.
+SamplingParams sampling_for(const GenerateFlags& f, const CLI::App& cmd, const LoadedModel& model) {
+  SamplingParams params = f.params;
+  params.do_sample = f.do_sample;
+  if (!model.generation_defaults) return params;
+  const GenerationDefaults& d = *model.generation_defaults;
+  SamplingParams with = params;
+  apply_generation_defaults(d, &with);
+  auto given = [&cmd](const char* flag) { return cmd.count(flag) > 0; };
+  if (!given("--do-sample")) params.do_sample = with.do_sample;
+  if (!given("--temperature")) params.temperature = with.temperature;
+  if (!given("--top-k")) params.top_k = with.top_k;
+  if (!given("--top-p")) params.top_p = with.top_p;
+  if (!given("--typical-p")) params.typical_p = with.typical_p;
+  if (!given("--repetition-penalty")) params.repetition_penalty = with.repetition_penalty;
+  if (!given("--max-new-tokens") && d.max_new_tokens && *d.max_new_tokens > 0) {
+    params.max_new_tokens = *d.max_new_tokens;
+  }
+  return params;
+}
+
+int run_generate(GenerateFlags& f, const CLI::App& cmd) {
   if (!resolve_model_in_place(f.model, f.hub)) return 1;
   auto loaded = load_model_and_tokenizer(f.model, f.tokenizer);
   if (!loaded) {
@@ -38,19 +59,19 @@ int run_generate(GenerateFlags& f) {
     return 1;
   }
   LlamaReference model(loaded->model.config, std::move(weights).value());
-  SamplingParams params = f.params;
-  params.do_sample = f.do_sample;
+  SamplingParams params = sampling_for(f, cmd, loaded->model);
   if (f.seed >= 0) params.seed = static_cast<uint64_t>(f.seed);
   ThreadPool pool(f.threads > 0 ? f.threads : ThreadPool::hardware_threads());
   GenerateOptions options;
   options.pool = &pool;
+  if (loaded->model.generation_defaults) options.extra_eos_ids = loaded->model.generation_defaults->eos_token_ids;
   options.on_text = [](std::string_view piece) {
     std::fwrite(piece.data(), 1, piece.size(), stdout);
     std::fflush(stdout);
   };
   // Echo the prompt as llama2.c does, so the output reads as one text.
   std::fwrite(f.prompt.data(), 1, f.prompt.size(), stdout);
-  auto result = generate(model, loaded->tokenizer, f.prompt, params, options);
+  auto result = generate(model, *loaded->tokenizer.tokenizer, f.prompt, params, options);
   std::fputc('\n', stdout);
   std::fflush(stdout);
   if (!result) {
@@ -79,9 +100,9 @@ Runner add_generate_command(CLI::App& app) {
   cmd->add_option("-m,--model", f->model, kModelHelp)->required();
   add_hub_flags(*cmd, f->hub);
   cmd->add_option("--tokenizer", f->tokenizer,
-                  "Tokenizer file (llama2.c tokenizer.bin) when the model file has none");
+                  "Tokenizer instead of the model's: tokenizer.json, GGUF, or llama2.c tokenizer.bin");
   cmd->add_option("-p,--prompt", f->prompt, "Prompt text (default: empty, start from BOS)");
-  cmd->add_option("-n,--max-new-tokens", f->params.max_new_tokens, "Tokens to generate at most")
+  cmd->add_option("-n,--max-new-tokens", f->params.max_new_tokens, "Tokens to generate at most (default: the model's generation_config.json, else 256)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("-t,--temperature", f->params.temperature,
                   "Sampling temperature; 0 or 1 without other warpers = greedy (TGI semantics)")
@@ -97,7 +118,7 @@ Runner add_generate_command(CLI::App& app) {
   cmd->add_option("--stop", f->params.stop, "Stop sequence (repeatable)");
   cmd->add_flag("--ignore-eos", f->params.ignore_eos, "Keep generating after EOS");
   cmd->add_option("--threads", f->threads, "Worker threads (default: the cores available)");
-  return [f] { return run_generate(*f); };
+  return [f, cmd] { return run_generate(*f, *cmd); };
 }
 
 }  // namespace plimsoll::cli

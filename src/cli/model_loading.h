@@ -1,18 +1,19 @@
 // Opening a model and its tokenizer for a command: the model file, plus the
-// vocabulary from --tokenizer or from inside the model file.
+// tokenizer from --tokenizer, the Hugging Face folder or the model file (see
+// tokenizer/tokenizer_loading.h for the order).
 #pragma once
 
 #include <string>
 
 #include "core/result.h"
 #include "formats/model_file.h"
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer_loading.h"
 
 namespace plimsoll::cli {
 
 struct ModelAndTokenizer {
   LoadedModel model;
-  Tokenizer tokenizer;
+  ModelTokenizer tokenizer;  // tokenizer.tokenizer is never null
 };
 
 Result<ModelAndTokenizer> load_model_and_tokenizer(const std::string& model_path,

@@ -199,7 +199,7 @@ Runner add_plan_command(CLI::App& app) {
   opt("-m,--model", f->model_path, kModelHelp);
   auto hub = std::make_shared<HubFlags>();
   add_hub_flags(*cmd, *hub);
-  opt("--tokenizer", f->tokenizer_path, "Tokenizer file when the model file has none");
+  opt("--tokenizer", f->tokenizer_path, "Tokenizer instead of the model's: tokenizer.json, GGUF, or llama2.c tokenizer.bin");
   opt("--memory-limit", f->memory_limit, "The container's memory limit, e.g. 12Gi");
   opt("--resources", f->resources, "A Kubernetes resources block, JSON or YAML: {\"limits\":{\"memory\":\"12Gi\"}}");
   opt("--resources-file", f->resources_file, "A file holding one (a Deployment manifest will do)");

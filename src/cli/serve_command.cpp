@@ -60,7 +60,7 @@ Runner add_serve_command(CLI::App& app) {
   opt("-m,--model", c.engine.model_path, "MODEL_ID", kModelHelp)->required();
   opt("--revision", f->hub.revision, "REVISION", "With a repo id: the branch, tag or commit (default main)");
   cmd->add_flag("--offline", f->hub.offline, "With a repo id: use only the Hugging Face cache (as HF_HUB_OFFLINE=1)");
-  opt("--tokenizer", c.engine.tokenizer_path, "PLIMSOLL_TOKENIZER", "Tokenizer file when the model file has none");
+  opt("--tokenizer", c.engine.tokenizer_path, "PLIMSOLL_TOKENIZER", "Tokenizer instead of the model's: tokenizer.json, GGUF, or llama2.c tokenizer.bin");
   opt("--hostname", c.api.hostname, "HOSTNAME", "Address to listen on");
   opt("-p,--port", c.api.port, "PORT", "Port to listen on (0: any free port)");
   opt("--memory-limit", f->memory_limit, "PLIMSOLL_MEMORY_LIMIT",

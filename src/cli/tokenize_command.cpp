@@ -26,11 +26,11 @@ int run_tokenize(TokenizeFlags& f) {
     std::fprintf(stderr, "error: %s\n", loaded.error().message.c_str());
     return 1;
   }
-  const Tokenizer& tok = loaded->tokenizer;
-  const std::vector<int32_t> ids = tok.encode(f.prompt, !f.no_bos && tok.add_bos());
+  const TextTokenizer& tok = *loaded->tokenizer.tokenizer;
+  const std::vector<int32_t> ids = tok.encode(f.prompt, !f.no_bos && tok.add_special_by_default());
   for (size_t i = 0; i < ids.size(); ++i) {
     if (f.pieces) {
-      std::printf("%d\t%s\n", ids[i], std::string(tok.piece(ids[i])).c_str());
+      std::printf("%d\t%s\n", ids[i], std::string(tok.token(ids[i])).c_str());
     } else {
       std::printf(i ? " %d" : "%d", ids[i]);
     }
@@ -46,7 +46,7 @@ Runner add_tokenize_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("tokenize", "Print the token ids of a prompt");
   cmd->add_option("-m,--model", f->model, kModelHelp)->required();
   add_hub_flags(*cmd, f->hub);
-  cmd->add_option("--tokenizer", f->tokenizer, "Tokenizer file when the model file has none");
+  cmd->add_option("--tokenizer", f->tokenizer, "Tokenizer instead of the model's: tokenizer.json, GGUF, or llama2.c tokenizer.bin");
   cmd->add_option("-p,--prompt", f->prompt, "Text to encode");
   cmd->add_flag("--pieces", f->pieces, "One token a line: id and piece");
   cmd->add_flag("--no-bos", f->no_bos, "Do not add BOS");

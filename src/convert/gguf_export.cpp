@@ -62,6 +62,10 @@ Status set_metadata(GgufWriter& w, const ModelConfig& c, const Vocab& v, DType t
   PLIMSOLL_TRY(w.set("tokenizer.ggml.add_bos_token", GgufValue(v.add_bos)));
   PLIMSOLL_TRY(w.set("tokenizer.ggml.add_eos_token", GgufValue(v.add_eos)));
   PLIMSOLL_TRY(w.set("tokenizer.ggml.add_space_prefix", GgufValue(v.add_space_prefix)));
+  if (v.model == "gpt2") {  // byte-level BPE: its merges and pre-tokenizer travel too
+    PLIMSOLL_TRY(w.set("tokenizer.ggml.merges", GgufValue(GgufArray{v.merges})));
+    PLIMSOLL_TRY(w.set("tokenizer.ggml.pre", GgufValue(v.pre)));
+  }
   return {};
 }
 

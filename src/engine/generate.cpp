@@ -2,6 +2,7 @@
 // decode with the sampler until length, EOS or a stop sequence.
 #include "engine/generate.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "engine/sampler.h"
@@ -17,7 +18,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-Result<GenerationResult> generate(LlamaReference& model, const Tokenizer& tokenizer,
+Result<GenerationResult> generate(LlamaReference& model, const TextTokenizer& tokenizer,
                                   std::string_view prompt, const SamplingParams& params,
                                   const GenerateOptions& options) {
   PLIMSOLL_TRY(params.validate());
@@ -56,7 +57,10 @@ Result<GenerationResult> generate(LlamaReference& model, const Tokenizer& tokeni
   t0 = std::chrono::steady_clock::now();
   for (int64_t step = 0; step < params.max_new_tokens; ++step) {
     const SampledToken next = sampler.sample(logits, scratch);
-    if (next.id == tokenizer.eos_id() && !params.ignore_eos) {
+    const bool eos = next.id == tokenizer.eos_id() ||
+                     std::find(options.extra_eos_ids.begin(), options.extra_eos_ids.end(), next.id) !=
+                         options.extra_eos_ids.end();
+    if (eos && !params.ignore_eos) {
       result.finish = FinishReason::kEosToken;
       break;
     }

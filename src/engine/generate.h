@@ -12,7 +12,7 @@
 #include "engine/finish_reason.h"
 #include "engine/sampling_params.h"
 #include "model/llama.h"
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll {
 
@@ -29,13 +29,14 @@ struct GenerationResult {
 struct GenerateOptions {
   bool add_bos = true;
   ThreadPool* pool = nullptr;
+  std::vector<int32_t> extra_eos_ids;  // end generation too (generation_config.json eos_token_id)
   // Called with each piece of text as soon as it is complete UTF-8.
   std::function<void(std::string_view)> on_text;
 };
 
 // Fails (kInvalidArgument) when the prompt plus max_new_tokens exceeds the
 // model's context, naming both numbers.
-Result<GenerationResult> generate(LlamaReference& model, const Tokenizer& tokenizer,
+Result<GenerationResult> generate(LlamaReference& model, const TextTokenizer& tokenizer,
                                   std::string_view prompt, const SamplingParams& params,
                                   const GenerateOptions& options);
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "formats/hf_settings.h"
 
 namespace plimsoll {
 
@@ -33,5 +34,25 @@ struct SamplingParams {
   // Range checks; the message names the parameter and its allowed range.
   Status validate() const;
 };
+
+// generation_config.json's sampling defaults, as transformers reads them:
+// do_sample when given; temperature, top_k, top_p and typical_p only when the
+// model then samples (greedy decoding ignores them); repetition_penalty always.
+// Out-of-range values are left out. Request fields are read on top. (Inline:
+// the API layer uses it without linking the engine.)
+inline void apply_generation_defaults(const GenerationDefaults& d, SamplingParams* s) {
+  auto open_unit = [](double v) { return v > 0.0 && v < 1.0; };
+  auto finite_positive = [](double v) { return v > 0.0 && v < 1e30; };
+  if (d.do_sample) s->do_sample = *d.do_sample;
+  if (s->do_sample) {
+    if (d.temperature && finite_positive(*d.temperature)) s->temperature = static_cast<float>(*d.temperature);
+    if (d.top_k && *d.top_k > 0 && *d.top_k <= INT32_MAX) s->top_k = static_cast<int32_t>(*d.top_k);
+    if (d.top_p && open_unit(*d.top_p)) s->top_p = static_cast<float>(*d.top_p);
+    if (d.typical_p && open_unit(*d.typical_p)) s->typical_p = static_cast<float>(*d.typical_p);
+  }
+  if (d.repetition_penalty && finite_positive(*d.repetition_penalty)) {
+    s->repetition_penalty = static_cast<float>(*d.repetition_penalty);
+  }
+}
 
 }  // namespace plimsoll

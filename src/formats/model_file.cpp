@@ -164,15 +164,39 @@ Status fill_vocab_arrays(const GgufFile& g, Vocab& v) {
   return {};
 }
 
+// Defaults as llama.cpp's: a SentencePiece vocabulary has <unk> <s> </s> at
+// 0 1 2 and adds BOS; a byte-level one has no fixed ids and adds BOS only for
+// the Llama-3 pre-tokenizer.
 Status fill_vocab_specials(const GgufFile& g, Vocab& v) {
   const int64_t n = v.size();
-  PLIMSOLL_ASSIGN(v.bos_id, token_id(g, "tokenizer.ggml.bos_token_id", 1, n));
-  PLIMSOLL_ASSIGN(v.eos_id, token_id(g, "tokenizer.ggml.eos_token_id", 2, n));
-  PLIMSOLL_ASSIGN(v.unk_id, token_id(g, "tokenizer.ggml.unknown_token_id", 0, n));
+  const bool spm = v.model == "llama";
+  PLIMSOLL_ASSIGN(v.bos_id, token_id(g, "tokenizer.ggml.bos_token_id", spm ? 1 : -1, n));
+  PLIMSOLL_ASSIGN(v.eos_id, token_id(g, "tokenizer.ggml.eos_token_id", spm ? 2 : -1, n));
+  PLIMSOLL_ASSIGN(v.unk_id, token_id(g, "tokenizer.ggml.unknown_token_id", spm ? 0 : -1, n));
   PLIMSOLL_ASSIGN(v.pad_id, token_id(g, "tokenizer.ggml.padding_token_id", -1, n));
-  PLIMSOLL_ASSIGN(v.add_bos, g.get_bool_or("tokenizer.ggml.add_bos_token", true));
+  std::string pre = "default";
+  if (!spm && g.find("tokenizer.ggml.pre")) {
+    PLIMSOLL_ASSIGN(pre, g.get_string("tokenizer.ggml.pre"));
+  }
+  const bool bos_default = spm || pre == "llama-bpe" || pre == "llama3";
+  PLIMSOLL_ASSIGN(v.add_bos, g.get_bool_or("tokenizer.ggml.add_bos_token", bos_default));
   PLIMSOLL_ASSIGN(v.add_eos, g.get_bool_or("tokenizer.ggml.add_eos_token", false));
-  PLIMSOLL_ASSIGN(v.add_space_prefix, g.get_bool_or("tokenizer.ggml.add_space_prefix", true));
+  PLIMSOLL_ASSIGN(v.add_space_prefix, g.get_bool_or("tokenizer.ggml.add_space_prefix", spm));
+  return {};
+}
+
+// tokenizer.ggml.merges (required) and tokenizer.ggml.pre of a "gpt2" vocabulary.
+Status fill_bpe_vocab(const GgufFile& g, Vocab& v) {
+  if (!g.find("tokenizer.ggml.merges")) {
+    return invalid(g.name, "tokenizer.ggml.model is 'gpt2' but key 'tokenizer.ggml.merges' is missing");
+  }
+  PLIMSOLL_ASSIGN(const auto* merges,
+                  typed_array<std::string>(g, "tokenizer.ggml.merges", GgufType::kString));
+  v.merges = *merges;
+  v.pre = "default";
+  if (g.find("tokenizer.ggml.pre")) {
+    PLIMSOLL_ASSIGN(v.pre, g.get_string("tokenizer.ggml.pre"));
+  }
   return {};
 }
 
@@ -259,12 +283,13 @@ Result<std::optional<Vocab>> vocab_from_gguf(const GgufFile& g) {
   if (has_model) {
     PLIMSOLL_ASSIGN(v.model, g.get_string("tokenizer.ggml.model"));
   }
-  if (v.model != "llama") {
-    return make_error(ErrorCode::kUnsupported, g.name + ": tokenizer model '" + v.model +
-                                                   "' is not supported (only 'llama')");
+  if (v.model != "llama" && v.model != "gpt2") {
+    return make_error(ErrorCode::kUnsupported, g.name + ": tokenizer.ggml.model '" + v.model +
+                                                   "' is not supported (llama, gpt2)");
   }
   PLIMSOLL_TRY(fill_vocab_arrays(g, v));
   PLIMSOLL_TRY(fill_vocab_specials(g, v));
+  if (v.model == "gpt2") PLIMSOLL_TRY(fill_bpe_vocab(g, v));
   return std::optional<Vocab>(std::move(v));
 }
 
@@ -301,6 +326,11 @@ Result<LoadedModel> model_from_gguf(const GgufFile& g, std::span<const std::byte
   PLIMSOLL_ASSIGN(m.config, config_from_gguf(g, arch));
   PLIMSOLL_ASSIGN(m.vocab, vocab_from_gguf(g));
   PLIMSOLL_ASSIGN(m.config.vocab_size, vocab_size_of(g, m.vocab));
+  if (g.find("tokenizer.chat_template")) {
+    TokenizerSettings settings;
+    PLIMSOLL_ASSIGN(settings.chat_template, g.get_string("tokenizer.chat_template"));
+    m.tokenizer_settings = std::move(settings);
+  }
   m.config.tied_embeddings = g.find_tensor("output.weight") == nullptr;
   PLIMSOLL_TRY(add_gguf_tensors(g, bytes, m.tensors));
   PLIMSOLL_TRY(validate_llama_tensors(m.config, m.tensors, g.name));

@@ -25,7 +25,8 @@ struct LoadedModel {
   ModelConfig config;
   TensorStore tensors;          // GGUF tensor names (token_embd.weight, blk.N.attn_q.weight, ...)
   std::optional<Vocab> vocab;   // present when the file carries one (GGUF)
-  // Hugging Face folders: generation_config.json / tokenizer_config.json when present.
+  // Hugging Face folders: generation_config.json / tokenizer_config.json when present;
+  // a GGUF's tokenizer.chat_template lands in tokenizer_settings->chat_template.
   std::optional<GenerationDefaults> generation_defaults;
   std::optional<TokenizerSettings> tokenizer_settings;
 };

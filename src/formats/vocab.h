@@ -21,7 +21,8 @@ enum class TokenType : int32_t {
 };
 
 struct Vocab {
-  std::string model = "llama";       // tokenizer.ggml.model: "llama" = SentencePiece BPE
+  std::string model = "llama";       // tokenizer.ggml.model: "llama" = SentencePiece BPE,
+                                     // "gpt2" = byte-level BPE (tokenizer.json's kind)
   std::vector<std::string> pieces;   // id -> piece bytes
   std::vector<float> scores;         // id -> merge score (higher merges first)
   std::vector<TokenType> types;      // id -> type
@@ -32,6 +33,10 @@ struct Vocab {
   bool add_bos = true;
   bool add_eos = false;
   bool add_space_prefix = true;      // SentencePiece "dummy prefix"
+  // "gpt2" only: tokenizer.ggml.merges ("left right", highest priority first)
+  // and tokenizer.ggml.pre (the pre-tokenizer's name, "default" when absent).
+  std::vector<std::string> merges;
+  std::string pre;
 
   int64_t size() const { return static_cast<int64_t>(pieces.size()); }
 };

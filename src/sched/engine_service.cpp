@@ -18,7 +18,7 @@ Rejection reject(ErrorCode code, std::string message, double retry_after = 0) {
 }  // namespace
 
 EngineService::EngineService(EngineServiceConfig config, std::unique_ptr<BatchEngine> engine,
-                             std::unique_ptr<KvBlockPool> pool, const Tokenizer& tokenizer)
+                             std::unique_ptr<KvBlockPool> pool, const TextTokenizer& tokenizer)
     : config_(std::move(config)),
       pool_(std::move(pool)),
       engine_(std::move(engine)),

@@ -27,7 +27,7 @@ class EngineService final : public GenerationService {
  public:
   // Takes the engine and pool (made from the memory plan) and starts the engine thread.
   EngineService(EngineServiceConfig config, std::unique_ptr<BatchEngine> engine,
-                std::unique_ptr<KvBlockPool> pool, const Tokenizer& tokenizer);
+                std::unique_ptr<KvBlockPool> pool, const TextTokenizer& tokenizer);
   ~EngineService() override;
 
   SubmitResult submit(std::vector<GenerationRequest> items, EventSink sink) override;
@@ -50,7 +50,7 @@ class EngineService final : public GenerationService {
   EngineServiceConfig config_;
   std::unique_ptr<KvBlockPool> pool_;
   std::unique_ptr<BatchEngine> engine_;
-  const Tokenizer& tokenizer_;
+  const TextTokenizer& tokenizer_;
   Scheduler scheduler_;  // engine thread only
 
   mutable std::mutex mu_;

@@ -10,7 +10,7 @@ namespace plimsoll::sched {
 namespace {
 
 // The n most likely tokens of raw logits, with log-softmax values.
-void top_tokens(std::span<const float> logits, int32_t n, const Tokenizer& tok,
+void top_tokens(std::span<const float> logits, int32_t n, const TextTokenizer& tok,
                 std::vector<int32_t>& order, std::vector<TokenInfo>& out) {
   out.clear();
   if (n <= 0) return;
@@ -25,14 +25,14 @@ void top_tokens(std::span<const float> logits, int32_t n, const Tokenizer& tok,
   const float log_z = max_logit + static_cast<float>(std::log(sum));
   for (size_t i = 0; i < k; ++i) {
     const int32_t id = order[i];
-    out.push_back({id, logits[static_cast<size_t>(id)] - log_z, std::string(tok.piece_text(-1, id)),
+    out.push_back({id, logits[static_cast<size_t>(id)] - log_z, tok.piece_string(-1, id),
                    tok.is_special(id)});
   }
 }
 
 }  // namespace
 
-Sequence::Sequence(Submission* owner_, size_t index_, GenerationRequest request_, const Tokenizer& tokenizer,
+Sequence::Sequence(Submission* owner_, size_t index_, GenerationRequest request_, const TextTokenizer& tokenizer,
                    uint64_t seed)
     : owner(owner_),
       index(index_),
@@ -46,7 +46,7 @@ Sequence::Sequence(Submission* owner_, size_t index_, GenerationRequest request_
   sampler.observe_prompt(tokens);
 }
 
-Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const Tokenizer& tokenizer)
+Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokenizer& tokenizer)
     : limits_(limits), pool_(pool), tokenizer_(tokenizer) {}
 
 void Scheduler::add(std::unique_ptr<Submission> submission) {
@@ -155,9 +155,12 @@ void Scheduler::emit_token(Sequence& seq, const SampledToken& token, std::span<c
   TokenEvent ev;
   ev.index = seq.index;
   const int32_t prev_id = seq.tokens[seq.tokens.size() - 2];  // the token is already appended
-  ev.token = {token.id, token.logprob, std::string(tokenizer_.piece_text(prev_id, token.id)),
+  ev.token = {token.id, token.logprob, tokenizer_.piece_string(prev_id, token.id),
               tokenizer_.is_special(token.id)};
-  const bool eos = token.id == tokenizer_.eos_id() && !seq.request.params.ignore_eos;
+  const bool eos_id = token.id == tokenizer_.eos_id() ||
+                      std::find(limits_.extra_eos_ids.begin(), limits_.extra_eos_ids.end(), token.id) !=
+                          limits_.extra_eos_ids.end();
+  const bool eos = eos_id && !seq.request.params.ignore_eos;
   if (!eos) {
     ev.text = seq.decoder.push(token.id);
     if (seq.stops.push(ev.text)) seq.finish = FinishReason::kStopSequence;
@@ -186,7 +189,7 @@ void Scheduler::emit_token(Sequence& seq, const SampledToken& token, std::span<c
       for (int64_t i = 0; i < seq.prompt_len; ++i) {
         const int32_t id = seq.tokens[static_cast<size_t>(i)];
         ev.prefill.push_back({id, std::numeric_limits<float>::quiet_NaN(),
-                              std::string(tokenizer_.piece_text(i ? seq.tokens[static_cast<size_t>(i - 1)] : -1, id)),
+                              tokenizer_.piece_string(i ? seq.tokens[static_cast<size_t>(i - 1)] : -1, id),
                               tokenizer_.is_special(id)});
       }
     }

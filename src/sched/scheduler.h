@@ -21,6 +21,9 @@ struct SchedulerLimits {
   int64_t step_tokens = 512;           // tokens per step (max_batch_prefill_tokens)
   int64_t step_seqs = 64;              // sequences per step (max_batch_size)
   int64_t max_skips = 16;              // steps a blocked head may be overtaken before it reserves
+  // Ids that end a sequence besides the tokenizer's EOS (generation_config.json
+  // eos_token_id, an id or a list); finish reason eos_token, unless ignore_eos.
+  std::vector<int32_t> extra_eos_ids;
 };
 
 // What one step runs: SeqStep for the engine, and whose it is.
@@ -32,7 +35,7 @@ struct StepPlan {
 
 class Scheduler {
  public:
-  Scheduler(SchedulerLimits limits, KvBlockPool& pool, const Tokenizer& tokenizer);
+  Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokenizer& tokenizer);
 
   // Adds a submission whose items are turned into waiting sequences as
   // capacity allows (a client batch is fed in, not queued all at once).
@@ -68,7 +71,7 @@ class Scheduler {
 
   SchedulerLimits limits_;
   KvBlockPool& pool_;
-  const Tokenizer& tokenizer_;
+  const TextTokenizer& tokenizer_;
   SamplerScratch scratch_;
   std::vector<float> logits_copy_;                 // [vocab] sampling works on a copy
   std::list<std::unique_ptr<Submission>> submissions_;  // with pending items or unfinished ones

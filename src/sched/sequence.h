@@ -23,7 +23,7 @@ using Clock = std::chrono::steady_clock;
 struct Submission;  // the client call the sequence belongs to
 
 struct Sequence {
-  Sequence(Submission* owner, size_t index, GenerationRequest request, const Tokenizer& tokenizer,
+  Sequence(Submission* owner, size_t index, GenerationRequest request, const TextTokenizer& tokenizer,
            uint64_t seed);
 
   Submission* owner;

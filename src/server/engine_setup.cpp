@@ -9,16 +9,6 @@
 #include "memory/resident_model.h"
 
 namespace plimsoll {
-namespace {
-
-Result<Vocab> vocab_for(const LoadedModel& model, const std::string& tokenizer_path) {
-  if (!tokenizer_path.empty()) return load_vocab(tokenizer_path, model.config.vocab_size);
-  if (model.vocab) return *model.vocab;
-  return make_error(ErrorCode::kInvalidArgument,
-                    model.path + ": the file carries no vocabulary; pass --tokenizer FILE");
-}
-
-}  // namespace
 
 PlanInputs plan_inputs_for(const EngineOptions& o, const ModelConfig& config, int64_t weights_bytes,
                            int64_t n_threads, int64_t runtime_bytes, int64_t budget_bytes) {
@@ -40,9 +30,7 @@ PlanInputs plan_inputs_for(const EngineOptions& o, const ModelConfig& config, in
 Result<EngineSetup> load_engine_model(const EngineOptions& o) {
   EngineSetup s;
   PLIMSOLL_ASSIGN(s.model, load_model(o.model_path, weights_backing(o)));
-  PLIMSOLL_ASSIGN(Vocab vocab, vocab_for(s.model, o.tokenizer_path));
-  PLIMSOLL_ASSIGN(Tokenizer tokenizer, Tokenizer::create(std::move(vocab)));
-  s.tokenizer = std::make_unique<Tokenizer>(std::move(tokenizer));
+  PLIMSOLL_ASSIGN(s.tokenizer, load_model_tokenizer(s.model, o.tokenizer_path));
   PLIMSOLL_ASSIGN(s.weights, bind_llama_weights(s.model.config, s.model.tensors));
   return s;
 }

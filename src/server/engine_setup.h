@@ -14,13 +14,13 @@
 #include "formats/model_file.h"
 #include "memory/memory_budget.h"
 #include "memory/memory_plan.h"
-#include "tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer_loading.h"
 
 namespace plimsoll {
 
 struct EngineOptions {
   std::string model_path;
-  std::string tokenizer_path;               // when the model file carries no vocabulary
+  std::string tokenizer_path;               // --tokenizer: overrides the model's (tokenizer.json, GGUF, tokenizer.bin)
   std::optional<int64_t> memory_limit_bytes;  // --memory-limit; else cgroup, else physical
   double memory_fraction = 0.9;
   std::optional<int64_t> max_batch_memory_bytes;  // cap on the KV pool
@@ -41,7 +41,7 @@ inline FileBacking weights_backing(const EngineOptions& o) {
 
 struct EngineSetup {
   LoadedModel model;
-  std::unique_ptr<Tokenizer> tokenizer;
+  ModelTokenizer tokenizer;  // tokenizer.tokenizer is never null after load_engine_model
   MemoryBudget budget;
   MemoryPlan plan;
   std::unique_ptr<ThreadPool> threads;

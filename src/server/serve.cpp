@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/api_server.h"
+#include "api/chat_template.h"
 #include "core/bytes.h"
 #include "memory/process_memory.h"
 #include "memory/resident_model.h"
@@ -80,6 +81,28 @@ void publish_plan(metrics::ServerMetrics& m, const EngineSetup& s, const sched::
   m.batch_max_total_tokens.set(static_cast<double>(l.max_batch_total_tokens));
 }
 
+// /v1/chat/completions' prompt format: the model's template when it has one.
+// A template we cannot parse is reported at start and answers chat requests
+// with 422 naming the problem (rather than silently using another format).
+api::ChatPromptFormat chat_format(const ModelTokenizer& t) {
+  if (t.chat_template.empty()) {
+    std::fprintf(stderr, "chat template: none in the model; /v1/chat/completions uses \"<role>: <content>\" lines\n");
+    return {};
+  }
+  auto format = api::model_chat_format(t.chat_template, t.chat_template_source, t.bos_token, t.eos_token);
+  if (format) {
+    std::fprintf(stderr, "chat template: %s\n", t.chat_template_source.c_str());
+    return std::move(format).value();
+  }
+  std::fprintf(stderr, "warning: %s; /v1/chat/completions will answer 422\n", format.error().message.c_str());
+  const std::string message = "the model's chat template cannot be used: " + format.error().message;
+  api::ChatPromptFormat refuse;
+  refuse.render = [message](const std::vector<api::ChatMessage>&) -> Result<std::string> {
+    return make_error(ErrorCode::kUnsupported, message);
+  };
+  return refuse;
+}
+
 }  // namespace
 
 int run_serve(ServeConfig c) {
@@ -100,7 +123,9 @@ int run_serve(ServeConfig c) {
   sched::DeferredService front(loading);
   metrics::MetricsRegistry registry;
   metrics::ServerMetrics server_metrics(registry);
-  api::ApiServer http(c.api, front, *s.tokenizer, server_metrics);
+  std::fprintf(stderr, "tokenizer: %s\n", s.tokenizer.source.c_str());
+  if (s.model.generation_defaults) c.api.generation_defaults = *s.model.generation_defaults;
+  api::ApiServer http(c.api, front, *s.tokenizer.tokenizer, server_metrics, chat_format(s.tokenizer));
   http.set_scrape_hook([&server_metrics, &front] {
     const ProcessMemory mem = read_process_memory();
     server_metrics.memory_resident_bytes.set(static_cast<double>(mem.resident_bytes));
@@ -133,8 +158,9 @@ int run_serve(ServeConfig c) {
   service_config.scheduler.step_tokens = s.plan.workspace.step_tokens;
   service_config.scheduler.step_seqs = s.plan.workspace.step_seqs;
   service_config.scheduler.max_skips = c.max_waiting_tokens;
+  service_config.scheduler.extra_eos_ids = c.api.generation_defaults.eos_token_ids;
   publish_plan(server_metrics, s, *limits);
-  sched::EngineService service(service_config, std::move(s.engine), std::move(s.pool), *s.tokenizer);
+  sched::EngineService service(service_config, std::move(s.engine), std::move(s.pool), *s.tokenizer.tokenizer);
   front.attach(&service);
   std::fprintf(stderr,
                "plimsoll serving %s on http://%s:%d (max %lld tokens per request, %lld KV tokens in all)\n"

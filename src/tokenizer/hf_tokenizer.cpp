@@ -102,6 +102,7 @@ void HfTokenizer::append_piece_text(int32_t prev_id, int32_t id, std::string* ou
 int64_t HfTokenizer::vocab_size() const {
   return static_cast<int64_t>(data_->model.tokens().size());
 }
+int64_t HfTokenizer::max_token_bytes() const { return 4 * data_->longest_token_bytes; }
 int32_t HfTokenizer::bos_id() const { return data_->bos_id; }
 int32_t HfTokenizer::eos_id() const { return data_->eos_id; }
 

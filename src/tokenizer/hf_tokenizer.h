@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "formats/vocab.h"
 #include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll {
@@ -24,6 +25,11 @@ struct HfTokenizerConfig {
   std::string bos_token;      // "" when not given
   std::string eos_token;
   std::string chat_template;  // "" when not given (a named-template list: the "default" one)
+  // add_bos_token / add_eos_token: when given, whether encode(text, true) puts
+  // BOS before / EOS after the text, whatever the post-processor says
+  // (transformers' Llama and Gemma tokenizers rebuild their post-processor so).
+  std::optional<bool> add_bos_token;
+  std::optional<bool> add_eos_token;
 };
 
 class HfTokenizer final : public TextTokenizer {
@@ -37,10 +43,23 @@ class HfTokenizer final : public TextTokenizer {
                                        const HfTokenizerConfig& config = {},
                                        const std::string& file_name = "tokenizer.json");
 
+  // A GGUF byte-level vocabulary (Vocab::model "gpt2": tokens, merges, token
+  // types, bos/eos ids, add_bos/add_eos, pre = tokenizer.ggml.pre, one of
+  // "default"/"gpt2", "llama-bpe"/"llama3", "qwen2") as the tokenizer.json it
+  // stands for. Control tokens become special added tokens, user-defined ones
+  // plain added tokens. `file_name` names the model file in errors.
+  static Result<HfTokenizer> from_gguf_vocab(const Vocab& vocab, const std::string& file_name);
+
   // Encoding as HF tokenizers' encode(text, add_special_tokens): added tokens
   // are split out first, then normalizer, pre-tokenizer and BPE; add_special
   // wraps the ids as the post-processor says. Invalid UTF-8 is read as U+FFFD.
   std::vector<int32_t> encode(std::string_view text, bool add_special) const override;
+  // Special tokens in the text are always recognized (parse_special is moot).
+  std::vector<int32_t> encode_prompt(std::string_view text, bool add_special,
+                                     bool /*parse_special*/) const override {
+    return encode(text, add_special);
+  }
+  bool add_special_by_default() const override { return true; }
   // HF's decode(ids, skip_special_tokens=true), except that bytes stay raw.
   std::string decode(std::span<const int32_t> ids) const override;
   // After prev_id < 0 or a special token the text starts anew: the decoder's
@@ -52,9 +71,13 @@ class HfTokenizer final : public TextTokenizer {
   int32_t bos_id() const override;
   int32_t eos_id() const override;
   bool is_special(int32_t id) const override;
+  // The longest token, in bytes of its stored form, times 4 (a normalizer may
+  // shrink text, e.g. NFC), at least 1. Whitespace an added token's lstrip /
+  // rstrip takes is not bounded by it.
+  int64_t max_token_bytes() const override;
 
   // The token string as stored (vocab key or added-token content); "" for bad ids.
-  std::string_view token(int32_t id) const;
+  std::string_view token(int32_t id) const override;
   std::optional<int32_t> token_id(std::string_view token) const;
   // Whether encode(text, true) puts ids before the text (e.g. BOS).
   bool adds_prefix() const;

@@ -30,6 +30,7 @@ struct TokenizerData {
   HfTokenizerConfig config;
   int32_t bos_id = -1;
   int32_t eos_id = -1;
+  int64_t longest_token_bytes = 1;             // stored form, vocab and added tokens
 };
 
 Result<std::shared_ptr<const TokenizerData>> load_tokenizer_data(const Json& json,

@@ -1,5 +1,6 @@
 // Building an HfTokenizer from tokenizer.json (+ tokenizer_config.json):
 // each top-level section checked and turned into its component.
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -50,6 +51,9 @@ void index_added_tokens(TokenizerData* data) {
   for (const AddedToken& token : data->added_tokens) {
     data->added[static_cast<size_t>(token.id)] = true;
     data->special[static_cast<size_t>(token.id)] = token.special;
+  }
+  for (const std::string& token : data->model.tokens()) {
+    data->longest_token_bytes = std::max(data->longest_token_bytes, static_cast<int64_t>(token.size()));
   }
   data->raw_added = AddedTokenSplitter(std::move(raw));
   data->normalized_added = AddedTokenSplitter(std::move(normalized));
@@ -102,7 +106,28 @@ Result<std::string> chat_template_of(const Json& config, const std::string& wher
       return text->get<std::string>();
     }
   }
-  return invalid_field(where, "chat_template", "has no 'default' template");
+  // Only named templates (e.g. "tool_use"), none for plain chats: no template,
+  // rather than a tokenizer that cannot load.
+  return std::string();
+}
+
+// add_bos_token / add_eos_token of tokenizer_config.json, when given, decide
+// whether BOS leads and EOS ends encode(text, true).
+void apply_add_flags(TokenizerData* data) {
+  auto set = [](std::vector<int32_t>& side, int32_t id, bool want, bool front) {
+    if (id < 0) return;
+    std::erase(side, id);
+    if (want) side.insert(front ? side.begin() : side.end(), id);
+  };
+  if (data->config.add_bos_token) set(data->wrap.prefix_ids, data->bos_id, *data->config.add_bos_token, true);
+  if (data->config.add_eos_token) set(data->wrap.suffix_ids, data->eos_id, *data->config.add_eos_token, false);
+}
+
+Result<std::optional<bool>> optional_flag(const Json& config, std::string_view key, const std::string& where) {
+  const Json* value = find_member(config, key);
+  if (value == nullptr) return std::optional<bool>();
+  if (!value->is_boolean()) return invalid_field(where, key, "is not true or false");
+  return std::optional<bool>(value->get<bool>());
 }
 
 }  // namespace
@@ -124,6 +149,7 @@ Result<std::shared_ptr<const TokenizerData>> load_tokenizer_data(const Json& jso
   index_added_tokens(data.get());
   PLIMSOLL_TRY(check_wrap_ids(*data, where));
   resolve_bos_eos(data.get());
+  apply_add_flags(data.get());
   return std::shared_ptr<const TokenizerData>(std::move(data));
 }
 
@@ -147,6 +173,8 @@ Result<HfTokenizerConfig> parse_hf_tokenizer_config(std::string_view json_text,
   PLIMSOLL_ASSIGN(config.bos_token, hf::special_token_name(json, "bos_token", where));
   PLIMSOLL_ASSIGN(config.eos_token, hf::special_token_name(json, "eos_token", where));
   PLIMSOLL_ASSIGN(config.chat_template, hf::chat_template_of(json, where));
+  PLIMSOLL_ASSIGN(config.add_bos_token, hf::optional_flag(json, "add_bos_token", where));
+  PLIMSOLL_ASSIGN(config.add_eos_token, hf::optional_flag(json, "add_eos_token", where));
   return config;
 }
 

@@ -19,12 +19,32 @@ class TextTokenizer {
   // Special tokens written in the text (e.g. "<|im_start|>") are recognized
   // where the tokenizer does so (tokenizer.json: always).
   virtual std::vector<int32_t> encode(std::string_view text, bool add_special) const = 0;
+  // As encode(), and parse_special asks for special tokens written in the text to
+  // be recognized where that is optional (llama vocabularies: control pieces such
+  // as "<s>"; tokenizer.json recognizes them always).
+  virtual std::vector<int32_t> encode_prompt(std::string_view text, bool add_special,
+                                             bool parse_special) const = 0;
+  // Whether a plain prompt gets the special tokens (llama vocabularies: their
+  // add_bos flag; tokenizer.json: true, its post-processor says which).
+  virtual bool add_special_by_default() const = 0;
   // Text of the ids, special tokens left out. May be invalid UTF-8 when the ids
   // split a character (see StreamDecoder).
   virtual std::string decode(std::span<const int32_t> ids) const = 0;
   // Appends the bytes token `id` adds after `prev_id` (-1: none), such that the
   // pieces of a sequence after its first token concatenate to decode()'s text.
   virtual void append_piece_text(int32_t prev_id, int32_t id, std::string* out) const = 0;
+  // The same as a string.
+  std::string piece_string(int32_t prev_id, int32_t id) const {
+    std::string out;
+    append_piece_text(prev_id, id, &out);
+    return out;
+  }
+  // The token as stored (SentencePiece piece, tokenizer.json vocab key or added
+  // token content, e.g. "<s>"); "" for bad ids.
+  virtual std::string_view token(int32_t id) const = 0;
+  // The most input bytes one token can stand for (at least 1): a text of n
+  // bytes encodes to at least n / max_token_bytes() tokens, special tokens aside.
+  virtual int64_t max_token_bytes() const = 0;
 
   virtual int64_t vocab_size() const = 0;
   virtual int32_t bos_id() const = 0;  // -1 when there is none

@@ -41,11 +41,19 @@ class Tokenizer : public TextTokenizer {
   // that token; the dummy prefix then applies only to text at the very start.
   std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special,
                               EncodeStats* stats = nullptr) const;
-  // TextTokenizer: add_special = add_bos (BOS added even when the vocabulary's
-  // add_bos is false), no special-token parsing.
+  // TextTokenizer: add_special = BOS first (even when the vocabulary's add_bos
+  // is false) and EOS last when the vocabulary's add_eos is set (GGUF
+  // tokenizer.ggml.add_eos_token); no special-token parsing.
   std::vector<int32_t> encode(std::string_view text, bool add_special) const override {
-    return encode(text, add_special, /*parse_special=*/false);
+    return encode_prompt(text, add_special, /*parse_special=*/false);
   }
+  std::vector<int32_t> encode_prompt(std::string_view text, bool add_special,
+                                     bool parse_special) const override {
+    std::vector<int32_t> ids = encode(text, add_special, parse_special);
+    if (add_special && vocab_.add_eos && vocab_.eos_id >= 0) ids.push_back(vocab_.eos_id);
+    return ids;
+  }
+  bool add_special_by_default() const override { return vocab_.add_bos; }
 
   // Text of the ids: U+2581 -> space, byte tokens -> their raw byte, control
   // tokens -> nothing, and the leading space of a piece right after BOS dropped.
@@ -59,7 +67,7 @@ class Tokenizer : public TextTokenizer {
 
   // The most input bytes one token can stand for (at least 1): a text of n
   // bytes encodes to at least n / max_token_bytes() tokens.
-  int64_t max_token_bytes() const { return std::max<int64_t>(1, static_cast<int64_t>(max_text_bytes_)); }
+  int64_t max_token_bytes() const override { return std::max<int64_t>(1, static_cast<int64_t>(max_text_bytes_)); }
   int64_t vocab_size() const override { return vocab_.size(); }
   int32_t bos_id() const override { return vocab_.bos_id; }
   int32_t eos_id() const override { return vocab_.eos_id; }
@@ -68,6 +76,7 @@ class Tokenizer : public TextTokenizer {
   bool is_special(int32_t id) const override;
   // The stored piece (SentencePiece form, U+2581 for space); "" for bad ids.
   std::string_view piece(int32_t id) const;
+  std::string_view token(int32_t id) const override { return piece(id); }
   TokenType type(int32_t id) const;
   // Id of a stored piece (any type; the lowest id when pieces repeat).
   std::optional<int32_t> token_id(std::string_view piece) const;

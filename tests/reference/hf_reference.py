@@ -15,10 +15,11 @@ Plimsoll's f32 forward passes.
 import json
 import math
 import os
-import struct
 import sys
 
 import torch
+
+import safetensors_file  # tests/reference/, beside this file
 
 N_NEW = 6  # greedy tokens after each prompt
 PROMPTS = [[1], [5, 17, 3], [2, 9, 44, 7, 81, 13, 60, 21, 30, 99, 4], list(range(3, 40, 2))]
@@ -36,23 +37,10 @@ def tensor_bytes(t):
 
 
 def write_safetensors(path, tensors):
-    """tensors: dict name -> torch tensor (F32/F16/BF16). 8-byte LE header length,
-    JSON header padded with spaces to 8 bytes, then the data back to back."""
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        data = tensor_bytes(t)
-        header[name] = {"dtype": DTYPES[t.dtype], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    header["__metadata__"] = {"format": "pt"}
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
+    """tensors: dict name -> torch tensor (F32/F16/BF16)."""
+    safetensors_file.write_safetensors(
+        path, [(name, DTYPES[t.dtype], t.shape, tensor_bytes(t)) for name, t in tensors.items()],
+        metadata={"format": "pt"})
 
 
 def write_sharded(folder, tensors, n_shards):

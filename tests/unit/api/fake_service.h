@@ -21,7 +21,7 @@ namespace plimsoll::testing {
 
 class FakeService final : public sched::GenerationService {
  public:
-  explicit FakeService(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {
+  explicit FakeService(const TextTokenizer& tokenizer) : tokenizer_(tokenizer) {
     limits_.model_id = "fake/model";
     limits_.model_dtype = "f32";
     limits_.max_input_tokens = 64;
@@ -97,7 +97,7 @@ class FakeService final : public sched::GenerationService {
 
  private:
   sched::TokenInfo info(int32_t prev, int32_t id, float logprob) const {
-    return {id, logprob, std::string(tokenizer_.piece_text(prev, id)), tokenizer_.is_special(id)};
+    return {id, logprob, tokenizer_.piece_string(prev, id), tokenizer_.is_special(id)};
   }
 
   void run_item(size_t index, const sched::GenerationRequest& item, const sched::EventSink& sink,
@@ -142,7 +142,7 @@ class FakeService final : public sched::GenerationService {
     }
   }
 
-  const Tokenizer& tokenizer_;
+  const TextTokenizer& tokenizer_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<sched::GenerationRequest> last_items_;

@@ -192,9 +192,13 @@ TEST(LoadModel, UnknownArchitectureAndTokenizer) {
   expect_model_error(parse_model(span_of(testing::tiny_llama_gguf(a)), "m.gguf"),
                      ErrorCode::kUnsupported, {"m.gguf: ", "architecture 'mamba'"});
   testing::TinySpec t;
-  t.tokenizer = "gpt2";
+  t.tokenizer = "bert";
   expect_model_error(parse_model(span_of(testing::tiny_llama_gguf(t)), "m.gguf"),
-                     ErrorCode::kUnsupported, {"m.gguf: ", "tokenizer model 'gpt2'"});
+                     ErrorCode::kUnsupported, {"m.gguf: ", "tokenizer.ggml.model 'bert'"});
+  testing::TinySpec g;
+  g.tokenizer = "gpt2";  // byte-level BPE needs its merges
+  expect_model_error(parse_model(span_of(testing::tiny_llama_gguf(g)), "m.gguf"),
+                     ErrorCode::kInvalidFile, {"m.gguf: ", "'tokenizer.ggml.merges' is missing"});
 }
 
 TEST(LoadModel, BadHeadGeometry) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "reference_data.h"
 #include "tokenizer/hf_regex.h"
 #include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/stream_decoder.h"
@@ -19,17 +20,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const fs::path kTestsDir = fs::path(__FILE__).parent_path().parent_path().parent_path();
-const fs::path kDataDir = kTestsDir / "data" / "hf_tokenizer";
-
-std::vector<json> read_jsonl(const fs::path& path) {
-  std::vector<json> out;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(json::parse(line));
-  }
-  return out;
-}
+using testing::kTestsDir;
+using testing::read_jsonl;
+const fs::path kDataDir = testing::kHfDataDir;
 
 struct Family {
   const char* name;     // fixture name: <name>.ref.jsonl

@@ -1,0 +1,160 @@
+// /v1/chat/completions with a model's own chat template and tokenizer.json:
+// prompt ids equal @huggingface/tokenizers' ids of @huggingface/jinja's
+// rendering (tests/data/chat_templates/chat_ids.jsonl); raise_exception is a
+// 422; generation_config.json defaults fill what a request leaves out.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "api/api_server.h"
+#include "api/chat_template.h"
+#include "fake_service.h"
+#include "metrics/registry.h"
+#include "metrics/server_metrics.h"
+#include "tokenizer/hf_tokenizer.h"
+
+namespace plimsoll::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kDataDir = fs::path(__FILE__).parent_path().parent_path().parent_path() / "data";
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class ModelChatTest : public ::testing::Test {
+ protected:
+  void serve(const std::string& family, const std::string& template_name, api::ApiConfig config = {}) {
+    auto t = HfTokenizer::load_dir((kDataDir / "hf_tokenizer" / (family + "-small")).string());
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    tokenizer_ = std::make_unique<HfTokenizer>(std::move(t).value());
+    service_ = std::make_unique<FakeService>(*tokenizer_);
+    const std::string source = read_text(kDataDir / "chat_templates" / (template_name + ".jinja"));
+    const std::string eos = family == "qwen2_5" ? "<|im_end|>" : "<|eot_id|>";
+    const std::string bos = family == "qwen2_5" ? "" : "<|begin_of_text|>";
+    auto format = api::model_chat_format(source, template_name + ".jinja", bos, eos);
+    ASSERT_TRUE(format.ok()) << format.error().message;
+    config.hostname = "127.0.0.1";
+    config.port = 0;
+    config.threads = 8;
+    server_ = std::make_unique<api::ApiServer>(config, *service_, *tokenizer_, metrics_, *format);
+    ASSERT_TRUE(server_->start().ok());
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_->set_read_timeout(10, 0);
+  }
+  httplib::Result chat(const json& body) {
+    return client_->Post("/v1/chat/completions", body.dump(), "application/json");
+  }
+  // POSTs `body`, expects 200, and returns what reached the service.
+  sched::GenerationRequest submitted(const std::string& path, const json& body) {
+    auto res = client_->Post(path.c_str(), body.dump(), "application/json");
+    EXPECT_TRUE(res && res->status == 200) << (res ? res->body : "no response");
+    const auto items = service_->last_items();
+    return items.empty() ? sched::GenerationRequest{} : items.at(0);
+  }
+
+  metrics::MetricsRegistry registry_;
+  metrics::ServerMetrics metrics_{registry_};
+  std::unique_ptr<HfTokenizer> tokenizer_;
+  std::unique_ptr<FakeService> service_;
+  std::unique_ptr<api::ApiServer> server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(ModelChatTest, PromptIdsEqualTheReferenceRenderingsIds) {
+  std::ifstream in(kDataDir / "chat_templates" / "chat_ids.jsonl");
+  int checked = 0;
+  std::string current;
+  for (std::string line; std::getline(in, line);) {
+    const json r = json::parse(line);
+    const std::string family = r["template"] == "qwen2_5" ? "qwen2_5" : "llama3";
+    if (family != current) {
+      server_.reset();
+      serve(family, r["template"].get<std::string>());
+      current = family;
+    }
+    auto res = chat({{"messages", r["messages"]}, {"max_tokens", 1}});
+    ASSERT_TRUE(res);
+    const auto want = r["ids"].get<std::vector<int32_t>>();
+    if (static_cast<int64_t>(want.size()) > service_->limits().max_input_tokens) {  // FakeService: 64
+      EXPECT_EQ(res->status, 422) << r["conversation"];
+      continue;
+    }
+    ASSERT_EQ(res->status, 200) << r["template"] << " " << r["conversation"] << ": " << res->body;
+    EXPECT_EQ(service_->last_items().at(0).prompt_ids, want) << r["template"] << " " << r["conversation"];
+    EXPECT_EQ(json::parse(res->body)["usage"]["prompt_tokens"], want.size());
+    ++checked;
+  }
+  EXPECT_GE(checked, 8);
+}
+
+TEST_F(ModelChatTest, RaiseExceptionIs422WithTheTemplatesMessage) {
+  // mistral.jinja raises when roles do not alternate; any tokenizer renders it.
+  serve("llama3", "mistral");
+  auto res = chat({{"messages", {{{"role", "user"}, {"content", "a"}}, {{"role", "user"}, {"content", "b"}}}}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 422) << res->body;
+  EXPECT_NE(json::parse(res->body)["error"].get<std::string>().find(
+                "Conversation roles must alternate user/assistant/user/assistant"),
+            std::string::npos)
+      << res->body;
+}
+
+TEST_F(ModelChatTest, GenerationConfigDefaultsFillWhatTheRequestLeavesOut) {
+  api::ApiConfig config;
+  config.generation_defaults.do_sample = true;
+  config.generation_defaults.temperature = 0.6;
+  config.generation_defaults.top_p = 0.9;
+  config.generation_defaults.top_k = 20;
+  config.generation_defaults.repetition_penalty = 1.1;
+  config.generation_defaults.max_new_tokens = 7;
+  serve("qwen2_5", "qwen2_5", config);
+  const json hi = {{{"role", "user"}, {"content", "hi"}}};
+  SamplingParams p = submitted("/v1/chat/completions", {{"messages", hi}}).params;
+  EXPECT_TRUE(p.do_sample);
+  EXPECT_FLOAT_EQ(p.temperature, 0.6f);
+  EXPECT_FLOAT_EQ(p.top_p, 0.9f);
+  EXPECT_EQ(p.top_k, 20);
+  EXPECT_FLOAT_EQ(p.repetition_penalty, 1.1f);
+  EXPECT_EQ(p.max_new_tokens, 7);
+  // The request's own fields win; temperature 0 is greedy.
+  p = submitted("/v1/chat/completions", {{"messages", hi}, {"temperature", 0}, {"max_tokens", 3}}).params;
+  EXPECT_FALSE(p.samples());
+  EXPECT_EQ(p.max_new_tokens, 3);
+  p = submitted("/v1/chat/completions", {{"messages", hi}, {"top_p", 0.5}}).params;
+  EXPECT_FLOAT_EQ(p.top_p, 0.5f);
+  EXPECT_FLOAT_EQ(p.temperature, 0.6f);
+  // TGI: parameters without sampling fields take the model's.
+  p = submitted("/generate", {{"inputs", "hi"}, {"parameters", {{"details", true}}}}).params;
+  EXPECT_FLOAT_EQ(p.temperature, 0.6f);
+  EXPECT_EQ(p.top_k, 20);
+  EXPECT_EQ(p.max_new_tokens, 7);
+  // TGI: do_sample false is greedy, whatever the model's warpers.
+  p = submitted("/generate", {{"inputs", "hi"}, {"parameters", {{"do_sample", false}}}}).params;
+  EXPECT_FALSE(p.samples());
+  EXPECT_FLOAT_EQ(p.repetition_penalty, 1.1f);
+}
+
+TEST_F(ModelChatTest, GreedyModelDefaultsAndMaxLength) {
+  api::ApiConfig config;
+  config.generation_defaults.do_sample = false;
+  config.generation_defaults.temperature = 0.6;  // ignored: the model decodes greedily
+  config.generation_defaults.max_length = 20;
+  serve("qwen2_5", "qwen2_5", config);
+  const sched::GenerationRequest item = submitted("/v1/completions", {{"prompt", "Hello world"}});
+  EXPECT_FALSE(item.params.samples());
+  EXPECT_EQ(item.params.max_new_tokens, 20 - static_cast<int64_t>(item.prompt_ids.size()));
+}
+
+}  // namespace
+}  // namespace plimsoll::testing
