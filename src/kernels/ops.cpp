@@ -78,7 +78,10 @@ void add_bias(float* y, const float* bias, int64_t rows, int64_t n) {
 
 namespace {
 #if defined(__x86_64__) || defined(__i386__)
-bool use_avx512() { return active_isa() == Isa::kAvx512; }
+bool use_avx512() {
+  const Isa isa = active_isa();
+  return isa == Isa::kAvx512 || isa == Isa::kAmx;
+}
 #else
 bool use_avx512() { return false; }
 #endif
