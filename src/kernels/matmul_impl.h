@@ -67,7 +67,7 @@ struct TileKernels {
 // and scales, token tiles padded with zeros).
 inline constexpr int kAmxRows = 16;
 inline constexpr int kAmxTokens = 16;
-inline constexpr int64_t kAmxMinTokens = 16;  // below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
+inline constexpr int64_t kAmxMinTokens = 8;  // below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
 
 struct AmxKernel {
   // bytes of the prepared activations of n_tokens rows of cols elements
