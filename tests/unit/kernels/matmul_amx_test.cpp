@@ -73,6 +73,33 @@ TEST(MatmulAmx, OddShapesMatchScalarTwin) {
   }
 }
 
+// One-hot weights (row r keeps column r): every output is one block product
+// d_w * d_x * q_w * q_x, so AMX must equal the scalar twin bit for bit, which
+// pins its activation quantization (ties away from zero, subnormal f16 scales,
+// all-zero blocks) and the scale of each (row, token, block).
+TEST(MatmulAmx, OneHotWeightsAreExact) {
+  IsaGuard guard;
+  if (!set_isa(Isa::kAmx)) GTEST_SKIP() << "no AMX-INT8 here";
+  const int64_t cols = 96, n_tokens = 19;  // three blocks; a second, partial token tile
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_0}) {
+    std::vector<float> one_hot(static_cast<size_t>(cols * cols), 0.f);
+    for (int64_t r = 0; r < cols; ++r) one_hot[static_cast<size_t>(r * cols + r)] = 1.f;
+    Weights w = make_weights(dtype, cols, cols, 1);
+    const int64_t row_bytes = dtype_row_bytes(dtype, cols);
+    for (int64_t r = 0; r < cols; ++r) {
+      quantize_row(dtype, one_hot.data() + r * cols, w.bytes.data() + r * row_bytes, cols);
+    }
+    std::vector<float> x = random_floats(n_tokens * cols, 3);
+    for (int64_t c = 0; c < cols; ++c) {
+      x[static_cast<size_t>(c)] = c % 32 == 0 ? 127.f : (c % 2 ? -1.f : 1.f) * static_cast<float>(c % 32) / 2.f;
+      x[static_cast<size_t>(cols + c)] = 1e-7f * static_cast<float>((c * 37) % 23 - 11);
+      if (c / 32 == 1) x[static_cast<size_t>(17 * cols + c)] = 0.f;
+    }
+    EXPECT_EQ(run(Isa::kAmx, w, x, n_tokens, nullptr), run(Isa::kScalar, w, x, n_tokens, nullptr))
+        << dtype_name(dtype);
+  }
+}
+
 // matmul under kAmx at kAmxMinTokens+ tokens is the AMX kernel itself (bit for
 // bit, threaded or not), so the tests above exercise it and not a fallback.
 TEST(MatmulAmx, MatmulRunsTheAmxKernel) {
