@@ -2,6 +2,7 @@
 // rope, swiglu, gelu, bias, dot, axpy). Scalar loops; dot and axpy use AVX-512 twins when active.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "kernels/matmul_impl.h"
@@ -42,14 +43,44 @@ void softmax(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
-void rope(float* head, int64_t head_dim, int64_t pos, float theta, bool interleaved) {
+namespace {
+
+// cos/sin of every pair's angle at one position. The callers rotate all q and k
+// heads of a token in a row, so the calling thread keeps the last position's
+// table (grown once, then reused) instead of recomputing pow/cos/sin per head.
+struct RopeTable {
+  int64_t head_dim = -1, pos = -1;
+  float theta = 0.f;
+  std::vector<float> cos, sin;
+};
+
+const RopeTable& rope_table(int64_t head_dim, int64_t pos, float theta) {
+  thread_local RopeTable t;
+  if (t.head_dim == head_dim && t.pos == pos && t.theta == theta) return t;
   const int64_t half = head_dim / 2;
+  t.cos.resize(static_cast<size_t>(half));
+  t.sin.resize(static_cast<size_t>(half));
   for (int64_t i = 0; i < half; ++i) {
     // angle in double: pos * freq reaches 1e5 rad, where f32 keeps only ~1e-2 rad
     const double freq = std::pow(static_cast<double>(theta),
                                  -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
     const double angle = static_cast<double>(pos) * freq;
-    const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+    t.cos[static_cast<size_t>(i)] = static_cast<float>(std::cos(angle));
+    t.sin[static_cast<size_t>(i)] = static_cast<float>(std::sin(angle));
+  }
+  t.head_dim = head_dim;
+  t.pos = pos;
+  t.theta = theta;
+  return t;
+}
+
+}  // namespace
+
+void rope(float* head, int64_t head_dim, int64_t pos, float theta, bool interleaved) {
+  const int64_t half = head_dim / 2;
+  const RopeTable& table = rope_table(head_dim, pos, theta);
+  for (int64_t i = 0; i < half; ++i) {
+    const float c = table.cos[static_cast<size_t>(i)], s = table.sin[static_cast<size_t>(i)];
     float* a = interleaved ? head + 2 * i : head + i;
     float* b = interleaved ? head + 2 * i + 1 : head + i + half;
     const float x0 = *a, x1 = *b;

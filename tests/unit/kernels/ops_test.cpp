@@ -58,6 +58,25 @@ TEST(Ops, RopeAtPositionZeroIsIdentity) {
   EXPECT_EQ(x, y);
 }
 
+// rope keeps the last position's cos/sin per thread: a call's result must not
+// depend on the calls before it (other positions, head sizes, thetas).
+TEST(Ops, RopeDoesNotDependOnEarlierCalls) {
+  const std::vector<float> x = random_floats(64, 8);
+  std::vector<float> first = x, again = x, other = x;
+  rope(first.data(), 64, 37, 10000.f, false);
+  rope(other.data(), 32, 37, 10000.f, false);  // same position, another head size
+  rope(other.data(), 64, 37, 500000.f, true);  // another theta
+  rope(other.data(), 64, 38, 10000.f, false);  // another position
+  rope(again.data(), 64, 37, 10000.f, false);
+  EXPECT_EQ(first, again);
+  std::vector<float> repeat = x;
+  rope(repeat.data(), 64, 37, 10000.f, false);
+  rope(repeat.data(), 64, 37, 10000.f, false);  // the cached table, applied twice = angle doubled
+  std::vector<float> doubled = x;
+  rope(doubled.data(), 64, 74, 10000.f, false);
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(repeat[i], doubled[i], 1e-4) << i;
+}
+
 TEST(Ops, SwiGlu) {
   const std::vector<float> g = random_floats(40, 6, 4.f), u = random_floats(40, 7);
   std::vector<float> out(40);
