@@ -41,11 +41,15 @@ const Matrix& matrix(DType dtype, int64_t rows, int64_t cols) {
   return *cache.back().second;
 }
 
-// args: dtype, rows, cols, n_tokens, threads
+// args: dtype, rows, cols, n_tokens, threads, isa (Isa as int: 2 avx512, 3 amx)
 void BM_Matmul(benchmark::State& state) {
   const auto dtype = static_cast<DType>(state.range(0));
   const int64_t rows = state.range(1), cols = state.range(2), n_tokens = state.range(3);
   const int threads = static_cast<int>(state.range(4));
+  if (!set_isa(static_cast<Isa>(state.range(5)))) {
+    state.SkipWithError("this CPU lacks the ISA");
+    return;
+  }
   const Matrix& w = matrix(dtype, rows, cols);
   std::mt19937 rng(2);
   std::normal_distribution<float> dist(0.f, 1.f);
@@ -66,18 +70,24 @@ void BM_Matmul(benchmark::State& state) {
 
 void Shapes(benchmark::internal::Benchmark* b) {
   const DType dtypes[] = {DType::kQ8_0, DType::kQ4_0, DType::kF16, DType::kF32};
-  const int64_t shapes[][2] = {{768, 768}, {2048, 768}, {768, 2048}, {32000, 768}};  // rows, cols
+  const int64_t shapes[][2] = {{768, 768}, {2048, 768}, {768, 2048}, {32000, 768},  // 134M
+                               {5632, 2048}, {2048, 5632}};                             // 1.1B FFN
   for (DType d : dtypes) {
+    const bool amx = d == DType::kQ8_0 || d == DType::kQ4_0;
     for (const auto& s : shapes) {
-      for (int64_t n : {1, 4, 16, 64, 512}) {
+      for (int64_t n : {1, 4, 8, 16, 64, 512}) {
         if (s[0] == 32000 && n > 4) continue;  // the head only sees the last tokens
-        b->Args({static_cast<int64_t>(d), s[0], s[1], n, 1});
+        if (s[0] * s[1] > 10'000'000 && s[0] != 32000 && n != 512) continue;  // 1.1B: prefill only
+        for (Isa isa : {Isa::kAvx512, Isa::kAmx}) {
+          if (isa == Isa::kAmx && (!amx || n < 8)) continue;  // AMX-INT8: Q8_0/Q4_0 batches only
+          b->Args({static_cast<int64_t>(d), s[0], s[1], n, 1, static_cast<int64_t>(isa)});
+        }
       }
     }
   }
 }
 
-BENCHMARK(BM_Matmul)->Apply(Shapes)->ArgNames({"dtype", "rows", "cols", "tokens", "threads"})
+BENCHMARK(BM_Matmul)->Apply(Shapes)->ArgNames({"dtype", "rows", "cols", "tokens", "threads", "isa"})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -1,13 +1,20 @@
 // machine_peaks: the machine's memory read bandwidth and f32 FMA peak, for
 // context next to the engine's figures (bench/engine_matrix.sh prints them).
 // Bandwidth: each thread sums its share of a 1 GiB buffer (AVX-512 when the
-// CPU has it); FMA: independent FMA chains in registers.
+// CPU has it); FMA: independent FMA chains in registers. Int8 (when the CPU
+// has them): VNNI vpdpbusd chains, and AMX TDPBSSD into 4 result tiles with
+// full 64-byte K and with the 32-byte K (one Q8_0 block) the kernels use, per
+// second of thread CPU time.
+#include <cpuid.h>
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <thread>
 #include <vector>
 
@@ -36,6 +43,51 @@ __attribute__((target("avx512f"))) float fma_avx512(long iters) {
   __m512 s = acc[0];
   for (int k = 1; k < 8; ++k) s = _mm512_add_ps(s, acc[k]);
   return _mm512_reduce_add_ps(s);
+}
+
+__attribute__((target("avx512f,avx512vnni"))) int vnni_avx512(long iters) {
+  __m512i acc[8];
+  for (auto& a : acc) a = _mm512_setzero_si512();
+  const __m512i u = _mm512_set1_epi8(3), v = _mm512_set1_epi8(-2);
+  for (long i = 0; i < iters; ++i) {
+    for (auto& a : acc) a = _mm512_dpbusd_epi32(a, u, v);
+  }
+  __m512i s = acc[0];
+  for (int k = 1; k < 8; ++k) s = _mm512_add_epi32(s, acc[k]);
+  return _mm512_reduce_add_epi32(s);
+}
+
+bool amx_int8_usable() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0 || (d & (3u << 24)) != (3u << 24)) return false;
+  return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0;
+}
+
+struct alignas(64) TileConfig {
+  uint8_t palette_id = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// 4 independent 16x16 int32 tiles += A (16 x k_bytes) . B (k_bytes/4 x 64); returns one element.
+__attribute__((target("amx-tile,amx-int8"))) int amx_int8(long iters, int k_bytes) {
+  TileConfig cfg;
+  for (int t = 0; t < 4; ++t) { cfg.rows[t] = 16; cfg.colsb[t] = 64; }
+  cfg.rows[4] = 16; cfg.colsb[4] = static_cast<uint16_t>(k_bytes);
+  cfg.rows[5] = static_cast<uint8_t>(k_bytes / 4); cfg.colsb[5] = 64;
+  alignas(64) static thread_local int8_t buf[16 * 64];
+  alignas(64) int32_t out[16 * 16];
+  std::memset(buf, 1, sizeof buf);
+  _tile_loadconfig(&cfg);
+  _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+  _tile_loadd(4, buf, 64);
+  _tile_loadd(5, buf, 64);
+  for (long i = 0; i < iters; ++i) {
+    _tile_dpbssd(0, 4, 5); _tile_dpbssd(1, 4, 5); _tile_dpbssd(2, 4, 5); _tile_dpbssd(3, 4, 5);
+  }
+  _tile_stored(0, out, 64);
+  _tile_release();
+  return out[0];
 }
 
 template <typename F>
@@ -74,5 +126,34 @@ int main(int argc, char** argv) {
   }
   std::printf("threads %d: memory read bandwidth %.1f GB/s, f32 FMA peak %.0f GFLOP/s (best of runs; sink %g)\n",
               threads, best_bw, best_flops, static_cast<double>(sink[0]));
+  // Int8 rates per second of each thread's CPU time (robust to a shared machine), summed over threads.
+  std::vector<int> isink(static_cast<size_t>(threads));
+  std::vector<double> cpu_s(static_cast<size_t>(threads));
+  auto best_rate = [&](long n_iters, double macs_per_iter, auto body) {
+    double best = 0;
+    for (int rep = 0; rep < 3; ++rep) {
+      run_threads(threads, [&](int t) {
+        timespec t0{}, t1{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        isink[static_cast<size_t>(t)] = body(n_iters);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+        cpu_s[static_cast<size_t>(t)] = static_cast<double>(t1.tv_sec - t0.tv_sec) + 1e-9 * static_cast<double>(t1.tv_nsec - t0.tv_nsec);
+      });
+      double rate = 0;
+      for (double s : cpu_s) rate += macs_per_iter * static_cast<double>(n_iters) / s / 1e9;
+      best = std::max(best, rate);
+    }
+    return best;
+  };
+  if (__builtin_cpu_supports("avx512vnni")) {
+    const double vnni = best_rate(50'000'000, 64.0 * 8, [](long it) { return vnni_avx512(it); });
+    std::printf("threads %d: int8 VNNI (vpdpbusd) peak %.0f GMAC/s\n", threads, vnni);
+  }
+  if (amx_int8_usable()) {
+    const double k64 = best_rate(5'000'000, 4 * 16 * 16 * 64.0, [](long it) { return amx_int8(it, 64); });
+    const double k32 = best_rate(5'000'000, 4 * 16 * 16 * 32.0, [](long it) { return amx_int8(it, 32); });
+    std::printf("threads %d: int8 AMX (tdpbssd) peak %.0f GMAC/s at K=64, %.0f GMAC/s at K=32 (one Q8_0 block)\n",
+                threads, k64, k32);
+  }
   return 0;
 }

@@ -43,7 +43,8 @@ void attend_scalar(const float* q, int64_t group, int64_t head_dim, const PagedK
 void attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
             const float* slopes, float* out) {
 #if defined(__x86_64__) || defined(__i386__)
-  if (active_isa() == Isa::kAvx512 && head_dim % 16 == 0 && head_dim <= 512) {
+  const Isa isa = active_isa();
+  if ((isa == Isa::kAvx512 || isa == Isa::kAmx) && head_dim % 16 == 0 && head_dim <= 512) {
     avx512_attend(q, group, head_dim, kv, n_pos, scale, slopes, out);
     return;
   }

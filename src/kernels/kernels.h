@@ -70,11 +70,15 @@ float dot_f32(const float* a, const float* b, int64_t n);
 void axpy_f32(float* y, float a, const float* x, int64_t n);
 
 // ---- dispatch --------------------------------------------------------------
-enum class Isa { kScalar, kAvx2, kAvx512 };
+enum class Isa { kScalar, kAvx2, kAvx512, kAmx };
 Isa active_isa();                  // what matmul uses now
-const char* isa_name(Isa isa);
-// Default: the best the CPU has. kAvx2 needs AVX2+FMA+F16C; kAvx512 also needs
-// AVX-512 F/BW/VL/VNNI. Process-wide (not per thread).
+const char* isa_name(Isa isa);     // "scalar", "avx2", "avx512", "amx"
+// Default: the best the CPU has, or the environment's PLIMSOLL_ISA (an isa_name)
+// if the CPU has that. kAvx2 needs AVX2+FMA+F16C; kAvx512 also needs AVX-512
+// F/BW/VL/VNNI; kAmx also AMX-TILE/INT8 and the kernel's permission for tile
+// data (requested once, on the first check): it is kAvx512 plus AMX-INT8 for
+// Q8_0/Q4_0 weights at kAmxMinTokens (matmul_impl.h) tokens or more.
+// Process-wide (not per thread).
 // Forces a path (tests, benchmarks); returns false if the CPU lacks it.
 bool set_isa(Isa isa);
 

@@ -3,7 +3,17 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "core/thread_pool.h"
 #include "kernels/kernels.h"
@@ -11,6 +21,30 @@
 
 namespace plimsoll::kernels {
 namespace {
+
+// AMX-TILE + AMX-INT8 in CPUID, tile state enabled by the OS (XCR0 bits 17, 18),
+// and (Linux) the process's permission to use tile data, asked for here once.
+bool amx_usable() {
+#if defined(__x86_64__) && defined(__linux__)
+  static const bool usable = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0) return false;
+    if ((d & (1u << 24)) == 0 || (d & (1u << 25)) == 0) return false;  // AMX-TILE, AMX-INT8
+    if (__get_cpuid(1, &a, &b, &c, &d) == 0 || (c & (1u << 27)) == 0) return false;  // OSXSAVE
+    uint32_t xcr0_lo = 0, xcr0_hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    if ((xcr0_lo & (3u << 17)) != (3u << 17)) return false;  // XTILECFG, XTILEDATA
+    constexpr long kArchGetXcompPerm = 0x1022, kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) return false;
+    unsigned long permitted = 0;
+    if (syscall(SYS_arch_prctl, kArchGetXcompPerm, &permitted) != 0) return false;
+    return (permitted & (1ul << kXfeatureXtiledata)) != 0;
+  }();
+  return usable;
+#else
+  return false;
+#endif
+}
 
 bool cpu_has(Isa isa) {
   switch (isa) {
@@ -30,11 +64,18 @@ bool cpu_has(Isa isa) {
 #else
       return false;
 #endif
+    case Isa::kAmx: return cpu_has(Isa::kAvx512) && amx_usable();
   }
   return false;
 }
 
 Isa best_isa() {
+  if (const char* env = std::getenv("PLIMSOLL_ISA")) {
+    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
+      if (std::strcmp(env, isa_name(isa)) == 0 && cpu_has(isa)) return isa;
+    }
+  }
+  if (cpu_has(Isa::kAmx)) return Isa::kAmx;
   if (cpu_has(Isa::kAvx512)) return Isa::kAvx512;
   if (cpu_has(Isa::kAvx2)) return Isa::kAvx2;
   return Isa::kScalar;
@@ -47,7 +88,8 @@ std::atomic<Isa>& current_isa() {
 
 const RowKernels& kernels_for(Isa isa) {
   switch (isa) {
-    case Isa::kAvx512: return avx512_row_kernels();
+    case Isa::kAvx512:
+    case Isa::kAmx: return avx512_row_kernels();
     case Isa::kAvx2: return avx2_row_kernels();
     case Isa::kScalar: break;
   }
@@ -55,9 +97,15 @@ const RowKernels& kernels_for(Isa isa) {
 }
 
 const TileKernel* tile_kernel_for(Isa isa, DType dtype) {
-  if (isa != Isa::kAvx512) return nullptr;
+  if (isa != Isa::kAvx512 && isa != Isa::kAmx) return nullptr;
   const TileKernel& k = avx512_tile_kernels().k[static_cast<int>(dtype)];
   return k.tile != nullptr ? &k : nullptr;
+}
+
+const AmxKernel* amx_kernel_for(Isa isa, DType dtype, int64_t n_tokens) {
+  if (isa != Isa::kAmx || n_tokens < kAmxMinTokens) return nullptr;
+  const AmxKernel& k = amx_kernels().k[static_cast<int>(dtype)];
+  return k.rows != nullptr ? &k : nullptr;
 }
 
 // A per-thread buffer of at least `bytes`, 64-byte aligned; it only grows.
@@ -135,6 +183,30 @@ void matmul_tiled(const TileKernel& k, const TensorView& w, const float* x, int6
   }
 }
 
+// AMX: the caller's scratch holds the prepared token tiles (prepared in
+// parallel); each thread runs its rows, in kAmxRows panels, over all of them.
+void matmul_amx(const AmxKernel& k, const TensorView& w, const float* x, int64_t n_tokens, float* y,
+                ThreadPool* pool) {
+  const int64_t rows = w.rows(), cols = w.cols(), w_row_bytes = w.row_bytes();
+  const int64_t n_tiles = (n_tokens + kAmxTokens - 1) / kAmxTokens;
+  std::byte* acts = thread_scratch(static_cast<size_t>(k.act_bytes(n_tokens, cols)));
+  const bool threaded = pool != nullptr && pool->n_threads() > 1;
+  auto prepare = [&](int64_t tt0, int64_t tt1) { k.prepare(x, n_tokens, cols, tt0, tt1, acts); };
+  if (threaded && n_tiles >= 2) {
+    pool->parallel_for(n_tiles, 1, prepare);
+  } else {
+    prepare(0, n_tiles);
+  }
+  auto run_rows = [&](int64_t r0, int64_t r1) {
+    k.rows(w.data + r0 * w_row_bytes, w_row_bytes, r1 - r0, acts, n_tokens, cols, y + r0, rows);
+  };
+  if (threaded && rows >= 2 * kAmxRows) {
+    pool->parallel_for(rows, kAmxRows, run_rows);
+  } else {
+    run_rows(0, rows);
+  }
+}
+
 }  // namespace
 
 Isa active_isa() { return current_isa().load(std::memory_order_relaxed); }
@@ -144,6 +216,7 @@ const char* isa_name(Isa isa) {
     case Isa::kScalar: return "scalar";
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512: return "avx512";
+    case Isa::kAmx: return "amx";
   }
   return "unknown";
 }
@@ -158,6 +231,10 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
   const int64_t rows = w.rows(), cols = w.cols();
   assert(cols % dtype_traits(w.dtype).block_elems == 0);
   if (rows == 0 || n_tokens <= 0) return;
+  if (const AmxKernel* k = amx_kernel_for(active_isa(), w.dtype, n_tokens)) {
+    matmul_amx(*k, w, x, n_tokens, y, pool);
+    return;
+  }
   if (const TileKernel* k = tile_kernel_for(active_isa(), w.dtype)) {
     matmul_tiled(*k, w, x, n_tokens, y, pool);
     return;

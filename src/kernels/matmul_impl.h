@@ -61,10 +61,36 @@ struct TileKernels {
   TileKernel k[kNumDTypes];  // indexed by DType; tile == nullptr: none
 };
 
+// ---- AMX-INT8 (Q8_0 / Q4_0 weights, batches of kAmxMinTokens tokens or more) ----
+// Weights in panels of kAmxRows rows, tokens in tiles of kAmxTokens; the
+// activations are prepared once per call in the kernel's layout (Q8_0 values
+// and scales, token tiles padded with zeros).
+inline constexpr int kAmxRows = 16;
+inline constexpr int kAmxTokens = 16;
+inline constexpr int64_t kAmxMinTokens = 8;  // below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
+
+struct AmxKernel {
+  // bytes of the prepared activations of n_tokens rows of cols elements
+  int64_t (*act_bytes)(int64_t n_tokens, int64_t cols) = nullptr;
+  // prepares token tiles [tt0, tt1) of x ([n_tokens, cols] f32) into dst (64-byte aligned)
+  void (*prepare)(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) = nullptr;
+  // y[t * y_stride + r] = dot(w row r, act t) for r < n_rows, t < n_tokens; loads the
+  // tile configuration on the calling thread and releases it before returning.
+  void (*rows)(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
+               int64_t cols, float* y, int64_t y_stride) = nullptr;
+};
+
+struct AmxKernels {
+  AmxKernel k[kNumDTypes];  // indexed by DType; rows == nullptr: none
+};
+
 const RowKernels& scalar_row_kernels();
 const RowKernels& avx2_row_kernels();    // needs AVX2 + FMA + F16C
 const RowKernels& avx512_row_kernels();  // needs AVX-512 F/BW/VL/VNNI + F16C + FMA
 const TileKernels& avx512_tile_kernels();  // same needs; F32/F16/BF16/Q8_0/Q4_0
+// needs AVX-512 as above + AMX-TILE/INT8 and the OS's permission for tile data
+// (matmul.cpp asks for it once); Q8_0/Q4_0
+const AmxKernels& amx_kernels();
 
 // AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).
 float avx512_dot_f32(const float* a, const float* b, int64_t n);

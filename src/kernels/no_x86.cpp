@@ -10,5 +10,9 @@ const TileKernels& avx512_tile_kernels() {
   static const TileKernels none;
   return none;
 }
+const AmxKernels& amx_kernels() {
+  static const AmxKernels none;
+  return none;
+}
 
 }  // namespace plimsoll::kernels

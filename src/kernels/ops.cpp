@@ -3,6 +3,7 @@
 // AVX-512 twins when active.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "kernels/matmul_impl.h"
@@ -11,7 +12,10 @@ namespace plimsoll::kernels {
 
 namespace {
 #if defined(__x86_64__) || defined(__i386__)
-bool use_avx512() { return active_isa() == Isa::kAvx512; }
+bool use_avx512() {
+  const Isa isa = active_isa();
+  return isa == Isa::kAvx512 || isa == Isa::kAmx;
+}
 #else
 bool use_avx512() { return false; }
 #endif

@@ -34,9 +34,17 @@ StepWorkspaceSizes step_workspace_sizes(const ModelConfig& c, int64_t step_token
   w.logits_floats = b * (c.vocab_size + c.dim);
   w.scores_floats = n_threads * max_seq_len;
   w.rope_floats = t * c.head_dim();
-  // int8 values + one f32 scale per 32 (q8_0-style) + 256-element sums (k-quants): < 1.25 B/elem
+  // Matmul activation scratch as the kernels keep it (per-thread buffers that only grow,
+  // src/kernels/matmul.cpp): the row path's Q8_0/Q8_K rows (<= 292 B per 256 elements),
+  // plus the larger of the AVX-512 tile path's prepared rows (192 B per 64 elements) and
+  // AMX's token tiles (36 B per 32 elements, tokens padded to 16), plus each thread's AMX
+  // weight panel (576 B per 32 columns).
   const int64_t widest = std::max({c.dim, c.ffn_dim, c.vocab_size > 0 ? c.dim : 0});
-  w.matmul_scratch_bytes = t * widest * 5 / 4 + 4096;
+  const int64_t row_path = t * (widest / 256 + 1) * 292;
+  const int64_t tile_path = t * (widest / 64 + 1) * 192;
+  const int64_t amx_path = ceil_div(t, 16) * 16 * (widest / 32) * 36;
+  w.matmul_scratch_bytes =
+      row_path + std::max(tile_path, amx_path) + n_threads * ((widest / 32) * 576 + 128) + 4096;
   return w;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/kernels.h"
 
@@ -44,8 +45,11 @@ void rotate_qk(const ModelConfig& c, float* q, float* k, int64_t pos) {
   if (c.positions != PositionKind::kRope) return;
   const int64_t hd = c.head_dim();
   const bool interleaved = c.rope_layout == RopeLayout::kInterleaved;
-  for (int64_t h = 0; h < c.n_heads; ++h) kernels::rope(q + h * hd, hd, pos, c.rope_theta, interleaved);
-  for (int64_t h = 0; h < c.n_kv_heads; ++h) kernels::rope(k + h * hd, hd, pos, c.rope_theta, interleaved);
+  thread_local std::vector<float> cos_sin;  // [hd]: this position's angles, for every head
+  cos_sin.resize(static_cast<size_t>(hd));
+  kernels::rope_angles(hd, pos, c.rope_theta, cos_sin.data());
+  for (int64_t h = 0; h < c.n_heads; ++h) kernels::rope_apply(q + h * hd, hd, cos_sin.data(), interleaved);
+  for (int64_t h = 0; h < c.n_kv_heads; ++h) kernels::rope_apply(k + h * hd, hd, cos_sin.data(), interleaved);
 }
 
 void feed_forward(const ModelConfig& c, const LayerWeights& lw, const float* xn, int64_t rows,

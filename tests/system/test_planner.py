@@ -54,7 +54,11 @@ class PlannerRampTest(unittest.TestCase):
             self.assertEqual(s["outcome"], "ok", s)
             self.assertLess(abs(s["error_ratio"]), 0.10, s)
             self.assertLess(s["cgroup_peak_bytes"], ramp["limit_bytes"], s)
-        self.assertEqual(ramp["steps"][-1]["batch"], j["plan"]["max_concurrent_sequences"])
+        # The last step runs the plan's edge; the child process's own plan may hold a few fewer
+        # (its runtime base is measured apart; src/planner/local_ramp.cpp), at most 1 % here.
+        planned = j["plan"]["max_concurrent_sequences"]
+        self.assertLessEqual(ramp["steps"][-1]["batch"], planned)
+        self.assertGreaterEqual(ramp["steps"][-1]["batch"], planned - max(1, planned // 100))
         self.assertGreaterEqual(ramp["ceiling_batch"], 1)
         self.assertTrue(os.path.getsize(chart) > 1000)
         return j

@@ -1,0 +1,126 @@
+// The AMX-INT8 path (Q8_0/Q4_0 weights, kAmxMinTokens tokens or more): odd
+// shapes against the scalar twin, and matmul under Isa::kAmx runs it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernel_test_util.h"
+#include "kernels/matmul_impl.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+using testing::IsaGuard;
+using testing::make_weights;
+using testing::random_floats;
+using testing::Weights;
+
+std::vector<float> run(Isa isa, const Weights& w, const std::vector<float>& x, int64_t n_tokens, ThreadPool* pool) {
+  EXPECT_TRUE(set_isa(isa));
+  std::vector<float> y(static_cast<size_t>(n_tokens * w.view.rows()), -1.f);
+  matmul(w.view, x.data(), n_tokens, y.data(), pool);
+  return y;
+}
+
+double abs_dot(const Weights& w, const std::vector<float>& x, int64_t r, int64_t t, int64_t cols) {
+  double s = 0;
+  for (int64_t c = 0; c < cols; ++c) s += std::fabs(double(w.dequantized[r * cols + c]) * x[t * cols + c]);
+  return s;
+}
+
+TEST(MatmulAmx, SetIsaReportsAmx) {
+  IsaGuard guard;
+  EXPECT_STREQ(isa_name(Isa::kAmx), "amx");
+  if (!set_isa(Isa::kAmx)) GTEST_SKIP() << "no AMX-INT8 here (or no permission for tile data)";
+  EXPECT_EQ(active_isa(), Isa::kAmx);
+  EXPECT_TRUE(set_isa(Isa::kAvx512));  // AMX implies the AVX-512 path
+  EXPECT_EQ(active_isa(), Isa::kAvx512);
+}
+
+// Rows around the 16-row panel (partial last panels, fewer rows than a panel),
+// tokens around the 16-token tile, odd and even block counts up to 4096
+// columns; single-threaded and with a pool. Same bound as the other fast paths.
+TEST(MatmulAmx, OddShapesMatchScalarTwin) {
+  IsaGuard guard;
+  if (!set_isa(Isa::kAmx)) GTEST_SKIP() << "no AMX-INT8 here";
+  ThreadPool pool(3);
+  struct Shape { int64_t rows, cols, n_tokens; };
+  const Shape shapes[] = {
+      {1, 32, kAmxMinTokens},  {5, 64, 17},    {15, 96, 31},   {16, 160, 16},  {17, 32, 33},
+      {31, 1056, 47},          {33, 224, 64},  {48, 768, 65},  {7, 4096, 20},  {40, 4064, 18},
+      {100, 2048, 130},        {3, 4000, 16},
+  };
+  uint32_t seed = 9000;
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_0}) {
+    for (const Shape& s : shapes) {
+      const Weights w = make_weights(dtype, s.rows, s.cols, seed++);
+      const std::vector<float> x = random_floats(s.n_tokens * s.cols, seed++);
+      const std::vector<float> ref = run(Isa::kScalar, w, x, s.n_tokens, nullptr);
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        const std::vector<float> y = run(Isa::kAmx, w, x, s.n_tokens, p);
+        for (int64_t t = 0; t < s.n_tokens; ++t) {
+          for (int64_t r = 0; r < s.rows; ++r) {
+            const size_t i = static_cast<size_t>(t * s.rows + r);
+            ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, s.cols) + 1e-6)
+                << dtype_name(dtype) << (p ? " pool" : "") << " rows " << s.rows << " cols " << s.cols
+                << " tokens " << s.n_tokens << " t " << t << " r " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// One-hot weights (row r keeps column r): every output is one block product
+// d_w * d_x * q_w * q_x, so AMX must equal the scalar twin bit for bit, which
+// pins its activation quantization (ties away from zero, subnormal f16 scales,
+// all-zero blocks) and the scale of each (row, token, block).
+TEST(MatmulAmx, OneHotWeightsAreExact) {
+  IsaGuard guard;
+  if (!set_isa(Isa::kAmx)) GTEST_SKIP() << "no AMX-INT8 here";
+  const int64_t cols = 96, n_tokens = 19;  // three blocks; a second, partial token tile
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_0}) {
+    std::vector<float> one_hot(static_cast<size_t>(cols * cols), 0.f);
+    for (int64_t r = 0; r < cols; ++r) one_hot[static_cast<size_t>(r * cols + r)] = 1.f;
+    Weights w = make_weights(dtype, cols, cols, 1);
+    const int64_t row_bytes = dtype_row_bytes(dtype, cols);
+    for (int64_t r = 0; r < cols; ++r) {
+      quantize_row(dtype, one_hot.data() + r * cols, w.bytes.data() + r * row_bytes, cols);
+    }
+    std::vector<float> x = random_floats(n_tokens * cols, 3);
+    for (int64_t c = 0; c < cols; ++c) {
+      x[static_cast<size_t>(c)] = c % 32 == 0 ? 127.f : (c % 2 ? -1.f : 1.f) * static_cast<float>(c % 32) / 2.f;
+      x[static_cast<size_t>(cols + c)] = 1e-7f * static_cast<float>((c * 37) % 23 - 11);
+      if (c / 32 == 1) x[static_cast<size_t>(17 * cols + c)] = 0.f;
+    }
+    EXPECT_EQ(run(Isa::kAmx, w, x, n_tokens, nullptr), run(Isa::kScalar, w, x, n_tokens, nullptr))
+        << dtype_name(dtype);
+  }
+}
+
+// matmul under kAmx at kAmxMinTokens+ tokens is the AMX kernel itself (bit for
+// bit, threaded or not), so the tests above exercise it and not a fallback.
+TEST(MatmulAmx, MatmulRunsTheAmxKernel) {
+  IsaGuard guard;
+  if (!set_isa(Isa::kAmx)) GTEST_SKIP() << "no AMX-INT8 here";
+  ThreadPool pool(2);
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_0}) {
+    const AmxKernel& k = amx_kernels().k[static_cast<int>(dtype)];
+    ASSERT_NE(k.rows, nullptr);
+    const int64_t rows = 37, cols = 1056, n_tokens = 35;
+    const Weights w = make_weights(dtype, rows, cols, 11);
+    const std::vector<float> x = random_floats(n_tokens * cols, 12);
+    std::vector<std::byte> acts(static_cast<size_t>(k.act_bytes(n_tokens, cols) + 64));
+    std::byte* aligned = acts.data() + (64 - reinterpret_cast<uintptr_t>(acts.data()) % 64) % 64;
+    k.prepare(x.data(), n_tokens, cols, 0, (n_tokens + kAmxTokens - 1) / kAmxTokens, aligned);
+    std::vector<float> direct(static_cast<size_t>(n_tokens * rows), -1.f);
+    k.rows(w.view.data, w.view.row_bytes(), rows, aligned, n_tokens, cols, direct.data(), rows);
+    EXPECT_EQ(run(Isa::kAmx, w, x, n_tokens, nullptr), direct) << dtype_name(dtype);
+    EXPECT_EQ(run(Isa::kAmx, w, x, n_tokens, &pool), direct) << dtype_name(dtype);
+  }
+}
+
+}  // namespace
+}  // namespace plimsoll::kernels
