@@ -10,6 +10,9 @@
 
 #include "core/dtype.h"
 #include "core/tensor.h"
+#include <gtest/gtest.h>
+
+#include "core/thread_pool.h"
 #include "kernels/kernels.h"
 
 namespace plimsoll::kernels::testing {
@@ -67,5 +70,21 @@ class IsaGuard {
  private:
   Isa saved_;
 };
+
+// y = matmul(w, x) on `isa` (checked available), y prefilled with -1.
+inline std::vector<float> run_matmul(Isa isa, const Weights& w, const std::vector<float>& x, int64_t n_tokens,
+                                     ThreadPool* pool = nullptr) {
+  EXPECT_TRUE(set_isa(isa));
+  std::vector<float> y(static_cast<size_t>(n_tokens * w.view.rows()), -1.f);
+  matmul(w.view, x.data(), n_tokens, y.data(), pool);
+  return y;
+}
+
+// sum_c |w[r,c] * x[t,c]|: the scale float rounding errors are measured against.
+inline double abs_dot(const Weights& w, const std::vector<float>& x, int64_t r, int64_t t, int64_t cols) {
+  double s = 0;
+  for (int64_t c = 0; c < cols; ++c) s += std::fabs(double(w.dequantized[r * cols + c]) * x[t * cols + c]);
+  return s;
+}
 
 }  // namespace plimsoll::kernels::testing

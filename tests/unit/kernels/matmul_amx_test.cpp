@@ -13,22 +13,13 @@ namespace plimsoll::kernels {
 namespace {
 
 using testing::IsaGuard;
+using testing::abs_dot;
 using testing::make_weights;
+using testing::run_matmul;
 using testing::random_floats;
 using testing::Weights;
 
-std::vector<float> run(Isa isa, const Weights& w, const std::vector<float>& x, int64_t n_tokens, ThreadPool* pool) {
-  EXPECT_TRUE(set_isa(isa));
-  std::vector<float> y(static_cast<size_t>(n_tokens * w.view.rows()), -1.f);
-  matmul(w.view, x.data(), n_tokens, y.data(), pool);
-  return y;
-}
 
-double abs_dot(const Weights& w, const std::vector<float>& x, int64_t r, int64_t t, int64_t cols) {
-  double s = 0;
-  for (int64_t c = 0; c < cols; ++c) s += std::fabs(double(w.dequantized[r * cols + c]) * x[t * cols + c]);
-  return s;
-}
 
 TEST(MatmulAmx, SetIsaReportsAmx) {
   IsaGuard guard;
@@ -57,9 +48,9 @@ TEST(MatmulAmx, OddShapesMatchScalarTwin) {
     for (const Shape& s : shapes) {
       const Weights w = make_weights(dtype, s.rows, s.cols, seed++);
       const std::vector<float> x = random_floats(s.n_tokens * s.cols, seed++);
-      const std::vector<float> ref = run(Isa::kScalar, w, x, s.n_tokens, nullptr);
+      const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, s.n_tokens, nullptr);
       for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
-        const std::vector<float> y = run(Isa::kAmx, w, x, s.n_tokens, p);
+        const std::vector<float> y = run_matmul(Isa::kAmx, w, x, s.n_tokens, p);
         for (int64_t t = 0; t < s.n_tokens; ++t) {
           for (int64_t r = 0; r < s.rows; ++r) {
             const size_t i = static_cast<size_t>(t * s.rows + r);
@@ -95,7 +86,7 @@ TEST(MatmulAmx, OneHotWeightsAreExact) {
       x[static_cast<size_t>(cols + c)] = 1e-7f * static_cast<float>((c * 37) % 23 - 11);
       if (c / 32 == 1) x[static_cast<size_t>(17 * cols + c)] = 0.f;
     }
-    EXPECT_EQ(run(Isa::kAmx, w, x, n_tokens, nullptr), run(Isa::kScalar, w, x, n_tokens, nullptr))
+    EXPECT_EQ(run_matmul(Isa::kAmx, w, x, n_tokens, nullptr), run_matmul(Isa::kScalar, w, x, n_tokens, nullptr))
         << dtype_name(dtype);
   }
 }
@@ -117,8 +108,8 @@ TEST(MatmulAmx, MatmulRunsTheAmxKernel) {
     k.prepare(x.data(), n_tokens, cols, 0, (n_tokens + kAmxTokens - 1) / kAmxTokens, aligned);
     std::vector<float> direct(static_cast<size_t>(n_tokens * rows), -1.f);
     k.rows(w.view.data, w.view.row_bytes(), rows, aligned, n_tokens, cols, direct.data(), rows);
-    EXPECT_EQ(run(Isa::kAmx, w, x, n_tokens, nullptr), direct) << dtype_name(dtype);
-    EXPECT_EQ(run(Isa::kAmx, w, x, n_tokens, &pool), direct) << dtype_name(dtype);
+    EXPECT_EQ(run_matmul(Isa::kAmx, w, x, n_tokens, nullptr), direct) << dtype_name(dtype);
+    EXPECT_EQ(run_matmul(Isa::kAmx, w, x, n_tokens, &pool), direct) << dtype_name(dtype);
   }
 }
 

@@ -14,7 +14,9 @@ namespace {
 
 using testing::available_isas;
 using testing::IsaGuard;
+using testing::abs_dot;
 using testing::make_weights;
+using testing::run_matmul;
 using testing::random_floats;
 using testing::Weights;
 
@@ -47,20 +49,7 @@ std::vector<Shape> shapes_for(DType dtype) {
 const DType kAllDTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0, DType::kQ4_0,
                             DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ8_K};
 
-std::vector<float> run_matmul(Isa isa, const Weights& w, const std::vector<float>& x, int64_t n_tokens,
-                              ThreadPool* pool = nullptr) {
-  EXPECT_TRUE(set_isa(isa));
-  std::vector<float> y(static_cast<size_t>(n_tokens * w.view.rows()), -1.f);
-  matmul(w.view, x.data(), n_tokens, y.data(), pool);
-  return y;
-}
 
-// sum_c |w[r,c] * x[t,c]|: the scale float rounding errors are measured against.
-double abs_dot(const Weights& w, const std::vector<float>& x, int64_t r, int64_t t, int64_t cols) {
-  double s = 0;
-  for (int64_t c = 0; c < cols; ++c) s += std::fabs(double(w.dequantized[r * cols + c]) * x[t * cols + c]);
-  return s;
-}
 
 // Fast paths against the scalar twin. Both do the same integer block dots
 // exactly; they differ only in the order f32 block results are added (lanes,

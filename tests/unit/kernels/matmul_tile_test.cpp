@@ -13,25 +13,15 @@ namespace {
 
 using testing::available_isas;
 using testing::IsaGuard;
+using testing::abs_dot;
 using testing::make_weights;
+using testing::run_matmul;
 using testing::random_floats;
 using testing::Weights;
 
 const DType kTiledDTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0};
 
-std::vector<float> run(Isa isa, const Weights& w, const std::vector<float>& x, int64_t n_tokens,
-                       ThreadPool* pool) {
-  EXPECT_TRUE(set_isa(isa));
-  std::vector<float> y(static_cast<size_t>(n_tokens * w.view.rows()), -1.f);
-  matmul(w.view, x.data(), n_tokens, y.data(), pool);
-  return y;
-}
 
-double abs_dot(const Weights& w, const std::vector<float>& x, int64_t r, int64_t t, int64_t cols) {
-  double s = 0;
-  for (int64_t c = 0; c < cols; ++c) s += std::fabs(double(w.dequantized[r * cols + c]) * x[t * cols + c]);
-  return s;
-}
 
 // Row counts around the 4-row tile, token counts around the 4-token tile and
 // the 64-token panel, odd and even block counts; single-threaded and with a
@@ -52,10 +42,10 @@ TEST(MatmulTile, EdgeShapesMatchScalarTwin) {
     for (const Shape& s : shapes) {
       const Weights w = make_weights(dtype, s.rows, s.cols, seed++);
       const std::vector<float> x = random_floats(s.n_tokens * s.cols, seed++);
-      const std::vector<float> ref = run(Isa::kScalar, w, x, s.n_tokens, nullptr);
+      const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, s.n_tokens, nullptr);
       for (Isa isa : available_isas()) {
         for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
-          const std::vector<float> y = run(isa, w, x, s.n_tokens, p);
+          const std::vector<float> y = run_matmul(isa, w, x, s.n_tokens, p);
           for (int64_t t = 0; t < s.n_tokens; ++t) {
             for (int64_t r = 0; r < s.rows; ++r) {
               const size_t i = static_cast<size_t>(t * s.rows + r);
@@ -94,9 +84,9 @@ TEST(MatmulTile, ActivationQuantizationIsExact) {
     }
     const std::vector<float> rnd = random_floats(cols, 3);
     for (int64_t c = 0; c < cols; ++c) x[static_cast<size_t>(2 * cols + c)] = (c / 32 == 1) ? 0.f : rnd[size_t(c)];
-    const std::vector<float> ref = run(Isa::kScalar, w, x, 3, nullptr);
+    const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, 3, nullptr);
     for (Isa isa : available_isas()) {
-      EXPECT_EQ(run(isa, w, x, 3, nullptr), ref) << dtype_name(dtype) << " " << isa_name(isa);
+      EXPECT_EQ(run_matmul(isa, w, x, 3, nullptr), ref) << dtype_name(dtype) << " " << isa_name(isa);
     }
   }
 }
