@@ -87,7 +87,9 @@ struct AmxKernels {
 const RowKernels& scalar_row_kernels();
 const RowKernels& avx2_row_kernels();    // needs AVX2 + FMA + F16C
 const RowKernels& avx512_row_kernels();  // needs AVX-512 F/BW/VL/VNNI + F16C + FMA
-const TileKernels& avx512_tile_kernels();  // same needs; F32/F16/BF16/Q8_0/Q4_0
+const TileKernels& avx512_tile_kernels();  // same needs; F32/F16/BF16/Q8_0/Q4_0/Q4_K/Q6_K
+// sets the Q4_K / Q6_K entries (tiles_kquants_avx512.cpp; called by avx512_tile_kernels)
+void add_avx512_kquant_tiles(TileKernels* k);
 // needs AVX-512 as above + AMX-TILE/INT8 and the OS's permission for tile data
 // (matmul.cpp asks for it once); Q8_0/Q4_0
 const AmxKernels& amx_kernels();
