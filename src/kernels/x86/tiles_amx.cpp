@@ -17,6 +17,7 @@
 
 #include "kernels/blocks.h"
 #include "kernels/matmul_impl.h"
+#include "kernels/x86/amx_common.h"
 #include "kernels/x86/avx512_quant.h"
 
 namespace plimsoll::kernels {
@@ -66,14 +67,6 @@ void amx_prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, in
 
 // Tiles: 0, 1 weights (16 rows x 32 bytes), 2, 3 activations (8 rows x 64
 // bytes), 4, 5 int32 results (16 x 16); two blocks in flight.
-struct alignas(64) TileConfig {
-  uint8_t palette_id = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
 TileConfig make_config() {
   TileConfig c;
   for (int i : {0, 1}) { c.rows[i] = kAmxRows; c.colsb[i] = kQK; }
@@ -90,14 +83,6 @@ struct Panel {
   int64_t stride, block_step;
   const float* dw;
 };
-
-// A thread's panel scratch (unpacked weights, scales); it only grows.
-std::byte* panel_scratch(size_t bytes) {
-  thread_local std::vector<std::byte> scratch;
-  if (scratch.size() < bytes + 64) scratch.resize(bytes + 64);
-  const auto addr = reinterpret_cast<uintptr_t>(scratch.data());
-  return scratch.data() + ((64 - addr % 64) % 64);
-}
 
 struct Q8Weights {
   using Block = BlockQ8_0;
@@ -167,33 +152,6 @@ inline void scale_block(const int32_t (*c)[kAmxTokens], const float* dw, const f
   for (int r = 0; r < kAmxRows; ++r) {
     const __m512 s = _mm512_mul_ps(d, _mm512_set1_ps(dw[r]));
     acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c[r])), s, acc[r]);
-  }
-}
-
-// In place: v[i] lane j <- v[j] lane i.
-inline void transpose16(__m512 (&v)[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]);
-  }
-  __m512 u[16];  // u[4i + j], 128-bit lane L: column 4L + j of rows 4i..4i+3
-  for (int i = 0; i < 4; ++i) {
-    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
-    const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
-    u[4 * i + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-    u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-    u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-    u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-  }
-  for (int j = 0; j < 4; ++j) {
-    const __m512 e0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88), o0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
-    const __m512 e1 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
-    const __m512 o1 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
-    v[j] = _mm512_shuffle_f32x4(e0, e1, 0x88);
-    v[8 + j] = _mm512_shuffle_f32x4(e0, e1, 0xDD);
-    v[4 + j] = _mm512_shuffle_f32x4(o0, o1, 0x88);
-    v[12 + j] = _mm512_shuffle_f32x4(o0, o1, 0xDD);
   }
 }
 

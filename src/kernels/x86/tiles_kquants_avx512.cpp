@@ -16,6 +16,7 @@
 #include "kernels/matmul_impl.h"
 #include "kernels/x86/avx512_quant.h"
 #include "kernels/x86/avx512_tiles.h"
+#include "kernels/x86/kquant_unpack.h"
 
 namespace plimsoll::kernels {
 namespace {
@@ -31,87 +32,17 @@ struct KAct {
 };
 static_assert(sizeof(KAct) == 320);
 
-// The weight layouts: a super-block of one row unpacks into 4 chunks of 64
-// unsigned bytes (the byte order of the prepared activations), 4 int16 scale
-// vectors (chunk c's 32 16-bit lanes: the scale of each pair of its bytes) and
-// a correction vector of 16 int16 against bsums, weighted by `corr_scale`.
-struct Unpacked {
-  __m512i q[4], s[4];
-  __m256i corr;       // per 16 elements; dotted with the token's bsums
-  float d, corr_d;    // isum scale; the correction's scale (Q6_K: 0, folded into isum)
-};
-
-// Q4_K: chunk 0 = sub-blocks 0 and 2 (low nibbles of qs[0..63]), 1 = 1 and 3
-// (high nibbles), 2 = 4 and 6, 3 = 5 and 7; corr: the mins, one per 16 elements.
-struct Q4KLayout {
-  using Block = BlockQ4K;
+// The layouts: the unpacking (kquant_unpack.h) plus the correction against the
+// token's bsums (per 16 elements, element order) and its scale.
+// Q4_K: the mins (msum), scaled by -dmin * d_x.
+struct Q4KLayout : Q4KUnpack {
   static constexpr bool kMins = true;
-  // element e of the super-block -> byte position in the chunks
-  static int position(int e) {
-    const int s = e / 32, h = s / 4;
-    return 128 * h + (s % 2) * 64 + (s % 4 / 2) * 32 + e % 32;
-  }
-  static void unpack(const Block& b, Unpacked* u) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    for (int h = 0; h < 2; ++h) {
-      const __m512i q = _mm512_loadu_si512(b.qs + 64 * h);
-      u->q[2 * h] = _mm512_and_si512(q, m4);
-      u->q[2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
-    }
-    // ggml's 6-bit unpacking: 8 scales then 8 mins, one byte each
-    uint32_t a[3], sm[4];
-    std::memcpy(a, b.scales, 12);
-    constexpr uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
-    sm[0] = a[0] & k1;
-    sm[1] = (a[2] & k2) | (((a[0] >> 6) & k3) << 4);
-    sm[2] = a[1] & k1;
-    sm[3] = ((a[2] >> 4) & k2) | (((a[1] >> 6) & k3) << 4);
-    const __m512i v = _mm512_zextsi256_si512(
-        _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sm))));  // int16: sc 0..7, m 8..15
-    for (int c = 0; c < 4; ++c) {  // chunk c: sub-blocks 4(c/2) + c%2 (lanes 0..15) and that + 2
-      const short lo = static_cast<short>(4 * (c / 2) + c % 2);
-      u->s[c] = _mm512_permutexvar_epi16(
-          _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16(lo), _mm512_set1_epi16(static_cast<short>(lo + 2))), v);
-    }
-    u->corr = _mm512_castsi512_si256(_mm512_permutexvar_epi16(
-        _mm512_setr_epi32(0x00080008, 0x00090009, 0x000A000A, 0x000B000B, 0x000C000C, 0x000D000D, 0x000E000E,
-                          0x000F000F, 0, 0, 0, 0, 0, 0, 0, 0),
-        v));  // mins[g / 2]
-    u->d = _cvtsh_ss(b.d);
-    u->corr_d = -_cvtsh_ss(b.dmin);
-  }
+  static __m256i corr(const KUnpacked& u) { return u.m16; }
 };
-
-// Q6_K: chunks are elements 0..63, 64..127, ... in order (6-bit values 0..63);
-// corr: -32 * scale per 16 elements (the values' -32 offset), added to isum.
-struct Q6KLayout {
-  using Block = BlockQ6K;
+// Q6_K: the values' -32 offset, -32 * scale per 16 elements, added to isum.
+struct Q6KLayout : Q6KUnpack {
   static constexpr bool kMins = false;
-  static int position(int e) { return e; }
-  static void unpack(const Block& b, Unpacked* u) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F), m2 = _mm512_set1_epi8(0x30);
-    const __m512i shl = _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16(4), _mm512_set1_epi16(2));
-    const __m512i shr = _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_setzero_si512(), _mm512_set1_epi16(2));
-    for (int h = 0; h < 2; ++h) {  // 128 elements: ql[64h..], qh[32h..]
-      const __m512i ql = _mm512_loadu_si512(b.ql + 64 * h);
-      const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * h)));
-      // elements 0..31: qh bits 0-1, 32..63: bits 2-3, 64..95: bits 4-5, 96..127: bits 6-7 -> bits 4-5
-      u->q[2 * h] = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_and_si512(_mm512_sllv_epi16(qh, shl), m2));
-      u->q[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
-                                        _mm512_and_si512(_mm512_srlv_epi16(qh, shr), m2));
-    }
-    const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
-    const __m512i v = _mm512_zextsi256_si512(sc);
-    for (int c = 0; c < 4; ++c) {  // chunk c: groups 4c .. 4c+3, 8 lanes each
-      const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 0x00010001, 0x00010001, 0x00010001, 0x00010001, 0x00020002,
-                                            0x00020002, 0x00020002, 0x00020002, 0x00030003, 0x00030003, 0x00030003,
-                                            0x00030003);
-      u->s[c] = _mm512_permutexvar_epi16(_mm512_add_epi16(idx, _mm512_set1_epi16(static_cast<short>(4 * c))), v);
-    }
-    u->corr = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(sc, 5));
-    u->d = _cvtsh_ss(b.d);
-    u->corr_d = 0.f;
-  }
+  static __m256i corr(const KUnpacked& u) { return _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(u.g16, 5)); }
 };
 
 int64_t k_act_row_bytes(int64_t cols) { return cols / kQKK * static_cast<int64_t>(sizeof(KAct)); }
@@ -138,8 +69,12 @@ inline void k_block_step(const std::byte* const* w, int64_t w_row_bytes, const K
   PLIMSOLL_UNROLL for (int r = 0; r < R; ++r) {
     const Block& blk = reinterpret_cast<const Block*>(w[r])[b];
     for (int l = 0; l < static_cast<int>(sizeof(Block)); l += 64) prefetch_ahead(reinterpret_cast<const char*>(&blk) + l, R * w_row_bytes);
-    Unpacked u;
+    KUnpacked u;
     Lay::unpack(blk, &u);
+    const __m256i corr = Lay::corr(u);
+    const __m512i g = _mm512_zextsi256_si512(u.g16);
+    __m512i s[4];
+    PLIMSOLL_UNROLL for (int c = 0; c < 4; ++c) s[c] = _mm512_permutexvar_epi16(chunk_group_index(c), g);
     PLIMSOLL_UNROLL for (int t = 0; t < T; ++t) {
       const KAct& a = x[t][b];
       const __m256i bs = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.bsums));
@@ -147,16 +82,16 @@ inline void k_block_step(const std::byte* const* w, int64_t w_row_bytes, const K
       __m512 corr_f = _mm512_setzero_ps();
       if (Lay::kMins) {
         isum = _mm512_setzero_si512();
-        corr_f = _mm512_cvtepi32_ps(_mm512_zextsi256_si512(_mm256_madd_epi16(u.corr, bs)));
+        corr_f = _mm512_cvtepi32_ps(_mm512_zextsi256_si512(_mm256_madd_epi16(corr, bs)));
       } else {
-        isum = _mm512_zextsi256_si512(_mm256_madd_epi16(u.corr, bs));
+        isum = _mm512_zextsi256_si512(_mm256_madd_epi16(corr, bs));
       }
       PLIMSOLL_UNROLL for (int c = 0; c < 4; ++c) {
         const __m512i p = _mm512_maddubs_epi16(u.q[c], _mm512_load_si512(a.qs + 64 * c));
-        isum = _mm512_dpwssd_epi32(isum, p, u.s[c]);
+        isum = _mm512_dpwssd_epi32(isum, p, s[c]);
       }
       acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(u.d * a.d), acc[r][t]);
-      if (Lay::kMins) acc[r][t] = _mm512_fmadd_ps(corr_f, _mm512_set1_ps(u.corr_d * a.d), acc[r][t]);
+      if (Lay::kMins) acc[r][t] = _mm512_fnmadd_ps(corr_f, _mm512_set1_ps(u.dmin * a.d), acc[r][t]);
     }
   }
 }
