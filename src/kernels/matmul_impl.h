@@ -61,7 +61,7 @@ struct TileKernels {
   TileKernel k[kNumDTypes];  // indexed by DType; tile == nullptr: none
 };
 
-// ---- AMX-INT8 (Q8_0 / Q4_0 weights, batches of kAmxMinTokens tokens or more) ----
+// ---- AMX-INT8 (Q8_0 / Q4_0 / Q4_K / Q6_K weights, batches of kAmxMinTokens tokens or more) ----
 // Weights in panels of kAmxRows rows, tokens in tiles of kAmxTokens; the
 // activations are prepared once per call in the kernel's layout (Q8_0 values
 // and scales, token tiles padded with zeros).
@@ -91,8 +91,10 @@ const TileKernels& avx512_tile_kernels();  // same needs; F32/F16/BF16/Q8_0/Q4_0
 // sets the Q4_K / Q6_K entries (tiles_kquants_avx512.cpp; called by avx512_tile_kernels)
 void add_avx512_kquant_tiles(TileKernels* k);
 // needs AVX-512 as above + AMX-TILE/INT8 and the OS's permission for tile data
-// (matmul.cpp asks for it once); Q8_0/Q4_0
+// (matmul.cpp asks for it once); Q8_0/Q4_0/Q4_K/Q6_K
 const AmxKernels& amx_kernels();
+// sets the Q4_K / Q6_K entries (tiles_amx_kquants.cpp; called by amx_kernels)
+void add_amx_kquant_kernels(AmxKernels* k);
 
 // AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).
 float avx512_dot_f32(const float* a, const float* b, int64_t n);

@@ -215,6 +215,7 @@ AmxKernels make_amx() {
   AmxKernels k;
   k.k[static_cast<int>(DType::kQ8_0)] = {amx_act_bytes, amx_prepare, amx_rows<Q8Weights>};
   k.k[static_cast<int>(DType::kQ4_0)] = {amx_act_bytes, amx_prepare, amx_rows<Q4Weights>};
+  add_amx_kquant_kernels(&k);
   return k;
 }
 

@@ -101,5 +101,27 @@ TEST(MatmulKQuant, OneHotWeightsAreExact) {
   }
 }
 
+// matmul under kAmx at kAmxMinTokens+ tokens is the AMX kernel itself (bit for
+// bit, threaded or not), so the tests above exercise it and not a fallback.
+TEST(MatmulKQuant, MatmulRunsTheAmxKernel) {
+  IsaGuard guard;
+  if (!set_isa(Isa::kAmx)) GTEST_SKIP() << "no AMX-INT8 here";
+  ThreadPool pool(2);
+  for (DType dtype : kKQuants) {
+    const AmxKernel& k = amx_kernels().k[static_cast<int>(dtype)];
+    ASSERT_NE(k.rows, nullptr);
+    const int64_t rows = 37, cols = 768, n_tokens = 35;
+    const Weights w = make_weights(dtype, rows, cols, 11);
+    const std::vector<float> x = random_floats(n_tokens * cols, 12);
+    std::vector<std::byte> acts(static_cast<size_t>(k.act_bytes(n_tokens, cols) + 64));
+    std::byte* aligned = acts.data() + (64 - reinterpret_cast<uintptr_t>(acts.data()) % 64) % 64;
+    k.prepare(x.data(), n_tokens, cols, 0, (n_tokens + kAmxTokens - 1) / kAmxTokens, aligned);
+    std::vector<float> direct(static_cast<size_t>(n_tokens * rows), -1.f);
+    k.rows(w.view.data, w.view.row_bytes(), rows, aligned, n_tokens, cols, direct.data(), rows);
+    EXPECT_EQ(run_matmul(Isa::kAmx, w, x, n_tokens, nullptr), direct) << dtype_name(dtype);
+    EXPECT_EQ(run_matmul(Isa::kAmx, w, x, n_tokens, &pool), direct) << dtype_name(dtype);
+  }
+}
+
 }  // namespace
 }  // namespace plimsoll::kernels
