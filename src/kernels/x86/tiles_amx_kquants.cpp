@@ -193,9 +193,9 @@ TileConfig make_kconfig() {
   return c;
 }
 
-// The 4 chunks of super-block b into tiles 4.. (one per piece); c: their sums.
+// The 4 chunks of super-block b into tiles 4.. (one per piece); left in the tiles.
 template <typename Lay>
-inline void block_dots(const KPanel& p, const KActTile& x, int64_t b, int32_t (*c)[kAmxRows][kAmxTokens]) {
+inline void block_dots(const KPanel& p, const KActTile& x, int64_t b) {
   _tile_zero(4);
   _tile_zero(5);
   if constexpr (Lay::kPieces == 3) _tile_zero(6);
@@ -211,6 +211,11 @@ inline void block_dots(const KPanel& p, const KActTile& x, int64_t b, int32_t (*
       _tile_dpbssd(6, 3, 0);
     }
   }
+}
+
+// c: the pieces' sums, from tiles 4..
+template <typename Lay>
+inline void store_dots(int32_t (*c)[kAmxRows][kAmxTokens]) {
   _tile_stored(4, c[0], 64);
   _tile_stored(5, c[1], 64);
   if constexpr (Lay::kPieces == 3) _tile_stored(6, c[2], 64);
@@ -221,6 +226,7 @@ template <typename Lay>
 inline void scale_block(const KPanel& p, const KActTile& x, int64_t b, const int32_t (*c)[kAmxRows][kAmxTokens],
                         __m512 (&acc)[kAmxRows]) {
   const __m512 dx = _mm512_load_ps(x.d);
+#pragma GCC unroll 16
   for (int r = 0; r < kAmxRows; ++r) {
     __m512i isum = _mm512_setzero_si512();
     for (int pc = 0; pc < Lay::kPieces; ++pc) {
@@ -239,36 +245,45 @@ inline void scale_block(const KPanel& p, const KActTile& x, int64_t b, const int
   }
 }
 
-// One panel x one token tile over all nb super-blocks; y[t * y_stride + r] for t < n_tok, r < n_rows.
+// One panel x all token tiles: y[t * y_stride + r] for t < n_tokens, r < n_rows.
+// Software-pipelined over the (token tile, super-block) steps: step i + 1's
+// dots go to the tiles right after step i's sums leave them, so TMUL works on
+// them while AVX-512 scales step i.
 template <typename Lay>
-void kpanel_tile(const KPanel& p, const KActTile* x, int64_t nb, int n_rows, int n_tok, float* y, int64_t y_stride) {
+void kpanel_rows(const KPanel& p, const KActTile* x, int64_t nb, int n_rows, int64_t n_tokens, float* y,
+                 int64_t y_stride) {
   alignas(64) int32_t c[Lay::kPieces][kAmxRows][kAmxTokens];
   __m512 acc[kAmxRows];
   for (__m512& a : acc) a = _mm512_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    block_dots<Lay>(p, x[b], b, c);
-    scale_block<Lay>(p, x[b], b, c, acc);
-  }
-  transpose16(acc);  // acc[t]: the panel's rows for token t
+  const int64_t steps = token_tiles(n_tokens) * nb;  // step i: token tile i / nb, super-block i % nb
   const __mmask16 m = static_cast<__mmask16>((1u << n_rows) - 1);
-  for (int t = 0; t < n_tok; ++t) _mm512_mask_storeu_ps(y + t * y_stride, m, acc[t]);
+  block_dots<Lay>(p, x[0], 0);
+  for (int64_t i = 0; i < steps; ++i) {
+    const int64_t b = i % nb;
+    store_dots<Lay>(c);
+    if (i + 1 < steps) block_dots<Lay>(p, x[i + 1], (i + 1) % nb);
+    scale_block<Lay>(p, x[i], b, c, acc);
+    if (b + 1 < nb) continue;
+    const int64_t t0 = i / nb * kAmxTokens;  // the token tile is done
+    transpose16(acc);  // acc[t]: the panel's rows for token t0 + t
+    const int n_tok = static_cast<int>(std::min<int64_t>(kAmxTokens, n_tokens - t0));
+    for (int t = 0; t < n_tok; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * y_stride, m, acc[t]);
+    for (__m512& a : acc) a = _mm512_setzero_ps();
+  }
 }
 
 template <typename Lay>
 void kamx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
                int64_t cols, float* y, int64_t y_stride) {
   static const TileConfig config = make_kconfig();
-  const int64_t nb = cols / kQKK, n_tt = token_tiles(n_tokens);
+  const int64_t nb = cols / kQKK;
   const KPanel p = panel_layout<Lay>(panel_scratch(static_cast<size_t>(panel_bytes<Lay>(nb))), nb);
   const KActTile* x = reinterpret_cast<const KActTile*>(acts);
   _tile_loadconfig(&config);  // per thread; released below so idle threads carry no tile state
   for (int64_t r0 = 0; r0 < n_rows; r0 += kAmxRows) {
     const int nr = static_cast<int>(std::min<int64_t>(kAmxRows, n_rows - r0));
     build_panel<Lay>(w + r0 * w_row_bytes, w_row_bytes, nr, nb, p);
-    for (int64_t tt = 0; tt < n_tt; ++tt) {
-      const int n_tok = static_cast<int>(std::min<int64_t>(kAmxTokens, n_tokens - tt * kAmxTokens));
-      kpanel_tile<Lay>(p, x + tt * nb, nb, nr, n_tok, y + tt * kAmxTokens * y_stride + r0, y_stride);
-    }
+    kpanel_rows<Lay>(p, x, nb, nr, n_tokens, y + r0, y_stride);
   }
   _tile_release();
 }
