@@ -37,14 +37,15 @@ StepWorkspaceSizes step_workspace_sizes(const ModelConfig& c, int64_t step_token
   // Matmul activation scratch as the kernels keep it (per-thread buffers that only grow,
   // src/kernels/matmul.cpp): the row path's Q8_0/Q8_K rows (<= 292 B per 256 elements),
   // plus the larger of the AVX-512 tile path's prepared rows (192 B per 64 elements) and
-  // AMX's token tiles (36 B per 32 elements, tokens padded to 16), plus each thread's AMX
-  // weight panel (576 B per 32 columns).
+  // AMX's token tiles (36 B per 32 elements, tokens padded to 16; K-quants 4416 B per 256
+  // elements x 16 tokens, less), plus each thread's AMX weight panels: Q8_0/Q4_0 576 B per
+  // 32 columns and, in a buffer of their own, K-quants 12416 B per 256 (Q6_K's three pieces).
   const int64_t widest = std::max({c.dim, c.ffn_dim, c.vocab_size > 0 ? c.dim : 0});
   const int64_t row_path = t * (widest / 256 + 1) * 292;
   const int64_t tile_path = t * (widest / 64 + 1) * 192;
   const int64_t amx_path = ceil_div(t, 16) * 16 * (widest / 32) * 36;
-  w.matmul_scratch_bytes =
-      row_path + std::max(tile_path, amx_path) + n_threads * ((widest / 32) * 576 + 128) + 4096;
+  const int64_t panels = (widest / 32) * 576 + 128 + (widest / 256 + 1) * 12416 + 128;
+  w.matmul_scratch_bytes = row_path + std::max(tile_path, amx_path) + n_threads * panels + 4096;
   return w;
 }
 
