@@ -3,6 +3,7 @@
 # build/bench-models/ unless they are there already. Usage: bench/models.sh [NAME...]
 #   llama-134m-<dtype>: dim 768, 12 layers, 12 heads, FFN 2048, vocab 32000 ("110M" shape)
 #   llama-1.1b-<dtype>: dim 2048, 22 layers, 32 heads, 4 KV heads, FFN 5632, vocab 32000 (TinyLlama shape)
+# <dtype> is any `plimsoll convert --dtype`, e.g. q8_0, q4_k, q6_k or q4_k_m (llama.cpp's Q4_K_M mix).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=build/release/plimsoll

@@ -75,9 +75,11 @@ Result<std::pair<ModelConfig, Vocab>> random_spec(const ConvertFlags& f) {
 }
 
 int run_convert(const ConvertFlags& f) {
-  const std::optional<DType> dtype = dtype_from_name(f.dtype);
+  // q4_k_m: llama.cpp's Q4_K_M mix (Q4_K, Q6_K where its llama_tensor_get_type puts it)
+  const QuantMix mix = f.dtype == "q4_k_m" ? QuantMix::kQ4_K_M : QuantMix::kNone;
+  const std::optional<DType> dtype = mix == QuantMix::kQ4_K_M ? DType::kQ4_K : dtype_from_name(f.dtype);
   if (!dtype || *dtype == DType::kQ8_K) {
-    return fail("--dtype '" + f.dtype + "' is not one of f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k");
+    return fail("--dtype '" + f.dtype + "' is not one of f32, f16, bf16, q8_0, q4_0, q4_k, q4_k_m, q5_k, q6_k");
   }
   const auto t0 = std::chrono::steady_clock::now();
   Result<ExportReport> report = make_error(ErrorCode::kInternal, "nothing done");
@@ -88,7 +90,7 @@ int run_convert(const ConvertFlags& f) {
     config = spec->first;
     std::fprintf(stderr, "writing a random llama model: %lld parameters\n",
                  static_cast<long long>(llama_parameter_count(config)));
-    report = export_llama_gguf(f.output, config, spec->second, random_llama_tensors(config, f.seed), *dtype);
+    report = export_llama_gguf(f.output, config, spec->second, random_llama_tensors(config, f.seed), *dtype, mix);
   } else {
     if (f.input.empty()) return fail("give an input model file, or --random");
     auto model = load_model(f.input);
@@ -104,14 +106,14 @@ int run_convert(const ConvertFlags& f) {
       return fail(f.input + ": the file carries no vocabulary; pass --tokenizer FILE");
     }
     config = model->config;
-    report = export_llama_gguf(f.output, config, vocab, tensors_of(*model), *dtype);
+    report = export_llama_gguf(f.output, config, vocab, tensors_of(*model), *dtype, mix);
   }
   if (!report) return fail(report.error().message);
   for (const std::string& fb : report->fallbacks) std::fprintf(stderr, "note: %s\n", fb.c_str());
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "wrote %s: %lld tensors, %s of tensor data, %s, in %.1f s\n", f.output.c_str(),
                static_cast<long long>(report->n_tensors), format_bytes(report->total_bytes).c_str(),
-               std::string(dtype_name(*dtype)).c_str(), s);
+               mix == QuantMix::kQ4_K_M ? "q4_k_m" : std::string(dtype_name(*dtype)).c_str(), s);
   return 0;
 }
 
@@ -125,7 +127,7 @@ Runner add_convert_command(CLI::App& app) {
   cmd->add_option("input", f->input, "Input model (llama2.c checkpoint or GGUF)");
   cmd->add_option("--tokenizer", f->tokenizer, "llama2.c tokenizer.bin for a llama2.c input");
   cmd->add_option("-o,--output", f->output, "Output GGUF path (written atomically)")->required();
-  cmd->add_option("--dtype", f->dtype, "f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k")
+  cmd->add_option("--dtype", f->dtype, "f32, f16, bf16, q8_0, q4_0, q4_k, q4_k_m (llama.cpp's Q4_K_M mix), q5_k or q6_k")
       ->capture_default_str();
   cmd->add_flag("--random", f->random, "Generate random weights of the shape given below");
   cmd->add_option("--dim", f->shape.dim, "--random: embedding width");

@@ -2,8 +2,10 @@
 // converted and written one at a time (memory stays at one tensor).
 #include "convert/gguf_export.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
+#include <string_view>
 
 #include "formats/gguf_writer.h"
 #include "kernels/kernels.h"
@@ -79,6 +81,37 @@ DType storage_dtype(DType target, const std::vector<int64_t>& shape) {
   return target;
 }
 
+namespace {
+
+// llama.cpp's use_more_bits (llama-quant.cpp).
+bool use_more_bits(int64_t layer, int64_t n_layers) {
+  return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
+}
+
+// N of "blk.N.<suffix>", or -1 when name is not that.
+int64_t layer_of(const std::string& name, const std::string& suffix) {
+  constexpr std::string_view kPrefix = "blk.";
+  if (name.rfind(kPrefix, 0) != 0 || name.size() <= kPrefix.size() + suffix.size() + 1 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return -1;
+  }
+  const std::string n = name.substr(kPrefix.size(), name.size() - kPrefix.size() - suffix.size() - 1);
+  if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(n);
+}
+
+}  // namespace
+
+DType mix_dtype(QuantMix mix, DType target, const std::string& name, int64_t n_layers, bool has_output) {
+  if (mix == QuantMix::kNone) return target;
+  if (name == "output.weight" || (!has_output && name == "token_embd.weight")) return DType::kQ6_K;
+  for (const char* suffix : {"attn_v.weight", "ffn_down.weight"}) {
+    const int64_t layer = layer_of(name, suffix);
+    if (layer >= 0 && use_more_bits(layer, n_layers)) return DType::kQ6_K;
+  }
+  return DType::kQ4_K;
+}
+
 std::vector<ExportTensor> llama_tensor_layout(const ModelConfig& c) {
   const int64_t dim = c.dim, kv = c.kv_dim(), ffn = c.ffn_dim;
   std::vector<ExportTensor> t;
@@ -102,19 +135,22 @@ std::vector<ExportTensor> llama_tensor_layout(const ModelConfig& c) {
 
 Result<ExportReport> export_llama_gguf(const std::string& path, const ModelConfig& config,
                                        const Vocab& vocab, std::vector<ExportTensor> tensors,
-                                       DType target) {
+                                       DType target, QuantMix mix) {
   if (target == DType::kQ8_K) {
     return make_error(ErrorCode::kUnsupported, "q8_k is an activation format; pick another --dtype");
   }
   GgufWriter writer;
   PLIMSOLL_TRY(set_metadata(writer, config, vocab, target));
   ExportReport report;
+  const bool has_output =
+      std::any_of(tensors.begin(), tensors.end(), [](const ExportTensor& t) { return t.name == "output.weight"; });
   for (ExportTensor& t : tensors) {
-    const DType dtype = storage_dtype(target, t.shape);
-    if (dtype != target && t.shape.size() >= 2) {
+    const DType wanted = mix_dtype(mix, target, t.name, config.n_layers, has_output);
+    const DType dtype = storage_dtype(wanted, t.shape);
+    if (dtype != wanted && t.shape.size() >= 2) {
       report.fallbacks.push_back(t.name + ": " + std::to_string(t.shape.back()) +
                                  " columns, not a multiple of " +
-                                 std::to_string(dtype_traits(target).block_elems) + ", stored " +
+                                 std::to_string(dtype_traits(wanted).block_elems) + ", stored " +
                                  std::string(dtype_name(dtype)));
     }
     const int64_t cols = t.shape.back();

@@ -34,10 +34,21 @@ struct ExportReport {
 // (f32 when the target is f32), as llama.cpp's quantizer does.
 DType storage_dtype(DType target, const std::vector<int64_t>& shape);
 
-// Writes path atomically. Metadata: general.*, llama.* from config, tokenizer.ggml.* from vocab.
+// llama.cpp's mixed-dtype files (`--dtype q4_k_m`).
+enum class QuantMix { kNone, kQ4_K_M };
+
+// The dtype llama.cpp's llama_tensor_get_type picks for tensor `name` of an
+// n_layers model under `mix` (before storage_dtype's block fallback). kNone:
+// target. kQ4_K_M (target Q4_K): Q6_K for output.weight (token_embd.weight when
+// there is no output.weight) and for attn_v / ffn_down of the layers its
+// use_more_bits picks (the first eighth, the last eighth, every third between).
+DType mix_dtype(QuantMix mix, DType target, const std::string& name, int64_t n_layers, bool has_output);
+
+// Writes path atomically. Metadata: general.*, llama.* from config, tokenizer.ggml.* from vocab;
+// general.file_type is llama.cpp's for target (Q4_K: 15, MOSTLY_Q4_K_M).
 Result<ExportReport> export_llama_gguf(const std::string& path, const ModelConfig& config,
                                        const Vocab& vocab, std::vector<ExportTensor> tensors,
-                                       DType target);
+                                       DType target, QuantMix mix = QuantMix::kNone);
 
 // The tensor list of a Llama model of this config, in GGUF order, with no sources yet.
 std::vector<ExportTensor> llama_tensor_layout(const ModelConfig& config);

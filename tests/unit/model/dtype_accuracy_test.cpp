@@ -61,7 +61,8 @@ std::vector<int32_t> greedy(const LoadedModel& m, int32_t bos, int n) {
   return ids;
 }
 
-LoadedModel convert(const LoadedModel& src, const Vocab& vocab, DType dtype, const std::string& path) {
+LoadedModel convert(const LoadedModel& src, const Vocab& vocab, DType dtype, const std::string& path,
+                    QuantMix mix = QuantMix::kNone) {
   std::vector<ExportTensor> tensors = llama_tensor_layout(src.config);
   for (ExportTensor& t : tensors) {
     const TensorView* view = src.tensors.find(t.name);
@@ -72,7 +73,7 @@ LoadedModel convert(const LoadedModel& src, const Vocab& vocab, DType dtype, con
       return {};
     };
   }
-  auto report = export_llama_gguf(path, src.config, vocab, tensors, dtype);
+  auto report = export_llama_gguf(path, src.config, vocab, tensors, dtype, mix);
   EXPECT_TRUE(report.ok()) << (report.ok() ? "" : report.error().message);
   auto loaded = load_model(path);
   EXPECT_TRUE(loaded.ok()) << (loaded.ok() ? "" : loaded.error().message);
@@ -179,6 +180,53 @@ TEST(DtypeAccuracy, KquantsOnARandomModelWithRowsOf256) {
     std::printf("random 256-wide %s: max logit error %.5f of max |logit|\n", std::string(dtype_name(k.dtype)).c_str(), err);
     EXPECT_LE(err, k.tolerance) << dtype_name(k.dtype);
   }
+}
+
+// --dtype q4_k_m: llama.cpp's Q4_K_M choices on an 8-layer model (its use_more_bits
+// picks layers 0, 3, 6 and 7 for attn_v / ffn_down), file type 15, and the logits
+// of the mix within Q4_K's tolerance.
+TEST(DtypeAccuracy, Q4KMixStoresQ6KWhereLlamaCppDoes) {
+  ModelConfig c;
+  c.dim = 256;
+  c.n_layers = 8;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.ffn_dim = 256;
+  c.vocab_size = 512;
+  c.max_seq_len = 32;
+  c.tied_embeddings = false;
+  auto f32 = random_llama_in_memory(c, DType::kF32, 7);
+  ASSERT_TRUE(f32.ok());
+  const std::string dir = testing::make_temp_dir();
+  const LoadedModel m = convert(*f32, *f32->vocab, DType::kQ4_K, dir + "/m.gguf", QuantMix::kQ4_K_M);
+  int n_q6 = 0;
+  for (const TensorView& t : m.tensors.tensors()) {
+    if (t.shape.size() != 2) continue;
+    bool q6 = t.name == "output.weight";
+    for (int layer : {0, 3, 6, 7}) {
+      for (const char* suffix : {".attn_v.weight", ".ffn_down.weight"}) {
+        q6 = q6 || t.name == "blk." + std::to_string(layer) + suffix;
+      }
+    }
+    EXPECT_EQ(t.dtype, q6 ? DType::kQ6_K : DType::kQ4_K) << t.name;
+    n_q6 += q6 ? 1 : 0;
+  }
+  EXPECT_EQ(n_q6, 9);
+  EXPECT_EQ(mix_dtype(QuantMix::kQ4_K_M, DType::kQ4_K, "token_embd.weight", 8, false), DType::kQ6_K);  // tied
+  EXPECT_EQ(mix_dtype(QuantMix::kQ4_K_M, DType::kQ4_K, "token_embd.weight", 8, true), DType::kQ4_K);
+  EXPECT_EQ(mix_dtype(QuantMix::kNone, DType::kQ8_0, "output.weight", 8, true), DType::kQ8_0);
+  auto file = MappedFile::open(dir + "/m.gguf");
+  ASSERT_TRUE(file.ok());
+  auto gguf = parse_gguf(**file);
+  ASSERT_TRUE(gguf.ok());
+  const GgufValue* v = gguf->find("general.file_type");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(std::get<uint32_t>(*v), 15u);
+  std::vector<int32_t> tokens;
+  for (int i = 0; i < 16; ++i) tokens.push_back((i * 37 + 11) % 512);
+  const double err = relative_error(logits_along(m, tokens), logits_along(*f32, tokens));
+  std::printf("random 8-layer q4_k_m: max logit error %.5f of max |logit|\n", err);
+  EXPECT_LE(err, kKquantCases[0].tolerance);  // Q4_K's
 }
 
 }  // namespace
