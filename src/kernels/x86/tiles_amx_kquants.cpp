@@ -46,14 +46,11 @@ int64_t kamx_act_bytes(int64_t n_tokens, int64_t cols) {
   return token_tiles(n_tokens) * (cols / kQKK) * static_cast<int64_t>(sizeof(KActTile));
 }
 
-// Token t (< 16) of one super-block: 256 Q8_K values (element order) and bsums.
+// Token t (< 16) of one super-block: its Q8_K values (element order) into
+// stage[t] in the layout's order; its sub-block sums and scale into o.
 template <typename Lay>
-void place_token(const int8_t* q, const int16_t* bsums, float d, int t, KActTile* o) {
-  alignas(64) int8_t p[kQKK];
-  for (int s = 0; s < kQKK / 32; ++s) std::memcpy(p + Lay::position(32 * s), q + 32 * s, 32);
-  for (int c = 0; c < kChunks; ++c) {
-    for (int g = 0; g < 16; ++g) std::memcpy(o->qs[c] + g * 64 + t * 4, p + 64 * c + 4 * g, 4);
-  }
+void stage_token(const int8_t* q, const int16_t* bsums, float d, int t, int8_t (*stage)[kQKK], KActTile* o) {
+  for (int s = 0; s < kQKK / 32; ++s) std::memcpy(stage[t] + Lay::position(32 * s), q + 32 * s, 32);
   for (int i = 0; i < kChunks; ++i) {  // sub-blocks 2i and 2i+1: 32 values = two bsums each
     const int s0 = bsums[4 * i] + bsums[4 * i + 1], s1 = bsums[4 * i + 2] + bsums[4 * i + 3];
     o->spair[i][t] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint16_t>(s0)) |
@@ -62,19 +59,32 @@ void place_token(const int8_t* q, const int16_t* bsums, float d, int t, KActTile
   o->d[t] = d;
 }
 
+// The 16 staged tokens into the VNNI layout: per chunk, a 16 x 16 transpose of
+// 4-byte groups (row t: token t's 16 groups -> row g: group g of the 16 tokens).
+inline void interleave_tokens(const int8_t (*stage)[kQKK], KActTile* o) {
+  for (int c = 0; c < kChunks; ++c) {
+    __m512 v[16];
+    for (int t = 0; t < kAmxTokens; ++t) v[t] = _mm512_load_ps(reinterpret_cast<const float*>(stage[t] + 64 * c));
+    transpose16(v);
+    for (int g = 0; g < 16; ++g) _mm512_store_ps(reinterpret_cast<float*>(o->qs[c] + 64 * g), v[g]);
+  }
+}
+
 template <typename Lay>
 void kamx_prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) {
   const int64_t nb = cols / kQKK;
+  alignas(64) int8_t stage[kAmxTokens][kQKK];
   for (int64_t tt = tt0; tt < tt1; ++tt) {
     KActTile* out = reinterpret_cast<KActTile*>(dst) + tt * nb;
-    for (int t = 0; t < kAmxTokens; ++t) {
-      const int64_t token = tt * kAmxTokens + t;
-      for (int64_t b = 0; b < nb; ++b) {
+    for (int64_t b = 0; b < nb; ++b) {
+      for (int t = 0; t < kAmxTokens; ++t) {
+        const int64_t token = tt * kAmxTokens + t;
         alignas(64) int8_t q[kQKK] = {};
         int16_t bsums[16] = {};
         const float d = token < n_tokens ? quantize_q8k_block(x + token * cols + b * kQKK, q, bsums) : 0.f;
-        place_token<Lay>(q, bsums, d, t, &out[b]);
+        stage_token<Lay>(q, bsums, d, t, stage, &out[b]);
       }
+      interleave_tokens(stage, &out[b]);
     }
   }
 }
