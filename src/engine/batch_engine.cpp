@@ -164,15 +164,17 @@ void BatchEngine::write_kv(int64_t l, int64_t n) {
   }
 }
 
-// One task per (token, KV head): the query heads sharing that KV head read its
-// blocks together (kernels::attend).
+// One task per (KV head, token): the query heads sharing that KV head read its
+// blocks together (kernels::attend). Tasks go head by head, so a thread's
+// consecutive tokens read the same head's keys and values (hot in its L2)
+// rather than every head of the sequence (megabytes, from L3, once per token).
 void BatchEngine::attention(int64_t l, int64_t n) {
   const ModelConfig& c = config_;
   const int64_t hd = c.head_dim(), group = c.n_heads / c.n_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t i = task / c.n_kv_heads, kvh = task % c.n_kv_heads;
+      const int64_t kvh = task / n, i = task % n;
       const BlockTable& table = *seqs_[static_cast<size_t>(tok_seq_[static_cast<size_t>(i)])].blocks;
       kernels::PagedKv kv;
       kv.keys = pool_.keys(0, l) + kvh * hd;

@@ -91,6 +91,9 @@ const TileKernels& avx512_tile_kernels();  // same needs; F32/F16/BF16/Q8_0/Q4_0
 // needs AVX-512 as above + AMX-TILE/INT8 and the OS's permission for tile data
 // (matmul.cpp asks for it once); Q8_0/Q4_0
 const AmxKernels& amx_kernels();
+// AMX-BF16 for F32/F16/BF16 weights (bf16 hi/lo splits, tiles_amx_bf16.cpp); also
+// needs AMX-BF16 and AVX512-BF16: amx_bf16_usable() (kernels.h) says so.
+const AmxKernels& amx_bf16_kernels();
 
 // AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).
 float avx512_dot_f32(const float* a, const float* b, int64_t n);

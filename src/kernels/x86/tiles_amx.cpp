@@ -13,10 +13,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "kernels/blocks.h"
 #include "kernels/matmul_impl.h"
+#include "kernels/x86/amx_common.h"
 #include "kernels/x86/avx512_quant.h"
 
 namespace plimsoll::kernels {
@@ -66,16 +66,8 @@ void amx_prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, in
 
 // Tiles: 0, 1 weights (16 rows x 32 bytes), 2, 3 activations (8 rows x 64
 // bytes), 4, 5 int32 results (16 x 16); two blocks in flight.
-struct alignas(64) TileConfig {
-  uint8_t palette_id = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-TileConfig make_config() {
-  TileConfig c;
+AmxTileConfig make_config() {
+  AmxTileConfig c;
   for (int i : {0, 1}) { c.rows[i] = kAmxRows; c.colsb[i] = kQK; }
   for (int i : {2, 3}) { c.rows[i] = kQK / 4; c.colsb[i] = 64; }
   for (int i : {4, 5}) { c.rows[i] = kAmxRows; c.colsb[i] = 64; }
@@ -90,14 +82,6 @@ struct Panel {
   int64_t stride, block_step;
   const float* dw;
 };
-
-// A thread's panel scratch (unpacked weights, scales); it only grows.
-std::byte* panel_scratch(size_t bytes) {
-  thread_local std::vector<std::byte> scratch;
-  if (scratch.size() < bytes + 64) scratch.resize(bytes + 64);
-  const auto addr = reinterpret_cast<uintptr_t>(scratch.data());
-  return scratch.data() + ((64 - addr % 64) % 64);
-}
 
 struct Q8Weights {
   using Block = BlockQ8_0;
@@ -170,33 +154,6 @@ inline void scale_block(const int32_t (*c)[kAmxTokens], const float* dw, const f
   }
 }
 
-// In place: v[i] lane j <- v[j] lane i.
-inline void transpose16(__m512 (&v)[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]);
-  }
-  __m512 u[16];  // u[4i + j], 128-bit lane L: column 4L + j of rows 4i..4i+3
-  for (int i = 0; i < 4; ++i) {
-    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
-    const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
-    u[4 * i + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-    u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-    u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-    u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-  }
-  for (int j = 0; j < 4; ++j) {
-    const __m512 e0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88), o0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
-    const __m512 e1 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
-    const __m512 o1 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
-    v[j] = _mm512_shuffle_f32x4(e0, e1, 0x88);
-    v[8 + j] = _mm512_shuffle_f32x4(e0, e1, 0xDD);
-    v[4 + j] = _mm512_shuffle_f32x4(o0, o1, 0x88);
-    v[12 + j] = _mm512_shuffle_f32x4(o0, o1, 0xDD);
-  }
-}
-
 // One panel x one token tile over all nb blocks; writes y[t * y_stride + r]
 // for t < n_tok, r < n_rows.
 void panel_tile(const Panel& p, const ActBlock* x, int64_t nb, int n_rows, int n_tok, float* y, int64_t y_stride) {
@@ -234,9 +191,9 @@ void panel_tile(const Panel& p, const ActBlock* x, int64_t nb, int n_rows, int n
 template <typename Weights>
 void amx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
               int64_t cols, float* y, int64_t y_stride) {
-  static const TileConfig config = make_config();
+  static const AmxTileConfig config = make_config();
   const int64_t nb = cols / kQK, n_tt = token_tiles(n_tokens);
-  std::byte* scratch = panel_scratch(static_cast<size_t>(nb * (kQK * kAmxRows + 4 * kAmxRows)));
+  std::byte* scratch = amx_panel_scratch(static_cast<size_t>(nb * (kQK * kAmxRows + 4 * kAmxRows)));
   float* dw = reinterpret_cast<float*>(scratch + nb * kQK * kAmxRows);
   const ActBlock* x = reinterpret_cast<const ActBlock*>(acts);
   _tile_loadconfig(&config);  // per thread; released below so idle threads carry no tile state
