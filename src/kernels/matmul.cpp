@@ -103,12 +103,10 @@ const TileKernel* tile_kernel_for(Isa isa, DType dtype) {
 }
 
 const AmxKernel* amx_kernel_for(Isa isa, DType dtype, int64_t n_tokens) {
-  if (isa != Isa::kAmx || n_tokens < kAmxMinTokens) return nullptr;
-  const AmxKernel& k = amx_kernels().k[static_cast<int>(dtype)];
-  if (k.rows != nullptr) return &k;
-  if (!amx_bf16_usable()) return nullptr;
-  const AmxKernel& f = amx_bf16_kernels().k[static_cast<int>(dtype)];
-  return f.rows != nullptr ? &f : nullptr;
+  if (isa != Isa::kAmx) return nullptr;
+  const AmxKernel* k = &amx_kernels().k[static_cast<int>(dtype)];
+  if (k->rows == nullptr && amx_bf16_usable()) k = &amx_bf16_kernels().k[static_cast<int>(dtype)];
+  return k->rows != nullptr && n_tokens >= k->min_tokens ? k : nullptr;
 }
 
 // A per-thread buffer of at least `bytes`, 64-byte aligned; it only grows.

@@ -67,9 +67,12 @@ struct TileKernels {
 // and scales, token tiles padded with zeros).
 inline constexpr int kAmxRows = 16;
 inline constexpr int kAmxTokens = 16;
-inline constexpr int64_t kAmxMinTokens = 8;  // below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
+inline constexpr int64_t kAmxMinTokens = 8;  // INT8; below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
+inline constexpr int64_t kAmxBf16MinTokens = 16;  // BF16: converting the weights costs more than
+                                                  // 8 tokens' FMA tiles save (kernels_bench)
 
 struct AmxKernel {
+  int64_t min_tokens = 0;  // smaller batches take the AVX-512 tiles
   // bytes of the prepared activations of n_tokens rows of cols elements
   int64_t (*act_bytes)(int64_t n_tokens, int64_t cols) = nullptr;
   // prepares token tiles [tt0, tt1) of x ([n_tokens, cols] f32) into dst (64-byte aligned)

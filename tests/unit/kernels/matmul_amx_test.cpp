@@ -1,4 +1,4 @@
-// The AMX paths (kAmxMinTokens tokens or more): INT8 for Q8_0/Q4_0 weights,
+// The AMX paths (kAmxMinTokens / kAmxBf16MinTokens tokens or more): INT8 for Q8_0/Q4_0 weights,
 // BF16 hi/lo splits for F32/F16/BF16; odd shapes against the scalar twin, and
 // matmul under Isa::kAmx runs them.
 #include <gtest/gtest.h>
@@ -77,7 +77,7 @@ TEST(MatmulAmx, FloatWeightsMatchScalarTwin) {
   ThreadPool pool(3);
   struct Shape { int64_t rows, cols, n_tokens; };
   const Shape shapes[] = {
-      {1, 32, kAmxMinTokens}, {5, 17, 17},    {15, 100, 31},  {16, 64, 16},  {17, 33, 33},
+      {1, 32, kAmxBf16MinTokens}, {5, 17, 17},    {15, 100, 31},  {16, 64, 16},  {17, 33, 33},
       {31, 1056, 47},         {33, 224, 64},  {48, 768, 65},  {7, 2050, 20}, {100, 2048, 130},
   };
   uint32_t seed = 9500;
