@@ -63,9 +63,13 @@ void attend_head(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, f
     const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
     const float* k[kChunk];
     const float* v[kChunk];
-    for (int j = 0; j < n; ++j) {
-      const int64_t p = p0 + j;
-      const int64_t off = kv.blocks[p / kv.block_tokens] * kv.block_stride + (p % kv.block_tokens) * kv.pos_stride;
+    int64_t block = p0 / kv.block_tokens, row = p0 % kv.block_tokens;  // one division per chunk
+    for (int j = 0; j < n; ++j, ++row) {
+      if (row == kv.block_tokens) {
+        row = 0;
+        ++block;
+      }
+      const int64_t off = kv.blocks[block] * kv.block_stride + row * kv.pos_stride;
       k[j] = kv.keys + off;
       v[j] = kv.values + off;
     }
