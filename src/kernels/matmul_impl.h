@@ -68,8 +68,8 @@ struct TileKernels {
 inline constexpr int kAmxRows = 16;
 inline constexpr int kAmxTokens = 16;
 inline constexpr int64_t kAmxMinTokens = 8;  // INT8; below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
-inline constexpr int64_t kAmxBf16MinTokens = 16;  // BF16: converting the weights costs more than
-                                                  // 8 tokens' FMA tiles save (kernels_bench)
+inline constexpr int64_t kAmxBf16MinTokens = 12;  // BF16: at 8 tokens converting the weights costs
+                                                   // more than the FMA tiles take (kernels_bench)
 
 struct AmxKernel {
   int64_t min_tokens = 0;  // smaller batches take the AVX-512 tiles

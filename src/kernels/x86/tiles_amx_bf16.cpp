@@ -7,11 +7,11 @@
 // rounds activations to f16 for F16 weights: 2^-11). BF16 weights have lo = 0:
 // two products.
 //
-// Layout: the k-chunk (32 columns) of 16 tokens or 16 weight rows is one ChunkPair
-// (hi tile, lo tile). Tokens are TDPBF16PS's A operand (row t: 32 bf16 in column
-// order), weights its B operand (VNNI: row p holds, for each weight row n, the
-// pair of columns 2p, 2p + 1), so the f32 result tile is [16 tokens, 16 rows]
-// and is stored straight into y [tokens, rows].
+// Layout: the k-chunk (32 columns) of 16 weight rows or 16 tokens is one ChunkPair
+// (hi tile, lo tile). Weights are TDPBF16PS's A operand (row n: 32 bf16 in column
+// order, as converted, no shuffling), tokens its B operand (VNNI: row p holds,
+// for each token t, the pair of columns 2p, 2p + 1; transposed once per call),
+// so the f32 result tile is [16 rows, 16 tokens], transposed into y [tokens, rows].
 // GCC 12's AVX-512 headers self-initialize their "undefined" vectors (GCC PR105593).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
@@ -87,27 +87,33 @@ void bf16_prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, i
   const int64_t nk = chunks(cols), row_bytes = cols * static_cast<int64_t>(sizeof(float));
   for (int64_t tt = tt0; tt < tt1; ++tt) {
     ChunkPair* out = reinterpret_cast<ChunkPair*>(dst) + tt * nk;
-    for (int t = 0; t < kAmxTokens; ++t) {
-      const int64_t token = tt * kAmxTokens + t;
-      for (int64_t kc = 0; kc < nk; ++kc) {
-        __m512i hi = _mm512_setzero_si512(), lo = _mm512_setzero_si512();
+    for (int64_t kc = 0; kc < nk; ++kc) {
+      __m512 hi[kAmxTokens], lo[kAmxTokens];  // hi[t]: token t's 16 column pairs (32-bit lanes)
+      for (int t = 0; t < kAmxTokens; ++t) {
+        const int64_t token = tt * kAmxTokens + t;
+        __m512i h = _mm512_setzero_si512(), l = _mm512_setzero_si512();
         if (token < n_tokens) {
           __m512 a, b;
           F32Row::load32(reinterpret_cast<const std::byte*>(x) + token * row_bytes, kc * kChunk, cols, &a, &b);
-          split32(a, b, &hi, &lo);
+          split32(a, b, &h, &l);
         }
-        _mm512_store_si512(out[kc].hi + t * kChunk, hi);
-        _mm512_store_si512(out[kc].lo + t * kChunk, lo);
+        hi[t] = _mm512_castsi512_ps(h);
+        lo[t] = _mm512_castsi512_ps(l);
+      }
+      transpose16(hi);  // hi[p] lane t: token t's pair p
+      transpose16(lo);
+      for (int p = 0; p < 16; ++p) {
+        _mm512_store_ps(out[kc].hi + p * kChunk, hi[p]);
+        _mm512_store_ps(out[kc].lo + p * kChunk, lo[p]);
       }
     }
   }
 }
 
-// ---- weights: one panel of up to 16 rows -> panel[kc], B (VNNI) layout ----
+// ---- weights: one panel of up to 16 rows -> panel[kc], A layout (rows past n_rows 0) ----
 template <typename Row>
 void convert_panel(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols, ChunkPair* panel) {
   for (int64_t kc = 0; kc < chunks(cols); ++kc) {
-    __m512 hi[16], lo[16];  // hi[n]: row n's 16 column pairs (32-bit lanes)
     for (int n = 0; n < 16; ++n) {
       __m512i h = _mm512_setzero_si512(), l = _mm512_setzero_si512();
       if (n < n_rows) {
@@ -115,21 +121,15 @@ void convert_panel(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t 
         Row::load32(w + n * w_row_bytes, kc * kChunk, cols, &a, &b);
         split32(a, b, &h, &l);
       }
-      hi[n] = _mm512_castsi512_ps(h);
-      lo[n] = _mm512_castsi512_ps(l);
-    }
-    transpose16(hi);  // hi[p] lane n: row n's pair p
-    transpose16(lo);
-    for (int p = 0; p < 16; ++p) {
-      _mm512_store_ps(panel[kc].hi + p * kChunk, hi[p]);
-      _mm512_store_ps(panel[kc].lo + p * kChunk, lo[p]);
+      _mm512_store_si512(panel[kc].hi + n * kChunk, h);
+      _mm512_store_si512(panel[kc].lo + n * kChunk, l);
     }
   }
 }
 
-// Tiles: 0, 1 the two token tiles' hi*hi + hi*lo_w sums, 2, 3 their lo*hi
-// sums (16 tokens x 16 rows f32; four accumulators keep four TDPBF16PS chains
-// in flight), 4, 5 weights hi/lo, 6, 7 activations hi/lo. All 16 x 64 bytes.
+// Tiles: 0, 1 the two token tiles' hi*hi + lo_w*hi sums, 2, 3 their hi*lo_x
+// sums (16 rows x 16 tokens f32), 4, 5 weights hi/lo, 6, 7 activations hi/lo.
+// All 16 x 64 bytes.
 AmxTileConfig make_config() {
   AmxTileConfig c;
   for (int i = 0; i < 8; ++i) {
@@ -142,13 +142,15 @@ AmxTileConfig make_config() {
 // GCC's tile intrinsics paste their tile numbers into the instruction text,
 // so the tile numbers below are literals.
 
-// y rows [0, n_tok), columns [0, n_rows) = a + b (result tiles stored as [16][16]).
+// y[t * y_stride + r] = a[r][t] + b[r][t] for t < n_tok, r < n_rows (result
+// tiles stored as [16 rows][16 tokens]).
 inline void add_results(const float (*a)[16], const float (*b)[16], float* y, int64_t y_stride, int n_tok,
                         int n_rows) {
+  __m512 v[16];
+  for (int r = 0; r < 16; ++r) v[r] = _mm512_add_ps(_mm512_load_ps(a[r]), _mm512_load_ps(b[r]));
+  transpose16(v);  // v[t]: the rows for token t
   const __mmask16 m = static_cast<__mmask16>((1u << n_rows) - 1);
-  for (int t = 0; t < n_tok; ++t) {
-    _mm512_mask_storeu_ps(y + t * y_stride, m, _mm512_add_ps(_mm512_load_ps(a[t]), _mm512_load_ps(b[t])));
-  }
+  for (int t = 0; t < n_tok; ++t) _mm512_mask_storeu_ps(y + t * y_stride, m, v[t]);
 }
 
 // One converted panel x token tiles [tt, tt + kTiles) (kTiles 1 or 2) over all chunks.
@@ -166,18 +168,18 @@ void panel_tiles(const ChunkPair* panel, const ChunkPair* x, int64_t nk, int64_t
     if constexpr (kWeightLo) _tile_loadd(5, panel[kc].lo, 64);
     _tile_loadd(6, x0[kc].hi, 64);
     _tile_loadd(7, x0[kc].lo, 64);
-    _tile_dpbf16ps(0, 6, 4);
-    _tile_dpbf16ps(2, 7, 4);
-    if constexpr (kWeightLo) _tile_dpbf16ps(0, 6, 5);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(2, 4, 7);
+    if constexpr (kWeightLo) _tile_dpbf16ps(0, 5, 6);
     if constexpr (kTiles == 2) {
       _tile_loadd(6, x1[kc].hi, 64);
       _tile_loadd(7, x1[kc].lo, 64);
-      _tile_dpbf16ps(1, 6, 4);
-      _tile_dpbf16ps(3, 7, 4);
-      if constexpr (kWeightLo) _tile_dpbf16ps(1, 6, 5);
+      _tile_dpbf16ps(1, 4, 6);
+      _tile_dpbf16ps(3, 4, 7);
+      if constexpr (kWeightLo) _tile_dpbf16ps(1, 5, 6);
     }
   }
-  alignas(64) float a[kAmxTokens][16], b[kAmxTokens][16];
+  alignas(64) float a[16][kAmxTokens], b[16][kAmxTokens];
   const int64_t t0 = tt * kAmxTokens;
   _tile_stored(0, a, 64);
   _tile_stored(2, b, 64);
