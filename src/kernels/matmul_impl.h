@@ -101,10 +101,13 @@ const AmxKernels& amx_bf16_kernels();
 // AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).
 float avx512_dot_f32(const float* a, const float* b, int64_t n);
 void avx512_axpy_f32(float* y, float a, const float* x, int64_t n);
-// AVX-512 twins of attend (attention.h; head_dim % 16 == 0, <= 512) and swiglu.
+// AVX-512 twins of attend, attend_causal (attention.h; head_dim % 16 == 0,
+// <= 512; slope 0 without ALiBi) and swiglu.
 struct PagedKv;
 void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
                    const float* slopes, float* out);
 void avx512_swiglu(float* out, const float* gate, const float* up, int64_t n);
+void avx512_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
+                          int64_t first_pos, float scale, float slope, float* out, int64_t out_stride);
 
 }  // namespace plimsoll::kernels
