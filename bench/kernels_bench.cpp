@@ -70,16 +70,15 @@ void BM_Matmul(benchmark::State& state) {
 
 void Shapes(benchmark::internal::Benchmark* b) {
   const DType dtypes[] = {DType::kQ8_0, DType::kQ4_0, DType::kF16, DType::kF32};
-  const int64_t shapes[][2] = {{768, 768}, {2048, 768}, {768, 2048}, {32000, 768},  // 134M
+  const int64_t shapes[][2] = {{64, 256}, {768, 768}, {2048, 768}, {768, 2048}, {32000, 768},  // 134M
                                {5632, 2048}, {2048, 5632}};                             // 1.1B FFN
   for (DType d : dtypes) {
-    const bool amx = d == DType::kQ8_0 || d == DType::kQ4_0;
     for (const auto& s : shapes) {
-      for (int64_t n : {1, 4, 8, 16, 64, 512}) {
+      for (int64_t n : {1, 4, 8, 12, 16, 32, 64, 512}) {
         if (s[0] == 32000 && n > 4) continue;  // the head only sees the last tokens
         if (s[0] * s[1] > 10'000'000 && s[0] != 32000 && n != 512) continue;  // 1.1B: prefill only
         for (Isa isa : {Isa::kAvx512, Isa::kAmx}) {
-          if (isa == Isa::kAmx && (!amx || n < 8)) continue;  // AMX-INT8: Q8_0/Q4_0 batches only
+          if (isa == Isa::kAmx && n < 8) continue;  // AMX: batches only
           b->Args({static_cast<int64_t>(d), s[0], s[1], n, 1, static_cast<int64_t>(isa)});
         }
       }

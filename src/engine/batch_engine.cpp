@@ -46,6 +46,7 @@ BatchEngine::BatchEngine(const ModelConfig& config, LlamaWeights weights, KvBloc
   tok_id_.resize(static_cast<size_t>(t));
   tok_seq_.resize(static_cast<size_t>(t));
   tok_pos_.resize(static_cast<size_t>(t));
+  pieces_.reserve(static_cast<size_t>(t));
   x_ = floats(t * config.dim);
   xb_ = floats(t * config.dim);
   attn_ = floats(t * config.dim);
@@ -96,11 +97,14 @@ Result<std::span<const float>> BatchEngine::step(std::span<const SeqStep> seqs) 
   seqs_ = seqs;
   const int64_t dim = config_.dim;
   int64_t t = 0;
+  pieces_.clear();  // capacity: step_tokens, so no allocation
   for (size_t s = 0; s < seqs.size(); ++s) {
-    for (size_t i = 0; i < seqs[s].tokens.size(); ++i, ++t) {
-      tok_id_[static_cast<size_t>(t)] = seqs[s].tokens[i];
+    const int64_t n = static_cast<int64_t>(seqs[s].tokens.size());
+    for (int64_t p = 0; p < n; p += kPieceTokens) pieces_.push_back({t + p, std::min(kPieceTokens, n - p)});
+    for (int64_t i = 0; i < n; ++i, ++t) {
+      tok_id_[static_cast<size_t>(t)] = seqs[s].tokens[static_cast<size_t>(i)];
       tok_seq_[static_cast<size_t>(t)] = static_cast<int32_t>(s);
-      tok_pos_[static_cast<size_t>(t)] = seqs[s].start_pos + static_cast<int64_t>(i);
+      tok_pos_[static_cast<size_t>(t)] = seqs[s].start_pos + i;
     }
   }
   if (config_.positions == PositionKind::kRope) {  // each token's rotary angles, for every layer
@@ -135,7 +139,7 @@ void BatchEngine::layer(int64_t l, int64_t n) {
   linear(*w.wk, w.bk, xb_.data(), n, k_.data(), threads_);   // [n, kv_dim]
   linear(*w.wv, w.bv, xb_.data(), n, v_.data(), threads_);   // [n, kv_dim]
   write_kv(l, n);
-  attention(l, n);                                           // attn_ [n, dim]
+  attention(l);                                              // attn_ [n, dim]
   linear(*w.wo, w.bo, attn_.data(), n, q_.data(), threads_);
   add_into_residual(q_.data(), n);
   norm_rows(c, *w.ffn_norm, w.ffn_norm_b, x_.data(), xb_.data(), n);
@@ -164,15 +168,23 @@ void BatchEngine::write_kv(int64_t l, int64_t n) {
   }
 }
 
-// One task per (token, KV head): the query heads sharing that KV head read its
-// blocks together (kernels::attend).
-void BatchEngine::attention(int64_t l, int64_t n) {
+// One task per (KV head, piece): a piece is a sequence's run of up to
+// kPieceTokens consecutive tokens of this step. A decode token attends with the
+// query heads sharing its KV head together (kernels::attend); a prefill run,
+// head by head, with each 16-position chunk of keys and values read once for
+// the run (kernels::attend_causal). Tasks go head by head, so a thread's pieces
+// read the same head's keys and values (hot in its L2) rather than every head
+// of the sequence (megabytes, from L3, once per token).
+void BatchEngine::attention(int64_t l) {
   const ModelConfig& c = config_;
-  const int64_t hd = c.head_dim(), group = c.n_heads / c.n_kv_heads;
+  const int64_t hd = c.head_dim(), group = c.n_heads / c.n_kv_heads, dim = c.dim;
+  const int64_t n_pieces = static_cast<int64_t>(pieces_.size());
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t i = task / c.n_kv_heads, kvh = task % c.n_kv_heads;
+      const int64_t kvh = task / n_pieces;
+      const Piece& piece = pieces_[static_cast<size_t>(task % n_pieces)];
+      const int64_t i = piece.first_token, pos = tok_pos_[static_cast<size_t>(i)];
       const BlockTable& table = *seqs_[static_cast<size_t>(tok_seq_[static_cast<size_t>(i)])].blocks;
       kernels::PagedKv kv;
       kv.keys = pool_.keys(0, l) + kvh * hd;
@@ -182,14 +194,23 @@ void BatchEngine::attention(int64_t l, int64_t n) {
       kv.block_tokens = pool_.block_tokens();
       kv.pos_stride = c.kv_dim();
       const int64_t head0 = kvh * group;
-      kernels::attend(q_.data() + i * c.dim + head0 * hd, group, hd, kv, tok_pos_[static_cast<size_t>(i)] + 1, scale,
-                      alibi_.empty() ? nullptr : alibi_.data() + head0, attn_.data() + i * c.dim + head0 * hd);
+      const float* slopes = alibi_.empty() ? nullptr : alibi_.data() + head0;
+      if (piece.n == 1) {
+        kernels::attend(q_.data() + i * dim + head0 * hd, group, hd, kv, pos + 1, scale, slopes,
+                        attn_.data() + i * dim + head0 * hd);
+        continue;
+      }
+      for (int64_t g = 0; g < group; ++g) {
+        const int64_t h = head0 + g;
+        kernels::attend_causal(q_.data() + i * dim + h * hd, dim, piece.n, hd, kv, pos, scale,
+                               slopes ? slopes + g : nullptr, attn_.data() + i * dim + h * hd, dim);
+      }
     }
   };
   if (threads_) {
-    threads_->parallel_for(n * c.n_kv_heads, 1, run);
+    threads_->parallel_for(n_pieces * c.n_kv_heads, 1, run);
   } else {
-    run(0, n * c.n_kv_heads);
+    run(0, n_pieces * c.n_kv_heads);
   }
 }
 

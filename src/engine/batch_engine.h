@@ -52,7 +52,7 @@ class BatchEngine {
   Status check(std::span<const SeqStep> seqs, int64_t* n_tokens, int64_t* n_want) const;
   void layer(int64_t l, int64_t n_tokens);
   void write_kv(int64_t l, int64_t n_tokens);
-  void attention(int64_t l, int64_t n_tokens);
+  void attention(int64_t l);  // over the step's pieces
   void add_into_residual(const float* delta, int64_t n_tokens);
 
   ModelConfig config_;
@@ -64,6 +64,12 @@ class BatchEngine {
   // per-token metadata of the current step, [T]
   std::vector<int32_t> tok_id_, tok_seq_;
   std::vector<int64_t> tok_pos_;
+  // the step's attention pieces: runs of <= kPieceTokens consecutive tokens of one sequence
+  struct Piece {
+    int64_t first_token, n;
+  };
+  static constexpr int64_t kPieceTokens = 16;
+  std::vector<Piece> pieces_;
   std::span<const SeqStep> seqs_;
   // activations
   std::vector<float> x_;      // [T, dim] residual stream

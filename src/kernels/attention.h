@@ -1,4 +1,5 @@
-// Attention of one query position over a paged KV cache (kernels::attend).
+// Attention over a paged KV cache: one query position (kernels::attend), or a
+// run of consecutive positions of one sequence (kernels::attend_causal).
 #pragma once
 
 #include <cstdint>
@@ -27,5 +28,16 @@ void attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, 
             const float* slopes, float* out);
 void attend_scalar(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos,
                    float scale, const float* slopes, float* out);
+
+// One query head at n_q consecutive positions of a sequence (a prefill run):
+// row i (q + i * q_stride, head_dim floats) is position first_pos + i and sees
+// positions 0..first_pos + i, so out + i * out_stride is exactly attend(row i,
+// group 1, n_pos = first_pos + i + 1, slopes = slope). The AVX-512 path reads
+// each 16-position chunk once per 16 rows (keys transposed once, scored by
+// broadcast FMAs); the scalar twin calls attend_scalar row by row.
+void attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
+                   int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride);
+void attend_causal_scalar(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
+                          int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride);
 
 }  // namespace plimsoll::kernels

@@ -77,10 +77,15 @@ const char* isa_name(Isa isa);     // "scalar", "avx2", "avx512", "amx"
 // if the CPU has that. kAvx2 needs AVX2+FMA+F16C; kAvx512 also needs AVX-512
 // F/BW/VL/VNNI; kAmx also AMX-TILE/INT8 and the kernel's permission for tile
 // data (requested once, on the first check): it is kAvx512 plus AMX-INT8 for
-// Q8_0/Q4_0 weights at kAmxMinTokens (matmul_impl.h) tokens or more.
+// Q8_0/Q4_0 weights at kAmxMinTokens (matmul_impl.h) tokens or more (and
+// AMX-BF16 for float weights at kAmxBf16MinTokens+ where amx_bf16_usable()).
 // Process-wide (not per thread).
 // Forces a path (tests, benchmarks); returns false if the CPU lacks it.
 bool set_isa(Isa isa);
+// Whether kAmx also runs F32/F16/BF16 weights (AMX-BF16 and AVX512-BF16 here):
+// at 12+ tokens they are then multiplied as bf16 hi/lo splits, each dot within
+// 2^-15 of sum |w*x| of the f32 result (not f32-exact).
+bool amx_bf16_usable();
 
 }  // namespace kernels
 }  // namespace plimsoll

@@ -103,9 +103,10 @@ const TileKernel* tile_kernel_for(Isa isa, DType dtype) {
 }
 
 const AmxKernel* amx_kernel_for(Isa isa, DType dtype, int64_t n_tokens) {
-  if (isa != Isa::kAmx || n_tokens < kAmxMinTokens) return nullptr;
-  const AmxKernel& k = amx_kernels().k[static_cast<int>(dtype)];
-  return k.rows != nullptr ? &k : nullptr;
+  if (isa != Isa::kAmx) return nullptr;
+  const AmxKernel* k = &amx_kernels().k[static_cast<int>(dtype)];
+  if (k->rows == nullptr && amx_bf16_usable()) k = &amx_bf16_kernels().k[static_cast<int>(dtype)];
+  return k->rows != nullptr && n_tokens >= k->min_tokens ? k : nullptr;
 }
 
 // A per-thread buffer of at least `bytes`, 64-byte aligned; it only grows.
@@ -208,6 +209,20 @@ void matmul_amx(const AmxKernel& k, const TensorView& w, const float* x, int64_t
 }
 
 }  // namespace
+
+// AMX-BF16 (TDPBF16PS) and AVX512-BF16 (the float kernels' conversions) on top of AMX-INT8's checks.
+bool amx_bf16_usable() {
+#if defined(__x86_64__) && defined(__linux__)
+  static const bool usable = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!amx_usable() || __get_cpuid_count(7, 0, &a, &b, &c, &d) == 0 || (d & (1u << 22)) == 0) return false;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 5)) != 0;
+  }();
+  return usable;
+#else
+  return false;
+#endif
+}
 
 Isa active_isa() { return current_isa().load(std::memory_order_relaxed); }
 

@@ -67,9 +67,12 @@ struct TileKernels {
 // and scales, token tiles padded with zeros).
 inline constexpr int kAmxRows = 16;
 inline constexpr int kAmxTokens = 16;
-inline constexpr int64_t kAmxMinTokens = 8;  // below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
+inline constexpr int64_t kAmxMinTokens = 8;  // INT8; below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
+inline constexpr int64_t kAmxBf16MinTokens = 12;  // BF16: at 8 tokens converting the weights costs
+                                                   // more than the FMA tiles take (kernels_bench)
 
 struct AmxKernel {
+  int64_t min_tokens = 0;  // smaller batches take the AVX-512 tiles
   // bytes of the prepared activations of n_tokens rows of cols elements
   int64_t (*act_bytes)(int64_t n_tokens, int64_t cols) = nullptr;
   // prepares token tiles [tt0, tt1) of x ([n_tokens, cols] f32) into dst (64-byte aligned)
@@ -95,14 +98,20 @@ void add_avx512_kquant_tiles(TileKernels* k);
 const AmxKernels& amx_kernels();
 // sets the Q4_K / Q6_K entries (tiles_amx_kquants.cpp; called by amx_kernels)
 void add_amx_kquant_kernels(AmxKernels* k);
+// AMX-BF16 for F32/F16/BF16 weights (bf16 hi/lo splits, tiles_amx_bf16.cpp); also
+// needs AMX-BF16 and AVX512-BF16: amx_bf16_usable() (kernels.h) says so.
+const AmxKernels& amx_bf16_kernels();
 
 // AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).
 float avx512_dot_f32(const float* a, const float* b, int64_t n);
 void avx512_axpy_f32(float* y, float a, const float* x, int64_t n);
-// AVX-512 twins of attend (attention.h; head_dim % 16 == 0, <= 512) and swiglu.
+// AVX-512 twins of attend, attend_causal (attention.h; head_dim % 16 == 0,
+// <= 512; slope 0 without ALiBi) and swiglu.
 struct PagedKv;
 void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
                    const float* slopes, float* out);
 void avx512_swiglu(float* out, const float* gate, const float* up, int64_t n);
+void avx512_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
+                          int64_t first_pos, float scale, float slope, float* out, int64_t out_stride);
 
 }  // namespace plimsoll::kernels

@@ -14,5 +14,6 @@ const AmxKernels& amx_kernels() {
   static const AmxKernels none;
   return none;
 }
+const AmxKernels& amx_bf16_kernels() { return amx_kernels(); }
 
 }  // namespace plimsoll::kernels

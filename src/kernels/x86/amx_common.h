@@ -1,7 +1,8 @@
-// Shared by the AMX kernel files (tiles_amx.cpp, tiles_amx_kquants.cpp): the
-// tile configuration record LDTILECFG reads, a 16 x 16 f32 transpose (results
-// are accumulated per row, stored per token), and a thread's growing scratch.
-// Include only from files compiled with the AVX-512 + AMX flags (internal linkage).
+// Pieces shared by the AMX kernels (tiles_amx.cpp: INT8, tiles_amx_bf16.cpp:
+// BF16): the tile configuration record and the per-thread panel scratch (and
+// transpose16, from transpose_avx512.h). Include only from files compiled with the
+// AVX-512 + AMX flags (functions are static: no shared inline copies leave an
+// ISA-flagged file).
 #pragma once
 
 #include <immintrin.h>
@@ -10,11 +11,12 @@
 #include <cstdint>
 #include <vector>
 
-namespace plimsoll::kernels {
-namespace {
+#include "kernels/x86/transpose_avx512.h"
 
-// LDTILECFG's 64-byte record (palette 1): per tile, bytes per row and rows.
-struct alignas(64) TileConfig {
+namespace plimsoll::kernels {
+
+// LDTILECFG's 64-byte record, palette 1: tile i has rows[i] rows of colsb[i] bytes.
+struct alignas(64) AmxTileConfig {
   uint8_t palette_id = 1;
   uint8_t start_row = 0;
   uint8_t reserved[14] = {};
@@ -22,40 +24,13 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
-// In place: v[i] lane j <- v[j] lane i.
-inline void transpose16(__m512 (&v)[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]);
-  }
-  __m512 u[16];  // u[4i + j], 128-bit lane L: column 4L + j of rows 4i..4i+3
-  for (int i = 0; i < 4; ++i) {
-    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
-    const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
-    u[4 * i + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-    u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-    u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-    u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-  }
-  for (int j = 0; j < 4; ++j) {
-    const __m512 e0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88), o0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
-    const __m512 e1 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
-    const __m512 o1 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
-    v[j] = _mm512_shuffle_f32x4(e0, e1, 0x88);
-    v[8 + j] = _mm512_shuffle_f32x4(e0, e1, 0xDD);
-    v[4 + j] = _mm512_shuffle_f32x4(o0, o1, 0x88);
-    v[12 + j] = _mm512_shuffle_f32x4(o0, o1, 0xDD);
-  }
-}
-
-// A thread's panel scratch (unpacked weights, scales); it only grows.
-inline std::byte* panel_scratch(size_t bytes) {
+// A per-thread buffer of at least `bytes`, 64-byte aligned, for a weight panel
+// unpacked once per call; it only grows.
+static inline std::byte* amx_panel_scratch(size_t bytes) {
   thread_local std::vector<std::byte> scratch;
   if (scratch.size() < bytes + 64) scratch.resize(bytes + 64);
   const auto addr = reinterpret_cast<uintptr_t>(scratch.data());
   return scratch.data() + ((64 - addr % 64) % 64);
 }
 
-}  // namespace
 }  // namespace plimsoll::kernels

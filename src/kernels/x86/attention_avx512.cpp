@@ -9,6 +9,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/matmul_impl.h"
+#include "kernels/x86/transpose_avx512.h"
 #include "kernels/x86/vec_math_avx512.h"
 
 namespace plimsoll::kernels {
@@ -52,47 +53,130 @@ inline void scale_row(float* acc, float s, int64_t n) {
   for (int64_t d = 0; d < n; d += 16) _mm512_store_ps(acc + d, _mm512_mul_ps(_mm512_load_ps(acc + d), sv));
 }
 
+// Keys and values of positions [p0, p0 + n) (n <= kChunk).
+inline void gather(const PagedKv& kv, int64_t p0, int n, const float** k, const float** v) {
+  int64_t block = p0 / kv.block_tokens, row = p0 % kv.block_tokens;  // one division per chunk
+  for (int j = 0; j < n; ++j, ++row) {
+    if (row == kv.block_tokens) {
+      row = 0;
+      ++block;
+    }
+    const int64_t off = kv.blocks[block] * kv.block_stride + row * kv.pos_stride;
+    k[j] = kv.keys + off;
+    v[j] = kv.values + off;
+  }
+}
+
+// One query row's running softmax: max score, denominator, sum of weighted values.
+struct RowState {
+  float* acc;  // [hd], 64-byte aligned
+  float max_score;
+  float denom;
+};
+
+// Online-softmax update of a row with one chunk's scores s (lanes >= n dead).
+inline void update(__m512 s, int n, const float* const* v, int64_t hd, RowState* st) {
+  const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
+  s = _mm512_mask_blend_ps(live, _mm512_set1_ps(-std::numeric_limits<float>::infinity()), s);
+  const float chunk_max = _mm512_reduce_max_ps(s);
+  if (chunk_max > st->max_score) {
+    const float rescale = std::exp(st->max_score - chunk_max);
+    st->denom *= rescale;
+    scale_row(st->acc, rescale, hd);
+    st->max_score = chunk_max;
+  }
+  const __m512 e = _mm512_maskz_mov_ps(live, exp512(_mm512_sub_ps(s, _mm512_set1_ps(st->max_score))));
+  st->denom += _mm512_reduce_add_ps(e);
+  alignas(64) float w[kChunk];
+  _mm512_store_ps(w, e);
+  for (int64_t d = 0; d < hd; d += 16) {
+    __m512 a = _mm512_load_ps(st->acc + d);
+    for (int j = 0; j < n; ++j) a = _mm512_fmadd_ps(_mm512_set1_ps(w[j]), _mm512_loadu_ps(v[j] + d), a);
+    _mm512_store_ps(st->acc + d, a);
+  }
+}
+
+inline void finish(const RowState& st, int64_t hd, float* out) {
+  const __m512 iv = _mm512_set1_ps(st.denom > 0.0f ? 1.0f / st.denom : 0.0f);
+  for (int64_t d = 0; d < hd; d += 16) _mm512_storeu_ps(out + d, _mm512_mul_ps(_mm512_load_ps(st.acc + d), iv));
+}
+
+// Lane j: slope * (p0 + j).
+inline __m512 position_bias(float slope, int64_t p0) {
+  const __m512 pos = _mm512_add_ps(_mm512_set1_ps(static_cast<float>(p0)),
+                                   _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  return _mm512_mul_ps(_mm512_set1_ps(slope), pos);
+}
+
 // One query head over all positions.
 void attend_head(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, float scale, float slope,
                  float* out) {
   alignas(64) float acc[kMaxHeadDim];
-  alignas(64) float w[kChunk];
   std::fill(acc, acc + hd, 0.0f);
-  float max_score = -std::numeric_limits<float>::infinity(), denom = 0.0f;
+  RowState st{acc, -std::numeric_limits<float>::infinity(), 0.0f};
   for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
     const float* k[kChunk];
     const float* v[kChunk];
-    for (int j = 0; j < n; ++j) {
-      const int64_t p = p0 + j;
-      const int64_t off = kv.blocks[p / kv.block_tokens] * kv.block_stride + (p % kv.block_tokens) * kv.pos_stride;
-      k[j] = kv.keys + off;
-      v[j] = kv.values + off;
-    }
-    const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
-    const __m512 pos = _mm512_add_ps(_mm512_set1_ps(static_cast<float>(p0)),
-                                     _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-    __m512 s = _mm512_fmadd_ps(dots16(q, k, n, hd), _mm512_set1_ps(scale), _mm512_mul_ps(_mm512_set1_ps(slope), pos));
-    s = _mm512_mask_blend_ps(live, _mm512_set1_ps(-std::numeric_limits<float>::infinity()), s);
-    const float chunk_max = _mm512_reduce_max_ps(s);
-    if (chunk_max > max_score) {
-      const float rescale = std::exp(max_score - chunk_max);
-      denom *= rescale;
-      scale_row(acc, rescale, hd);
-      max_score = chunk_max;
-    }
-    const __m512 e = _mm512_maskz_mov_ps(live, exp512(_mm512_sub_ps(s, _mm512_set1_ps(max_score))));
-    denom += _mm512_reduce_add_ps(e);
-    _mm512_store_ps(w, e);
-    for (int64_t d = 0; d < hd; d += 16) {
-      __m512 a = _mm512_load_ps(acc + d);
-      for (int j = 0; j < n; ++j) a = _mm512_fmadd_ps(_mm512_set1_ps(w[j]), _mm512_loadu_ps(v[j] + d), a);
-      _mm512_store_ps(acc + d, a);
+    gather(kv, p0, n, k, v);
+    update(_mm512_fmadd_ps(dots16(q, k, n, hd), _mm512_set1_ps(scale), position_bias(slope, p0)), n, v, hd, &st);
+  }
+  finish(st, hd, out);
+}
+
+// ---- consecutive query rows of one sequence (prefill): each chunk's keys are
+// transposed once and scored against every row by broadcast FMAs ----
+constexpr int kRows = 16;
+
+// kt[d * 16 + j] = k[j][d] for d < hd; 0 for j >= n.
+inline void transpose_keys(const float* const* k, int n, int64_t hd, float* kt) {
+  for (int64_t d0 = 0; d0 < hd; d0 += 16) {
+    __m512 t[16];
+    for (int j = 0; j < 16; ++j) t[j] = j < n ? _mm512_loadu_ps(k[j] + d0) : _mm512_setzero_ps();
+    transpose16(t);  // t[c] lane j = k[j][d0 + c]
+    for (int c = 0; c < 16; ++c) _mm512_store_ps(kt + (d0 + c) * 16, t[c]);
+  }
+}
+
+// Lane j: dot(q, k_j) from the transposed keys (hd a multiple of 16).
+inline __m512 dots_transposed(const float* q, const float* kt, int64_t hd) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  for (int64_t d = 0; d < hd; d += 4) {
+    s0 = _mm512_fmadd_ps(_mm512_set1_ps(q[d]), _mm512_load_ps(kt + d * 16), s0);
+    s1 = _mm512_fmadd_ps(_mm512_set1_ps(q[d + 1]), _mm512_load_ps(kt + (d + 1) * 16), s1);
+    s2 = _mm512_fmadd_ps(_mm512_set1_ps(q[d + 2]), _mm512_load_ps(kt + (d + 2) * 16), s2);
+    s3 = _mm512_fmadd_ps(_mm512_set1_ps(q[d + 3]), _mm512_load_ps(kt + (d + 3) * 16), s3);
+  }
+  return _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3));
+}
+
+// Rows 0..nr-1 (nr <= kRows): row i is position first_pos + i and sees
+// positions 0..first_pos + i.
+void attend_rows(const float* q, int64_t q_stride, int nr, int64_t hd, const PagedKv& kv, int64_t first_pos,
+                 float scale, float slope, float* out, int64_t out_stride) {
+  alignas(64) float kt[kMaxHeadDim * 16];
+  alignas(64) float acc[kRows][kMaxHeadDim];
+  RowState st[kRows];
+  for (int i = 0; i < nr; ++i) {
+    std::fill(acc[i], acc[i] + hd, 0.0f);
+    st[i] = {acc[i], -std::numeric_limits<float>::infinity(), 0.0f};
+  }
+  const int64_t n_pos = first_pos + nr;  // what the last row sees
+  for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
+    const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
+    const float* k[kChunk];
+    const float* v[kChunk];
+    gather(kv, p0, n, k, v);
+    transpose_keys(k, n, hd, kt);
+    const __m512 bias = position_bias(slope, p0);
+    for (int i = 0; i < nr; ++i) {
+      const int64_t visible = std::min<int64_t>(n, first_pos + i + 1 - p0);
+      if (visible <= 0) continue;
+      const __m512 s = _mm512_fmadd_ps(dots_transposed(q + i * q_stride, kt, hd), _mm512_set1_ps(scale), bias);
+      update(s, static_cast<int>(visible), v, hd, &st[i]);
     }
   }
-  const float inv = denom > 0.0f ? 1.0f / denom : 0.0f;
-  const __m512 iv = _mm512_set1_ps(inv);
-  for (int64_t d = 0; d < hd; d += 16) _mm512_storeu_ps(out + d, _mm512_mul_ps(_mm512_load_ps(acc + d), iv));
+  for (int i = 0; i < nr; ++i) finish(st[i], hd, out + i * out_stride);
 }
 
 }  // namespace
@@ -101,6 +185,19 @@ void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedK
                    const float* slopes, float* out) {
   for (int64_t g = 0; g < group; ++g) {
     attend_head(q + g * head_dim, head_dim, kv, n_pos, scale, slopes ? slopes[g] : 0.0f, out + g * head_dim);
+  }
+}
+
+}  // namespace plimsoll::kernels
+
+namespace plimsoll::kernels {
+
+void avx512_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
+                          int64_t first_pos, float scale, float slope, float* out, int64_t out_stride) {
+  for (int64_t i0 = 0; i0 < n_q; i0 += kRows) {
+    const int nr = static_cast<int>(std::min<int64_t>(kRows, n_q - i0));
+    attend_rows(q + i0 * q_stride, q_stride, nr, head_dim, kv, first_pos + i0, scale, slope, out + i0 * out_stride,
+                out_stride);
   }
 }
 

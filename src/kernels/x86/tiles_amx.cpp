@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "kernels/blocks.h"
 #include "kernels/matmul_impl.h"
@@ -67,8 +66,8 @@ void amx_prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, in
 
 // Tiles: 0, 1 weights (16 rows x 32 bytes), 2, 3 activations (8 rows x 64
 // bytes), 4, 5 int32 results (16 x 16); two blocks in flight.
-TileConfig make_config() {
-  TileConfig c;
+AmxTileConfig make_config() {
+  AmxTileConfig c;
   for (int i : {0, 1}) { c.rows[i] = kAmxRows; c.colsb[i] = kQK; }
   for (int i : {2, 3}) { c.rows[i] = kQK / 4; c.colsb[i] = 64; }
   for (int i : {4, 5}) { c.rows[i] = kAmxRows; c.colsb[i] = 64; }
@@ -192,9 +191,9 @@ void panel_tile(const Panel& p, const ActBlock* x, int64_t nb, int n_rows, int n
 template <typename Weights>
 void amx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
               int64_t cols, float* y, int64_t y_stride) {
-  static const TileConfig config = make_config();
+  static const AmxTileConfig config = make_config();
   const int64_t nb = cols / kQK, n_tt = token_tiles(n_tokens);
-  std::byte* scratch = panel_scratch(static_cast<size_t>(nb * (kQK * kAmxRows + 4 * kAmxRows)));
+  std::byte* scratch = amx_panel_scratch(static_cast<size_t>(nb * (kQK * kAmxRows + 4 * kAmxRows)));
   float* dw = reinterpret_cast<float*>(scratch + nb * kQK * kAmxRows);
   const ActBlock* x = reinterpret_cast<const ActBlock*>(acts);
   _tile_loadconfig(&config);  // per thread; released below so idle threads carry no tile state
@@ -213,8 +212,8 @@ void amx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std
 
 AmxKernels make_amx() {
   AmxKernels k;
-  k.k[static_cast<int>(DType::kQ8_0)] = {amx_act_bytes, amx_prepare, amx_rows<Q8Weights>};
-  k.k[static_cast<int>(DType::kQ4_0)] = {amx_act_bytes, amx_prepare, amx_rows<Q4Weights>};
+  k.k[static_cast<int>(DType::kQ8_0)] = {kAmxMinTokens, amx_act_bytes, amx_prepare, amx_rows<Q8Weights>};
+  k.k[static_cast<int>(DType::kQ4_0)] = {kAmxMinTokens, amx_act_bytes, amx_prepare, amx_rows<Q4Weights>};
   add_amx_kquant_kernels(&k);
   return k;
 }

@@ -197,8 +197,8 @@ void build_panel(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t nb
 
 // Tiles: 0 activations (16 K-groups x 64 bytes), 1..3 weight pieces (16 x 64
 // bytes), 4..6 the pieces' int32 sums (16 rows x 16 tokens).
-TileConfig make_kconfig() {
-  TileConfig c;
+AmxTileConfig make_kconfig() {
+  AmxTileConfig c;
   for (int i = 0; i < 7; ++i) { c.rows[i] = 16; c.colsb[i] = 64; }
   return c;
 }
@@ -285,9 +285,9 @@ void kpanel_rows(const KPanel& p, const KActTile* x, int64_t nb, int n_rows, int
 template <typename Lay>
 void kamx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
                int64_t cols, float* y, int64_t y_stride) {
-  static const TileConfig config = make_kconfig();
+  static const AmxTileConfig config = make_kconfig();
   const int64_t nb = cols / kQKK;
-  const KPanel p = panel_layout<Lay>(panel_scratch(static_cast<size_t>(panel_bytes<Lay>(nb))), nb);
+  const KPanel p = panel_layout<Lay>(amx_panel_scratch(static_cast<size_t>(panel_bytes<Lay>(nb))), nb);
   const KActTile* x = reinterpret_cast<const KActTile*>(acts);
   _tile_loadconfig(&config);  // per thread; released below so idle threads carry no tile state
   for (int64_t r0 = 0; r0 < n_rows; r0 += kAmxRows) {
@@ -301,8 +301,8 @@ void kamx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const st
 }  // namespace
 
 void add_amx_kquant_kernels(AmxKernels* k) {
-  k->k[static_cast<int>(DType::kQ4_K)] = {kamx_act_bytes, kamx_prepare<Q4KAmx>, kamx_rows<Q4KAmx>};
-  k->k[static_cast<int>(DType::kQ6_K)] = {kamx_act_bytes, kamx_prepare<Q6KAmx>, kamx_rows<Q6KAmx>};
+  k->k[static_cast<int>(DType::kQ4_K)] = {kAmxMinTokens, kamx_act_bytes, kamx_prepare<Q4KAmx>, kamx_rows<Q4KAmx>};
+  k->k[static_cast<int>(DType::kQ6_K)] = {kAmxMinTokens, kamx_act_bytes, kamx_prepare<Q6KAmx>, kamx_rows<Q6KAmx>};
 }
 
 }  // namespace plimsoll::kernels

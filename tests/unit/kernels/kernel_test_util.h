@@ -14,6 +14,7 @@
 
 #include "core/thread_pool.h"
 #include "kernels/kernels.h"
+#include "kernels/matmul_impl.h"
 
 namespace plimsoll::kernels::testing {
 
@@ -78,6 +79,14 @@ inline std::vector<float> run_matmul(Isa isa, const Weights& w, const std::vecto
   std::vector<float> y(static_cast<size_t>(n_tokens * w.view.rows()), -1.f);
   matmul(w.view, x.data(), n_tokens, y.data(), pool);
   return y;
+}
+
+// The relative bound (of sum |w*x|) a fast path's float arithmetic is held to:
+// f32 rounding, 1e-5, except AMX with float weights (bf16 hi/lo splits, see
+// tiles_amx_bf16.cpp), 2^-15. Integer paths are exact before their f32 scaling.
+inline double float_bound(Isa isa, DType dtype) {
+  const bool float_weights = dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+  return isa == Isa::kAmx && float_weights && amx_bf16_usable() ? std::ldexp(1.0, -15) : 1e-5;
 }
 
 // sum_c |w[r,c] * x[t,c]|: the scale float rounding errors are measured against.

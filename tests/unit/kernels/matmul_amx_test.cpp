@@ -1,5 +1,6 @@
-// The AMX-INT8 path (Q8_0/Q4_0 weights, kAmxMinTokens tokens or more): odd
-// shapes against the scalar twin, and matmul under Isa::kAmx runs it.
+// The AMX paths (kAmxMinTokens / kAmxBf16MinTokens tokens or more): INT8 for Q8_0/Q4_0 weights,
+// BF16 hi/lo splits for F32/F16/BF16; odd shapes against the scalar twin, and
+// matmul under Isa::kAmx runs them.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@ namespace {
 
 using testing::IsaGuard;
 using testing::abs_dot;
+using testing::float_bound;
 using testing::make_weights;
 using testing::run_matmul;
 using testing::random_floats;
@@ -64,6 +66,41 @@ TEST(MatmulAmx, OddShapesMatchScalarTwin) {
   }
 }
 
+// The BF16 path splits weights and activations into hi + lo bf16 parts and
+// drops lo * lo: each product within ~2^-16 of the f32 one, so a dot within
+// 2^-15 of sum |w * x| (bf16 alone, without the lo parts, is ~2^-9: the bound
+// fails if a lo product goes missing). Columns not a multiple of the 32-column
+// step are padded with zeros.
+TEST(MatmulAmx, FloatWeightsMatchScalarTwin) {
+  IsaGuard guard;
+  if (!set_isa(Isa::kAmx) || !amx_bf16_usable()) GTEST_SKIP() << "no AMX-BF16 here";
+  ThreadPool pool(3);
+  struct Shape { int64_t rows, cols, n_tokens; };
+  const Shape shapes[] = {
+      {1, 32, kAmxBf16MinTokens}, {5, 17, 17},    {15, 100, 31},  {16, 64, 16},  {17, 33, 33},
+      {31, 1056, 47},         {33, 224, 64},  {48, 768, 65},  {7, 2050, 20}, {100, 2048, 130},
+  };
+  uint32_t seed = 9500;
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    for (const Shape& s : shapes) {
+      const Weights w = make_weights(dtype, s.rows, s.cols, seed++);
+      const std::vector<float> x = random_floats(s.n_tokens * s.cols, seed++);
+      const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, s.n_tokens, nullptr);
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        const std::vector<float> y = run_matmul(Isa::kAmx, w, x, s.n_tokens, p);
+        for (int64_t t = 0; t < s.n_tokens; ++t) {
+          for (int64_t r = 0; r < s.rows; ++r) {
+            const size_t i = static_cast<size_t>(t * s.rows + r);
+            ASSERT_NEAR(y[i], ref[i], float_bound(Isa::kAmx, dtype) * abs_dot(w, x, r, t, s.cols) + 1e-6)
+                << dtype_name(dtype) << (p ? " pool" : "") << " rows " << s.rows << " cols " << s.cols
+                << " tokens " << s.n_tokens << " t " << t << " r " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
 // One-hot weights (row r keeps column r): every output is one block product
 // d_w * d_x * q_w * q_x, so AMX must equal the scalar twin bit for bit, which
 // pins its activation quantization (ties away from zero, subnormal f16 scales,
@@ -97,8 +134,10 @@ TEST(MatmulAmx, MatmulRunsTheAmxKernel) {
   IsaGuard guard;
   if (!set_isa(Isa::kAmx)) GTEST_SKIP() << "no AMX-INT8 here";
   ThreadPool pool(2);
-  for (DType dtype : {DType::kQ8_0, DType::kQ4_0}) {
-    const AmxKernel& k = amx_kernels().k[static_cast<int>(dtype)];
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kF32, DType::kF16, DType::kBF16}) {
+    const bool int8 = dtype == DType::kQ8_0 || dtype == DType::kQ4_0;
+    if (!int8 && !amx_bf16_usable()) continue;
+    const AmxKernel& k = (int8 ? amx_kernels() : amx_bf16_kernels()).k[static_cast<int>(dtype)];
     ASSERT_NE(k.rows, nullptr);
     const int64_t rows = 37, cols = 1056, n_tokens = 35;
     const Weights w = make_weights(dtype, rows, cols, 11);

@@ -15,6 +15,7 @@ namespace {
 using testing::available_isas;
 using testing::IsaGuard;
 using testing::abs_dot;
+using testing::float_bound;
 using testing::make_weights;
 using testing::run_matmul;
 using testing::random_floats;
@@ -53,7 +54,8 @@ const DType kAllDTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8
 
 // Fast paths against the scalar twin. Both do the same integer block dots
 // exactly; they differ only in the order f32 block results are added (lanes,
-// then a horizontal sum). Chosen bound: 1e-5 of sum |w*x| (+1e-6 absolute);
+// then a horizontal sum). Chosen bound: 1e-5 of sum |w*x| (+1e-6 absolute;
+// AMX with float weights 2^-15: float_bound);
 // the largest observed difference is ~3e-7 of sum |w*x| (f16/f32 with 4101
 // columns), integer paths <= 1e-7, and quantization effects are ~1e-3.
 TEST(Matmul, FastPathsMatchScalarTwin) {
@@ -70,7 +72,7 @@ TEST(Matmul, FastPathsMatchScalarTwin) {
         for (int64_t t = 0; t < s.n_tokens; ++t) {
           for (int64_t r = 0; r < s.rows; ++r) {
             const size_t i = static_cast<size_t>(t * s.rows + r);
-            const double tol = 1e-5 * abs_dot(w, x, r, t, s.cols) + 1e-6;
+            const double tol = float_bound(isa, dtype) * abs_dot(w, x, r, t, s.cols) + 1e-6;
             ASSERT_NEAR(y[i], ref[i], tol) << dtype_name(dtype) << " " << isa_name(isa) << " rows "
                                            << s.rows << " cols " << s.cols << " tokens "
                                            << s.n_tokens << " t " << t << " r " << r;
@@ -100,7 +102,8 @@ double act_quant_bound(const Weights& w, const std::vector<float>& x, int64_t r,
 }
 
 // Every dtype and ISA against the double-precision product of the dequantized
-// weights. Float weights: only f32 rounding (1e-5 of sum |w*x|). Quantized
+// weights. Float weights: only f32 rounding (float_bound: 1e-5 of sum |w*x|,
+// 2^-15 for AMX's bf16 splits). Quantized
 // weights: the activation rounding bound above (Q8_0 activations for
 // Q8_0/Q4_0, Q8_K for K-quants) plus the same float term.
 TEST(Matmul, MatchesDequantizedProduct) {
@@ -120,7 +123,7 @@ TEST(Matmul, MatchesDequantizedProduct) {
           for (int64_t r = 0; r < s.rows; ++r) {
             double exact = 0;
             for (int64_t c = 0; c < s.cols; ++c) exact += double(w.dequantized[r * s.cols + c]) * x[t * s.cols + c];
-            double tol = 1e-5 * abs_dot(w, x, r, t, s.cols) + 1e-6;
+            double tol = float_bound(isa, dtype) * abs_dot(w, x, r, t, s.cols) + 1e-6;
             if (act_block > 1) tol += act_quant_bound(w, x, r, t, s.cols, act_block);
             ASSERT_NEAR(y[static_cast<size_t>(t * s.rows + r)], exact, tol)
                 << dtype_name(dtype) << " " << isa_name(isa) << " cols " << s.cols << " t " << t

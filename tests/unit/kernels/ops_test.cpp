@@ -145,6 +145,8 @@ TEST(Ops, DotAndAxpyMatchScalarOnEveryIsa) {
   }
 }
 
+constexpr float kAlibiSlope = 0.25f;
+
 // attend() on every ISA path against a two-pass softmax in double over the
 // same paged layout: blocks out of order, group sizes 1-4, ALiBi slopes or none,
 // lengths around the 16-position chunks and the block size, scores large enough
@@ -194,6 +196,50 @@ TEST(Ops, AttendMatchesTwoPassSoftmaxOnEveryIsa) {
             for (size_t i = 0; i < out.size(); ++i) {
               ASSERT_NEAR(out[i], want[i], 2e-5) << isa_name(isa) << " hd " << hd << " group " << group
                                                  << " n_pos " << n_pos << " alibi " << alibi << " i " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// attend_causal() (consecutive query rows of one sequence) on every ISA path
+// against attend_scalar row by row: rows around the 16-row blocks, runs that
+// start mid-sequence, blocks of 5 positions (chunks straddle blocks), ALiBi.
+TEST(Ops, AttendCausalMatchesAttendRowByRowOnEveryIsa) {
+  testing::IsaGuard guard;
+  const int64_t bt = 5, n_blocks = 16;
+  const std::vector<int32_t> blocks = {9, 3, 14, 0, 7, 12, 1, 5, 15, 2, 10, 6, 13, 4, 11, 8};
+  for (int64_t hd : {8, 16, 64, 128}) {
+    const int64_t kv_dim = 2 * hd, stride = 2 * bt * kv_dim;  // two KV heads; block: keys, then values
+    const std::vector<float> arena = random_floats(n_blocks * stride, uint32_t(300 + hd), 1.f);
+    PagedKv kv;
+    kv.keys = arena.data() + hd;  // KV head 1
+    kv.values = arena.data() + bt * kv_dim + hd;
+    kv.blocks = blocks.data();
+    kv.block_stride = stride;
+    kv.block_tokens = bt;
+    kv.pos_stride = kv_dim;
+    const float scale = 1.0f / std::sqrt(float(hd));
+    for (int64_t n_q : {1, 7, 16, 17, 40}) {
+      for (int64_t first_pos : {int64_t{0}, int64_t{3}, int64_t{29}}) {
+        if (first_pos + n_q > n_blocks * bt) continue;
+        const int64_t q_stride = 3 * hd;  // rows interleaved with other heads, as in the engine
+        const std::vector<float> q = random_floats(n_q * q_stride, uint32_t(n_q + first_pos), 3.f);
+        for (const float* slope : {static_cast<const float*>(nullptr), &kAlibiSlope}) {
+          std::vector<float> want(static_cast<size_t>(n_q * q_stride), -1.f);
+          for (int64_t i = 0; i < n_q; ++i) {
+            attend_scalar(q.data() + i * q_stride, 1, hd, kv, first_pos + i + 1, scale, slope,
+                          want.data() + i * q_stride);
+          }
+          for (Isa isa : testing::available_isas()) {
+            ASSERT_TRUE(set_isa(isa));
+            std::vector<float> out(want.size(), -1.f);
+            attend_causal(q.data(), q_stride, n_q, hd, kv, first_pos, scale, slope, out.data(), q_stride);
+            for (size_t i = 0; i < out.size(); ++i) {
+              ASSERT_NEAR(out[i], want[i], 2e-5) << isa_name(isa) << " hd " << hd << " n_q " << n_q << " first_pos "
+                                                 << first_pos << " alibi " << (slope != nullptr) << " i " << i;
             }
           }
         }
