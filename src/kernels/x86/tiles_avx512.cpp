@@ -1,5 +1,6 @@
 // AVX-512 tile kernels: kRowTile weight rows x kTokenTile tokens in zmm registers
-// (F32/F16/BF16 by FMA; Q8_0/Q4_0 by vpdpbusd over activations prepared per call).
+// (F32/F16/BF16 by FMA; Q8_0/Q4_0 by vpdpbusd over activations prepared per call;
+// Q4_K/Q6_K in tiles_kquants_avx512.cpp).
 // GCC 12's AVX-512 headers self-initialize their "undefined" vectors (__Y = __Y),
 // which -Wuninitialized flags at every extract/shuffle (GCC PR105593).
 #pragma GCC diagnostic ignored "-Wuninitialized"
