@@ -39,7 +39,7 @@ StepWorkspaceSizes step_workspace_sizes(const ModelConfig& c, int64_t step_token
   // plus the largest of the AVX-512 tile path's prepared rows (192 B per 64 elements),
   // AMX-INT8's token tiles (36 B per 32 elements, tokens padded to 16) and AMX-BF16's
   // (hi and lo bf16: 4 B per element, columns padded to 32); plus each thread's AMX weight
-  // panel scratch: INT8's 576 B per 32 columns, the K-quants' 12416 B per 256 (Q6_K's three
+  // panel scratch: INT8's 576 B per 32 columns, the K-quants' 12672 B per 256 (Q6_K's three
   // pieces, tiles_amx_kquants.cpp) or BF16's panel group (tiles_amx_bf16.cpp: 4-16 panels
   // of 2 KiB per 32 columns, 1 MiB unless 4 panels are more). K-quant AMX token tiles:
   // 4416 B per 256 elements x 16 tokens, within INT8's 36 B per 32.
@@ -50,7 +50,7 @@ StepWorkspaceSizes step_workspace_sizes(const ModelConfig& c, int64_t step_token
   const int64_t amx_int8 = token_tiles * 16 * (widest / 32) * 36;
   const int64_t amx_bf16 = token_tiles * chunks * 2048;
   const int64_t panel =
-      std::max({(widest / 32) * 576, (widest / 256 + 1) * 12416, int64_t{1} << 20, 4 * chunks * 2048});
+      std::max({(widest / 32) * 576, (widest / 256 + 1) * 12672, int64_t{1} << 20, 4 * chunks * 2048});
   w.matmul_scratch_bytes = row_path + std::max({tile_path, amx_int8, amx_bf16}) + n_threads * (panel + 128) + 4096;
   return w;
 }

@@ -132,8 +132,12 @@ struct KPanel {
 };
 
 template <typename Lay>
+constexpr int64_t kPanelBytesPerBlock = kChunks * Lay::kPieces * kTileBytes + 2 * 64 + kChunks * 64;
+static_assert(kPanelBytesPerBlock<Q6KAmx> == 12672, "memory_plan.cpp counts 12672 B per 256 columns");
+
+template <typename Lay>
 int64_t panel_bytes(int64_t nb) {
-  return nb * (kChunks * Lay::kPieces * kTileBytes + 2 * 64 + kChunks * 64);
+  return nb * kPanelBytesPerBlock<Lay>;
 }
 
 template <typename Lay>
@@ -170,8 +174,8 @@ void unpack_row(const typename Lay::Block& blk, int r, int64_t b, const KPanel& 
   p.d[b * kAmxRows + r] = u.d;
   p.dmin[b * kAmxRows + r] = u.dmin;
   alignas(32) int16_t m[16];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(m), u.m16);  // m[16 i]: min of sub-block i / 2... per 16 elements
-  for (int i = 0; i < kChunks; ++i) {  // sub-block j's min is m16 lane 2j
+  _mm256_store_si256(reinterpret_cast<__m256i*>(m), u.m16);  // the min of each 16 elements (element order)
+  for (int i = 0; i < kChunks; ++i) {  // sub-block j's min is m[2j]
     p.mp[(b * kChunks + i) * kAmxRows + r] = static_cast<int32_t>(
         static_cast<uint32_t>(static_cast<uint16_t>(m[4 * i])) | (static_cast<uint32_t>(static_cast<uint16_t>(m[4 * i + 2])) << 16));
   }
