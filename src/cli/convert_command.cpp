@@ -127,7 +127,8 @@ Runner add_convert_command(CLI::App& app) {
   cmd->add_option("input", f->input, "Input model (llama2.c checkpoint or GGUF)");
   cmd->add_option("--tokenizer", f->tokenizer, "llama2.c tokenizer.bin for a llama2.c input");
   cmd->add_option("-o,--output", f->output, "Output GGUF path (written atomically)")->required();
-  cmd->add_option("--dtype", f->dtype, "f32, f16, bf16, q8_0, q4_0, q4_k, q4_k_m (llama.cpp's Q4_K_M mix), q5_k or q6_k")
+  cmd->add_option("--dtype", f->dtype,
+                  "f32, f16, bf16, q8_0, q4_0, q4_k, q4_k_m (llama.cpp's Q4_K_M mix), q5_k or q6_k")
       ->capture_default_str();
   cmd->add_flag("--random", f->random, "Generate random weights of the shape given below");
   cmd->add_option("--dim", f->shape.dim, "--random: embedding width");

@@ -176,8 +176,9 @@ void unpack_row(const typename Lay::Block& blk, int r, int64_t b, const KPanel& 
   alignas(32) int16_t m[16];
   _mm256_store_si256(reinterpret_cast<__m256i*>(m), u.m16);  // the min of each 16 elements (element order)
   for (int i = 0; i < kChunks; ++i) {  // sub-block j's min is m[2j]
-    p.mp[(b * kChunks + i) * kAmxRows + r] = static_cast<int32_t>(
-        static_cast<uint32_t>(static_cast<uint16_t>(m[4 * i])) | (static_cast<uint32_t>(static_cast<uint16_t>(m[4 * i + 2])) << 16));
+    const auto lo = static_cast<uint32_t>(static_cast<uint16_t>(m[4 * i]));
+    const auto hi = static_cast<uint32_t>(static_cast<uint16_t>(m[4 * i + 2]));
+    p.mp[(b * kChunks + i) * kAmxRows + r] = static_cast<int32_t>(lo | (hi << 16));
   }
 }
 
@@ -246,7 +247,8 @@ inline void scale_block(const KPanel& p, const KActTile& x, int64_t b, const int
     for (int pc = 0; pc < Lay::kPieces; ++pc) {
       isum = _mm512_add_epi32(isum, _mm512_slli_epi32(_mm512_load_si512(c[pc][r]), Lay::kShift[pc]));
     }
-    acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(_mm512_set1_ps(p.d[b * kAmxRows + r]), dx), acc[r]);
+    const __m512 dd = _mm512_mul_ps(_mm512_set1_ps(p.d[b * kAmxRows + r]), dx);
+    acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), dd, acc[r]);
     if constexpr (Lay::kMins) {
       __m512i msum = _mm512_setzero_si512();
       for (int i = 0; i < kChunks; ++i) {

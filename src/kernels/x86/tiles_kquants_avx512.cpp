@@ -42,7 +42,9 @@ struct Q4KLayout : Q4KUnpack {
 // Q6_K: the values' -32 offset, -32 * scale per 16 elements, added to isum.
 struct Q6KLayout : Q6KUnpack {
   static constexpr bool kMins = false;
-  static __m256i corr(const KUnpacked& u) { return _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(u.g16, 5)); }
+  static __m256i corr(const KUnpacked& u) {
+    return _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(u.g16, 5));
+  }
 };
 
 int64_t k_act_row_bytes(int64_t cols) { return cols / kQKK * static_cast<int64_t>(sizeof(KAct)); }
@@ -68,7 +70,8 @@ inline void k_block_step(const std::byte* const* w, int64_t w_row_bytes, const K
   using Block = typename Lay::Block;
   PLIMSOLL_UNROLL for (int r = 0; r < R; ++r) {
     const Block& blk = reinterpret_cast<const Block*>(w[r])[b];
-    for (int l = 0; l < static_cast<int>(sizeof(Block)); l += 64) prefetch_ahead(reinterpret_cast<const char*>(&blk) + l, R * w_row_bytes);
+    const char* bytes = reinterpret_cast<const char*>(&blk);
+    for (int l = 0; l < static_cast<int>(sizeof(Block)); l += 64) prefetch_ahead(bytes + l, R * w_row_bytes);
     KUnpacked u;
     Lay::unpack(blk, &u);
     const __m256i corr = Lay::corr(u);
