@@ -83,7 +83,7 @@ const char* isa_name(Isa isa);     // "scalar", "avx2", "avx512", "amx"
 // Forces a path (tests, benchmarks); returns false if the CPU lacks it.
 bool set_isa(Isa isa);
 // Whether kAmx also runs F32/F16/BF16 weights (AMX-BF16 and AVX512-BF16 here):
-// at 12+ tokens they are then multiplied as bf16 hi/lo splits, each dot within
+// at 32+ tokens they are then multiplied as bf16 hi/lo splits, each dot within
 // 2^-15 of sum |w*x| of the f32 result (not f32-exact).
 bool amx_bf16_usable();
 

@@ -68,8 +68,10 @@ struct TileKernels {
 inline constexpr int kAmxRows = 16;
 inline constexpr int kAmxTokens = 16;
 inline constexpr int64_t kAmxMinTokens = 8;  // INT8; below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
-inline constexpr int64_t kAmxBf16MinTokens = 12;  // BF16: at 8 tokens converting the weights costs
-                                                   // more than the FMA tiles take (kernels_bench)
+inline constexpr int64_t kAmxBf16MinTokens = 32;  // BF16: below, converting the weight panels (which
+                                                   // stream from memory in a decode step) costs more than
+                                                   // the FMA tiles take (134M f16 decode, batch 24: 538 vs
+                                                   // 496 tok/s; 32: 544 vs 595; 64: 559 vs 857)
 
 struct AmxKernel {
   int64_t min_tokens = 0;  // smaller batches take the AVX-512 tiles

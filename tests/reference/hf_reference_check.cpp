@@ -8,7 +8,7 @@
 // the printed maxima). 1e-4 leaves that 10x headroom, while any formula error
 // (RoPE layout, ALiBi slope, a missing bias or transpose) moves logits by > 1e-2.
 // The batched forward runs twice: on the f32-exact AVX-512 path (kTolerance) and
-// on the best path; under AMX its f32 matmuls of 12+ tokens use bf16 hi/lo splits
+// on the best path; under AMX its f32 matmuls of 32+ tokens use bf16 hi/lo splits
 // (2^-15 of sum |w*x| per dot, kernels.h), held to kSplitTolerance.
 #include <algorithm>
 #include <cmath>

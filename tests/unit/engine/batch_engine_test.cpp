@@ -139,7 +139,7 @@ void run_batched(const ModelConfig& c, const TensorStore& tensors, float toleran
   }
 }
 
-// f32 logits within 1e-4 on the exact f32 paths; AMX runs f32 matmuls of 12+
+// f32 logits within 1e-4 on the exact f32 paths; AMX runs f32 matmuls of 32+
 // tokens with bf16 hi/lo splits (2^-15 of sum |w*x| per dot), held to 5e-4.
 void run_batched(DType dtype, int64_t step_tokens, int64_t block_tokens, int64_t n_new) {
   const ModelConfig c = small_config();
