@@ -96,4 +96,60 @@ inline double abs_dot(const Weights& w, const std::vector<float>& x, int64_t r, 
   return s;
 }
 
+// A square [cols, cols] matrix of `dtype` whose row r keeps column r (1.0): each
+// output is then one product, with no summation order involved.
+inline Weights one_hot_weights(DType dtype, int64_t cols) {
+  std::vector<float> one_hot(static_cast<size_t>(cols * cols), 0.f);
+  for (int64_t r = 0; r < cols; ++r) one_hot[static_cast<size_t>(r * cols + r)] = 1.f;
+  Weights w = make_weights(dtype, cols, cols, 1);
+  const int64_t row_bytes = dtype_row_bytes(dtype, cols);
+  for (int64_t r = 0; r < cols; ++r) {
+    quantize_row(dtype, one_hot.data() + r * cols, w.bytes.data() + r * row_bytes, cols);
+    dequantize_row(dtype, w.bytes.data() + r * row_bytes, w.dequantized.data() + r * cols, cols);
+  }
+  return w;
+}
+
+struct Shape {
+  int64_t rows, cols, n_tokens;
+};
+
+// Random weights of `dtype` and activations for each shape, matmul on each of
+// `isas`, single-threaded and on `pool`, against the scalar twin: every output
+// within float_bound(isa, dtype) of sum |w*x| (+1e-6). *seed advances.
+inline void expect_matches_scalar_twin(DType dtype, const std::vector<Shape>& shapes, const std::vector<Isa>& isas,
+                                       ThreadPool& pool, uint32_t* seed) {
+  for (const Shape& s : shapes) {
+    const Weights w = make_weights(dtype, s.rows, s.cols, (*seed)++);
+    const std::vector<float> x = random_floats(s.n_tokens * s.cols, (*seed)++);
+    const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, s.n_tokens, nullptr);
+    for (Isa isa : isas) {
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        const std::vector<float> y = run_matmul(isa, w, x, s.n_tokens, p);
+        for (int64_t t = 0; t < s.n_tokens; ++t) {
+          for (int64_t r = 0; r < s.rows; ++r) {
+            const size_t i = static_cast<size_t>(t * s.rows + r);
+            ASSERT_NEAR(y[i], ref[i], float_bound(isa, dtype) * abs_dot(w, x, r, t, s.cols) + 1e-6)
+                << dtype_name(dtype) << " " << isa_name(isa) << (p ? " pool" : "") << " rows " << s.rows
+                << " cols " << s.cols << " tokens " << s.n_tokens << " t " << t << " r " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The AMX kernel k run directly (activations prepared into an aligned buffer,
+// then all rows), for comparing with what matmul does.
+inline std::vector<float> run_amx_kernel(const AmxKernel& k, const Weights& w, const std::vector<float>& x,
+                                         int64_t n_tokens) {
+  const int64_t rows = w.view.rows(), cols = w.view.cols();
+  std::vector<std::byte> acts(static_cast<size_t>(k.act_bytes(n_tokens, cols) + 64));
+  std::byte* aligned = acts.data() + (64 - reinterpret_cast<uintptr_t>(acts.data()) % 64) % 64;
+  k.prepare(x.data(), n_tokens, cols, 0, (n_tokens + kAmxTokens - 1) / kAmxTokens, aligned);
+  std::vector<float> y(static_cast<size_t>(n_tokens * rows), -1.f);
+  k.rows(w.view.data, w.view.row_bytes(), rows, aligned, n_tokens, cols, y.data(), rows);
+  return y;
+}
+
 }  // namespace plimsoll::kernels::testing

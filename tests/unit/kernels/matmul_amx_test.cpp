@@ -14,11 +14,13 @@ namespace plimsoll::kernels {
 namespace {
 
 using testing::IsaGuard;
-using testing::abs_dot;
-using testing::float_bound;
+using testing::expect_matches_scalar_twin;
 using testing::make_weights;
-using testing::run_matmul;
+using testing::one_hot_weights;
 using testing::random_floats;
+using testing::run_amx_kernel;
+using testing::run_matmul;
+using testing::Shape;
 using testing::Weights;
 
 
@@ -39,31 +41,13 @@ TEST(MatmulAmx, OddShapesMatchScalarTwin) {
   IsaGuard guard;
   if (!set_isa(Isa::kAmx)) GTEST_SKIP() << "no AMX-INT8 here";
   ThreadPool pool(3);
-  struct Shape { int64_t rows, cols, n_tokens; };
-  const Shape shapes[] = {
+  const std::vector<Shape> shapes = {
       {1, 32, kAmxMinTokens},  {5, 64, 17},    {15, 96, 31},   {16, 160, 16},  {17, 32, 33},
       {31, 1056, 47},          {33, 224, 64},  {48, 768, 65},  {7, 4096, 20},  {40, 4064, 18},
       {100, 2048, 130},        {3, 4000, 16},
   };
   uint32_t seed = 9000;
-  for (DType dtype : {DType::kQ8_0, DType::kQ4_0}) {
-    for (const Shape& s : shapes) {
-      const Weights w = make_weights(dtype, s.rows, s.cols, seed++);
-      const std::vector<float> x = random_floats(s.n_tokens * s.cols, seed++);
-      const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, s.n_tokens, nullptr);
-      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
-        const std::vector<float> y = run_matmul(Isa::kAmx, w, x, s.n_tokens, p);
-        for (int64_t t = 0; t < s.n_tokens; ++t) {
-          for (int64_t r = 0; r < s.rows; ++r) {
-            const size_t i = static_cast<size_t>(t * s.rows + r);
-            ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, s.cols) + 1e-6)
-                << dtype_name(dtype) << (p ? " pool" : "") << " rows " << s.rows << " cols " << s.cols
-                << " tokens " << s.n_tokens << " t " << t << " r " << r;
-          }
-        }
-      }
-    }
-  }
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_0}) expect_matches_scalar_twin(dtype, shapes, {Isa::kAmx}, pool, &seed);
 }
 
 // The BF16 path splits weights and activations into hi + lo bf16 parts and
@@ -75,29 +59,13 @@ TEST(MatmulAmx, FloatWeightsMatchScalarTwin) {
   IsaGuard guard;
   if (!set_isa(Isa::kAmx) || !amx_bf16_usable()) GTEST_SKIP() << "no AMX-BF16 here";
   ThreadPool pool(3);
-  struct Shape { int64_t rows, cols, n_tokens; };
-  const Shape shapes[] = {
+  const std::vector<Shape> shapes = {
       {1, 32, kAmxBf16MinTokens}, {5, 17, 33},    {15, 100, 47},  {16, 64, 48},  {17, 33, 33},
       {31, 1056, 47},             {33, 224, 64},  {48, 768, 65},  {7, 2050, 36}, {100, 2048, 130},
   };
   uint32_t seed = 9500;
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
-    for (const Shape& s : shapes) {
-      const Weights w = make_weights(dtype, s.rows, s.cols, seed++);
-      const std::vector<float> x = random_floats(s.n_tokens * s.cols, seed++);
-      const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, s.n_tokens, nullptr);
-      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
-        const std::vector<float> y = run_matmul(Isa::kAmx, w, x, s.n_tokens, p);
-        for (int64_t t = 0; t < s.n_tokens; ++t) {
-          for (int64_t r = 0; r < s.rows; ++r) {
-            const size_t i = static_cast<size_t>(t * s.rows + r);
-            ASSERT_NEAR(y[i], ref[i], float_bound(Isa::kAmx, dtype) * abs_dot(w, x, r, t, s.cols) + 1e-6)
-                << dtype_name(dtype) << (p ? " pool" : "") << " rows " << s.rows << " cols " << s.cols
-                << " tokens " << s.n_tokens << " t " << t << " r " << r;
-          }
-        }
-      }
-    }
+    expect_matches_scalar_twin(dtype, shapes, {Isa::kAmx}, pool, &seed);
   }
 }
 
@@ -110,13 +78,7 @@ TEST(MatmulAmx, OneHotWeightsAreExact) {
   if (!set_isa(Isa::kAmx)) GTEST_SKIP() << "no AMX-INT8 here";
   const int64_t cols = 96, n_tokens = 19;  // three blocks; a second, partial token tile
   for (DType dtype : {DType::kQ8_0, DType::kQ4_0}) {
-    std::vector<float> one_hot(static_cast<size_t>(cols * cols), 0.f);
-    for (int64_t r = 0; r < cols; ++r) one_hot[static_cast<size_t>(r * cols + r)] = 1.f;
-    Weights w = make_weights(dtype, cols, cols, 1);
-    const int64_t row_bytes = dtype_row_bytes(dtype, cols);
-    for (int64_t r = 0; r < cols; ++r) {
-      quantize_row(dtype, one_hot.data() + r * cols, w.bytes.data() + r * row_bytes, cols);
-    }
+    const Weights w = one_hot_weights(dtype, cols);
     std::vector<float> x = random_floats(n_tokens * cols, 3);
     for (int64_t c = 0; c < cols; ++c) {
       x[static_cast<size_t>(c)] = c % 32 == 0 ? 127.f : (c % 2 ? -1.f : 1.f) * static_cast<float>(c % 32) / 2.f;
@@ -142,11 +104,7 @@ TEST(MatmulAmx, MatmulRunsTheAmxKernel) {
     const int64_t rows = 37, cols = 1056, n_tokens = 35;
     const Weights w = make_weights(dtype, rows, cols, 11);
     const std::vector<float> x = random_floats(n_tokens * cols, 12);
-    std::vector<std::byte> acts(static_cast<size_t>(k.act_bytes(n_tokens, cols) + 64));
-    std::byte* aligned = acts.data() + (64 - reinterpret_cast<uintptr_t>(acts.data()) % 64) % 64;
-    k.prepare(x.data(), n_tokens, cols, 0, (n_tokens + kAmxTokens - 1) / kAmxTokens, aligned);
-    std::vector<float> direct(static_cast<size_t>(n_tokens * rows), -1.f);
-    k.rows(w.view.data, w.view.row_bytes(), rows, aligned, n_tokens, cols, direct.data(), rows);
+    const std::vector<float> direct = run_amx_kernel(k, w, x, n_tokens);
     EXPECT_EQ(run_matmul(Isa::kAmx, w, x, n_tokens, nullptr), direct) << dtype_name(dtype);
     EXPECT_EQ(run_matmul(Isa::kAmx, w, x, n_tokens, &pool), direct) << dtype_name(dtype);
   }

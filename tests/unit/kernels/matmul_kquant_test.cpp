@@ -13,12 +13,15 @@
 namespace plimsoll::kernels {
 namespace {
 
-using testing::abs_dot;
 using testing::available_isas;
+using testing::expect_matches_scalar_twin;
 using testing::IsaGuard;
 using testing::make_weights;
+using testing::one_hot_weights;
 using testing::random_floats;
+using testing::run_amx_kernel;
 using testing::run_matmul;
+using testing::Shape;
 using testing::Weights;
 
 const DType kKQuants[] = {DType::kQ4_K, DType::kQ6_K};
@@ -40,32 +43,12 @@ TEST(MatmulKQuant, AvxTilesAreRegistered) {
 TEST(MatmulKQuant, OddShapesMatchScalarTwin) {
   IsaGuard guard;
   ThreadPool pool(3);
-  struct Shape { int64_t rows, cols, n_tokens; };
-  const Shape shapes[] = {
+  const std::vector<Shape> shapes = {
       {1, 256, 1},    {2, 512, 2},    {3, 768, 3},    {4, 256, 4},     {5, 1280, 5},  {7, 2048, 7},
       {9, 768, 8},    {13, 512, 16},  {17, 256, 17},  {33, 1024, 31},  {16, 768, 67}, {6, 256, 130},
   };
   uint32_t seed = 11000;
-  for (DType dtype : kKQuants) {
-    for (const Shape& s : shapes) {
-      const Weights w = make_weights(dtype, s.rows, s.cols, seed++);
-      const std::vector<float> x = random_floats(s.n_tokens * s.cols, seed++);
-      const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, s.n_tokens, nullptr);
-      for (Isa isa : available_isas()) {
-        for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
-          const std::vector<float> y = run_matmul(isa, w, x, s.n_tokens, p);
-          for (int64_t t = 0; t < s.n_tokens; ++t) {
-            for (int64_t r = 0; r < s.rows; ++r) {
-              const size_t i = static_cast<size_t>(t * s.rows + r);
-              ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, s.cols) + 1e-6)
-                  << dtype_name(dtype) << " " << isa_name(isa) << (p ? " pool" : "") << " rows " << s.rows
-                  << " cols " << s.cols << " tokens " << s.n_tokens << " t " << t << " r " << r;
-            }
-          }
-        }
-      }
-    }
-  }
+  for (DType dtype : kKQuants) expect_matches_scalar_twin(dtype, shapes, available_isas(), pool, &seed);
 }
 
 // Q4_K one-hot weights (row r keeps column r; its sub-block's min is 0): each
@@ -75,13 +58,7 @@ TEST(MatmulKQuant, OddShapesMatchScalarTwin) {
 TEST(MatmulKQuant, OneHotWeightsAreExact) {
   IsaGuard guard;
   const int64_t cols = 512, n_tokens = 19;  // two super-blocks; 19 tokens: AMX's partial tile
-  std::vector<float> one_hot(static_cast<size_t>(cols * cols), 0.f);
-  for (int64_t r = 0; r < cols; ++r) one_hot[static_cast<size_t>(r * cols + r)] = 1.f;
-  Weights w = make_weights(DType::kQ4_K, cols, cols, 1);
-  const int64_t row_bytes = dtype_row_bytes(DType::kQ4_K, cols);
-  for (int64_t r = 0; r < cols; ++r) {
-    quantize_row(DType::kQ4_K, one_hot.data() + r * cols, w.bytes.data() + r * row_bytes, cols);
-  }
+  const Weights w = one_hot_weights(DType::kQ4_K, cols);
   std::vector<float> x = random_floats(n_tokens * cols, 3);
   for (int64_t c = 0; c < cols; ++c) {
     const auto i = static_cast<size_t>(c);
@@ -113,11 +90,7 @@ TEST(MatmulKQuant, MatmulRunsTheAmxKernel) {
     const int64_t rows = 37, cols = 768, n_tokens = 35;
     const Weights w = make_weights(dtype, rows, cols, 11);
     const std::vector<float> x = random_floats(n_tokens * cols, 12);
-    std::vector<std::byte> acts(static_cast<size_t>(k.act_bytes(n_tokens, cols) + 64));
-    std::byte* aligned = acts.data() + (64 - reinterpret_cast<uintptr_t>(acts.data()) % 64) % 64;
-    k.prepare(x.data(), n_tokens, cols, 0, (n_tokens + kAmxTokens - 1) / kAmxTokens, aligned);
-    std::vector<float> direct(static_cast<size_t>(n_tokens * rows), -1.f);
-    k.rows(w.view.data, w.view.row_bytes(), rows, aligned, n_tokens, cols, direct.data(), rows);
+    const std::vector<float> direct = run_amx_kernel(k, w, x, n_tokens);
     EXPECT_EQ(run_matmul(Isa::kAmx, w, x, n_tokens, nullptr), direct) << dtype_name(dtype);
     EXPECT_EQ(run_matmul(Isa::kAmx, w, x, n_tokens, &pool), direct) << dtype_name(dtype);
   }

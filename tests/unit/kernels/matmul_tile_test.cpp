@@ -13,10 +13,11 @@ namespace {
 
 using testing::available_isas;
 using testing::IsaGuard;
-using testing::abs_dot;
-using testing::make_weights;
+using testing::expect_matches_scalar_twin;
+using testing::one_hot_weights;
 using testing::run_matmul;
 using testing::random_floats;
+using testing::Shape;
 using testing::Weights;
 
 const DType kTiledDTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0};
@@ -31,7 +32,6 @@ TEST(MatmulTile, EdgeShapesMatchScalarTwin) {
   IsaGuard guard;
   ThreadPool pool(2);
   uint32_t seed = 7000;
-  struct Shape { int64_t rows, cols, n_tokens; };
   for (DType dtype : kTiledDTypes) {
     const bool blocked = dtype_traits(dtype).block_elems == 32;
     const std::vector<Shape> shapes = {
@@ -39,24 +39,7 @@ TEST(MatmulTile, EdgeShapesMatchScalarTwin) {
         {6, blocked ? 160 : 31, 7},   {7, blocked ? 224 : 48, 16},   {9, blocked ? 768 : 100, 17},
         {13, blocked ? 1056 : 257, 67}, {8, blocked ? 96 : 33, 130}, {4, blocked ? 2048 : 2049, 5},
     };
-    for (const Shape& s : shapes) {
-      const Weights w = make_weights(dtype, s.rows, s.cols, seed++);
-      const std::vector<float> x = random_floats(s.n_tokens * s.cols, seed++);
-      const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, s.n_tokens, nullptr);
-      for (Isa isa : available_isas()) {
-        for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
-          const std::vector<float> y = run_matmul(isa, w, x, s.n_tokens, p);
-          for (int64_t t = 0; t < s.n_tokens; ++t) {
-            for (int64_t r = 0; r < s.rows; ++r) {
-              const size_t i = static_cast<size_t>(t * s.rows + r);
-              ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, s.cols) + 1e-6)
-                  << dtype_name(dtype) << " " << isa_name(isa) << (p ? " pool" : "") << " rows " << s.rows
-                  << " cols " << s.cols << " tokens " << s.n_tokens << " t " << t << " r " << r;
-            }
-          }
-        }
-      }
-    }
+    expect_matches_scalar_twin(dtype, shapes, available_isas(), pool, &seed);
   }
 }
 
@@ -68,13 +51,7 @@ TEST(MatmulTile, ActivationQuantizationIsExact) {
   IsaGuard guard;
   const int64_t cols = 96;  // three blocks: an odd count pads the last pair
   for (DType dtype : {DType::kQ8_0, DType::kQ4_0}) {
-    std::vector<float> one_hot(static_cast<size_t>(cols * cols), 0.f);
-    for (int64_t r = 0; r < cols; ++r) one_hot[static_cast<size_t>(r * cols + r)] = 1.f;
-    Weights w = make_weights(dtype, cols, cols, 1);
-    const int64_t row_bytes = dtype_row_bytes(dtype, cols);
-    for (int64_t r = 0; r < cols; ++r) {
-      quantize_row(dtype, one_hot.data() + r * cols, w.bytes.data() + r * row_bytes, cols);
-    }
+    const Weights w = one_hot_weights(dtype, cols);
     // token 0: amax 127 (scale 1) and halves, so x / d lands on .5 ties; token 1: tiny values
     // (f16 scale subnormal); token 2: random with the middle block zero.
     std::vector<float> x(static_cast<size_t>(3 * cols), 0.f);
