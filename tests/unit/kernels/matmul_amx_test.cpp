@@ -90,18 +90,20 @@ TEST(MatmulAmx, OneHotWeightsAreExact) {
   }
 }
 
-// matmul under kAmx at kAmxMinTokens+ tokens is the AMX kernel itself (bit for
-// bit, threaded or not), so the tests above exercise it and not a fallback.
+// matmul under kAmx at the kernels' min_tokens+ is the AMX kernel itself (bit
+// for bit, threaded or not), for every dtype with one, so the tests above and
+// matmul_kquant_test.cpp's exercise it and not a fallback.
 TEST(MatmulAmx, MatmulRunsTheAmxKernel) {
   IsaGuard guard;
   if (!set_isa(Isa::kAmx)) GTEST_SKIP() << "no AMX-INT8 here";
   ThreadPool pool(2);
-  for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kF32, DType::kF16, DType::kBF16}) {
-    const bool int8 = dtype == DType::kQ8_0 || dtype == DType::kQ4_0;
-    if (!int8 && !amx_bf16_usable()) continue;
-    const AmxKernel& k = (int8 ? amx_kernels() : amx_bf16_kernels()).k[static_cast<int>(dtype)];
-    ASSERT_NE(k.rows, nullptr);
-    const int64_t rows = 37, cols = 1056, n_tokens = 35;
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K, DType::kF32, DType::kF16,
+                      DType::kBF16}) {
+    const bool float_weights = !dtype_is_quantized(dtype);
+    if (float_weights && !amx_bf16_usable()) continue;
+    const AmxKernel& k = (float_weights ? amx_bf16_kernels() : amx_kernels()).k[static_cast<int>(dtype)];
+    ASSERT_NE(k.rows, nullptr) << dtype_name(dtype);
+    const int64_t rows = 37, cols = dtype_traits(dtype).block_elems == 256 ? 768 : 1056, n_tokens = 35;
     const Weights w = make_weights(dtype, rows, cols, 11);
     const std::vector<float> x = random_floats(n_tokens * cols, 12);
     const std::vector<float> direct = run_amx_kernel(k, w, x, n_tokens);

@@ -16,10 +16,8 @@ namespace {
 using testing::available_isas;
 using testing::expect_matches_scalar_twin;
 using testing::IsaGuard;
-using testing::make_weights;
 using testing::one_hot_weights;
 using testing::random_floats;
-using testing::run_amx_kernel;
 using testing::run_matmul;
 using testing::Shape;
 using testing::Weights;
@@ -75,24 +73,6 @@ TEST(MatmulKQuant, OneHotWeightsAreExact) {
     for (size_t i = 0; i < y.size(); ++i) {
       ASSERT_EQ(y[i], ref[i]) << isa_name(isa) << " token " << i / cols << " row " << i % cols;
     }
-  }
-}
-
-// matmul under kAmx at kAmxMinTokens+ tokens is the AMX kernel itself (bit for
-// bit, threaded or not), so the tests above exercise it and not a fallback.
-TEST(MatmulKQuant, MatmulRunsTheAmxKernel) {
-  IsaGuard guard;
-  if (!set_isa(Isa::kAmx)) GTEST_SKIP() << "no AMX-INT8 here";
-  ThreadPool pool(2);
-  for (DType dtype : kKQuants) {
-    const AmxKernel& k = amx_kernels().k[static_cast<int>(dtype)];
-    ASSERT_NE(k.rows, nullptr);
-    const int64_t rows = 37, cols = 768, n_tokens = 35;
-    const Weights w = make_weights(dtype, rows, cols, 11);
-    const std::vector<float> x = random_floats(n_tokens * cols, 12);
-    const std::vector<float> direct = run_amx_kernel(k, w, x, n_tokens);
-    EXPECT_EQ(run_matmul(Isa::kAmx, w, x, n_tokens, nullptr), direct) << dtype_name(dtype);
-    EXPECT_EQ(run_matmul(Isa::kAmx, w, x, n_tokens, &pool), direct) << dtype_name(dtype);
   }
 }
 
