@@ -1,6 +1,7 @@
 // The batched, paged forward pass: matmuls over all tokens of the step,
 // per-token positions (RoPE angles once per step) and KV writes into blocks, attention per
-// (token, KV head) with an online softmax that streams the sequence's blocks once.
+// (KV head, run of up to 16 tokens of a sequence) with an online softmax that streams the
+// sequence's blocks once per run.
 #include "engine/batch_engine.h"
 
 #include <algorithm>
