@@ -35,6 +35,10 @@ struct ApiServer::Impl {
 
 namespace {
 
+// How long stop() lets open streams flush before the listener closes; a
+// client that stopped reading must not hold the shutdown.
+constexpr std::chrono::seconds kStreamFlushTimeout{2};
+
 // Bodies for the statuses httplib answers by itself (404, 413, 400...).
 httplib::Server::HandlerResponse library_error(const httplib::Request& req, httplib::Response& res,
                                                int64_t payload_limit_bytes) {
@@ -125,6 +129,12 @@ int ApiServer::port() const { return impl_->port; }
 
 void ApiServer::stop() {
   impl_->ctx.stopping.store(true);
+  // httplib ends every chunked response the moment its listener closes, so
+  // open streams first write what is queued (their final or error events).
+  const auto deadline = std::chrono::steady_clock::now() + kStreamFlushTimeout;
+  while (impl_->ctx.open_streams.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   impl_->server.stop();
 }
 

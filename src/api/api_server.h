@@ -34,7 +34,8 @@ class ApiServer {
   Status start();
   // The bound port (the chosen one when ApiConfig::port was 0); 0 before start().
   int port() const;
-  // Stops accepting; waiting requests answer 503, open streams end. Idempotent.
+  // Stops accepting; waiting requests answer 503; open streams write what is
+  // queued for them (up to 2 s), then end. Idempotent.
   void stop();
   // Blocks until the server has stopped.
   void wait();

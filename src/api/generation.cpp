@@ -28,7 +28,12 @@ class StreamPump {
   StreamPump(RouteContext& ctx, Submission submission, std::unique_ptr<StreamFormatter> formatter,
              std::shared_ptr<RequestRecorder> recorder)
       : ctx_(ctx), submission_(std::move(submission)), formatter_(std::move(formatter)),
-        recorder_(std::move(recorder)), last_write_(std::chrono::steady_clock::now()) {}
+        recorder_(std::move(recorder)), last_write_(std::chrono::steady_clock::now()) {
+    ctx_.open_streams.fetch_add(1);
+  }
+  ~StreamPump() { ctx_.open_streams.fetch_sub(1); }
+  StreamPump(const StreamPump&) = delete;
+  StreamPump& operator=(const StreamPump&) = delete;
 
   // Called by httplib until it returns false or the sink is done.
   // While stopping, what is already queued (the engine's final error events

@@ -24,6 +24,7 @@ struct RouteContext {
   ChatPromptFormat chat;
   std::function<void()> scrape_hook;  // refreshes server-owned gauges before /metrics renders
   std::atomic<bool> stopping{false};
+  std::atomic<int> open_streams{0};  // SSE responses not yet destroyed (StreamPump counts them)
 
   // ApiConfig::model_id, else the service's.
   std::string model_id() const;
