@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <future>
 #include <map>
 #include <mutex>
 
@@ -182,14 +183,31 @@ TEST(EngineService, NeverFitsIs422WithNumbersAndQueueFullIs429WithRetryAfter) {
 TEST(EngineService, CancelReturnsBlocksAndStopsEvents) {
   Fixture f(64);
   Collector c;
-  auto r = f.service->submit({f.request("long one", 200)}, c.sink());
+  // The engine thread waits in the sink at the first token until the cancel is
+  // in: a tiny model can finish 200 tokens before a polling test looks.
+  std::promise<void> first_token, cancelled;
+  std::shared_future<void> go = cancelled.get_future().share();
+  bool seen = false;
+  EventSink collect = c.sink();
+  auto r = f.service->submit({f.request("long one", 200)}, [&, go](TokenEvent&& ev) {
+    collect(std::move(ev));
+    if (seen) return;
+    seen = true;
+    first_token.set_value();
+    go.wait();
+  });
   ASSERT_TRUE(r.accepted());
-  for (int i = 0; i < 200 && f.pool->used_blocks() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(first_token.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
   EXPECT_GT(f.pool->used_blocks(), 0);
   f.service->cancel(r.ticket);
+  cancelled.set_value();
   for (int i = 0; i < 400 && f.pool->used_blocks() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(f.pool->used_blocks(), 0);
-  EXPECT_EQ(c.finals, 0u);
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    EXPECT_EQ(c.finals, 0u);
+    EXPECT_LT(c.events[0].size(), 200u);
+  }
   // the slot is free: max_concurrent is 64 but the in-flight count must be back to 0
   Collector d;
   ASSERT_TRUE(f.service->submit({f.request("next", 3)}, d.sink()).accepted());
