@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/kv_cache_flag.h"
 #include "cli/model_reference.h"
 #include "core/bytes.h"
 #include "memory/process_memory.h"
@@ -222,6 +223,7 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--decode-tokens", f->decode_tokens, "Decode steps per batch size")->capture_default_str();
   cmd->add_option("--max-batch-prefill-tokens", f->engine.step_tokens, "Tokens per step")->capture_default_str();
   cmd->add_option("--max-total-tokens", f->engine.max_total_tokens, "Sequence length (default: the context)");
+  add_kv_cache_dtype_flag(*cmd, f->engine.kv_dtype, "");
   cmd->add_option("--threads", f->engine.threads, "Worker threads (default: the cores available)");
   cmd->add_option("--huge-pages", f->engine.huge_pages,
                   "Read a GGUF/llama2.c model into transparent huge pages (false: mmap the file)")

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/kv_cache_flag.h"
 #include "cli/model_reference.h"
 #include "core/bytes.h"
 #include "memory/process_memory.h"
@@ -69,7 +70,8 @@ std::vector<std::string> child_args(const PlanFlags& f, const PlanRequest& r) {
                                 std::to_string(r.max_new_tokens), "--max-batch-prefill-tokens",
                                 std::to_string(r.serve.step_tokens), "--max-batch-size", std::to_string(r.serve.step_seqs),
                                 "--max-concurrent-requests", std::to_string(r.serve.max_concurrent_requests),
-                                "--block-size", std::to_string(r.serve.block_tokens), "--threads",
+                                "--block-size", std::to_string(r.serve.block_tokens), "--kv-cache-dtype",
+                                kv_cache_dtype_name(r.serve.kv_dtype), "--threads",
                                 std::to_string(r.serve.threads), "--http-threads", std::to_string(r.serve.http_threads),
                                 "--payload-limit", std::to_string(r.serve.payload_limit_bytes), "--memory-fraction",
                                 std::to_string(r.serve.memory_fraction)};
@@ -210,6 +212,7 @@ Runner add_plan_command(CLI::App& app) {
   opt("--max-batch-size", r.serve.step_seqs, "serve's sequences per engine step");
   opt("--max-concurrent-requests", r.serve.max_concurrent_requests, "serve's client calls in flight");
   opt("--block-size", r.serve.block_tokens, "serve's tokens per KV block");
+  add_kv_cache_dtype_flag(*cmd, r.serve.kv_dtype, "");
   opt("--threads", r.serve.threads, "serve's engine threads (0: the cores available)");
   opt("--http-threads", r.serve.http_threads, "serve's HTTP worker threads");
   opt("--payload-limit", f->payload_limit, "serve's largest request body");

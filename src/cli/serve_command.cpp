@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/kv_cache_flag.h"
 #include "cli/model_reference.h"
 #include "core/bytes.h"
 #include "server/serve.h"
@@ -84,6 +85,7 @@ Runner add_serve_command(CLI::App& app) {
   opt("--waiting-served-ratio", c.waiting_served_ratio, "WAITING_SERVED_RATIO",
       "Accepted for TGI compatibility and ignored: Plimsoll admits by KV memory (docs/architecture.md)");
   opt("--block-size", c.engine.block_tokens, "PLIMSOLL_BLOCK_SIZE", "Tokens per KV block");
+  add_kv_cache_dtype_flag(*cmd, c.engine.kv_dtype, "PLIMSOLL_KV_CACHE_DTYPE");
   opt("--threads", c.engine.threads, "PLIMSOLL_THREADS", "Engine threads (default 0: the cores available)");
   opt("--huge-pages", c.engine.huge_pages, "PLIMSOLL_HUGE_PAGES",
       "Read a GGUF/llama2.c model into transparent huge pages (false: mmap the file)");

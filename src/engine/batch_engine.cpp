@@ -148,6 +148,15 @@ void BatchEngine::layer(int64_t l, int64_t n) {
   add_into_residual(q_.data(), n);
 }
 
+// Writes n floats at element `offset` of a pool row in the pool's dtype.
+void BatchEngine::store_kv_row(const float* src, void* dst, int64_t offset, int64_t n) const {
+  if (pool_.dtype() == DType::kF16) {
+    kernels::f32_to_f16_row(src, static_cast<uint16_t*>(dst) + offset, n);
+  } else {
+    std::copy(src, src + n, static_cast<float*>(dst) + offset);
+  }
+}
+
 void BatchEngine::write_kv(int64_t l, int64_t n) {
   const ModelConfig& c = config_;
   const int64_t kv = c.kv_dim(), hd = c.head_dim(), bt = pool_.block_tokens();
@@ -164,8 +173,8 @@ void BatchEngine::write_kv(int64_t l, int64_t n) {
     const BlockTable& table = *seqs_[static_cast<size_t>(tok_seq_[static_cast<size_t>(i)])].blocks;
     const int32_t block = table.blocks[static_cast<size_t>(pos / bt)];
     const int64_t off = (pos % bt) * kv;
-    std::copy(k, k + kv, pool_.keys(block, l) + off);
-    std::copy(v_.data() + i * kv, v_.data() + (i + 1) * kv, pool_.values(block, l) + off);
+    store_kv_row(k, pool_.keys(block, l), off, kv);
+    store_kv_row(v_.data() + i * kv, pool_.values(block, l), off, kv);
   }
 }
 
@@ -188,10 +197,11 @@ void BatchEngine::attention(int64_t l) {
       const int64_t i = piece.first_token, pos = tok_pos_[static_cast<size_t>(i)];
       const BlockTable& table = *seqs_[static_cast<size_t>(tok_seq_[static_cast<size_t>(i)])].blocks;
       kernels::PagedKv kv;
-      kv.keys = pool_.keys(0, l) + kvh * hd;
-      kv.values = pool_.values(0, l) + kvh * hd;
+      kv.keys = static_cast<const uint8_t*>(pool_.keys(0, l)) + kvh * hd * pool_.elem_bytes();
+      kv.values = static_cast<const uint8_t*>(pool_.values(0, l)) + kvh * hd * pool_.elem_bytes();
+      kv.dtype = pool_.dtype();
       kv.blocks = table.blocks.data();
-      kv.block_stride = pool_.block_stride_floats();
+      kv.block_stride = pool_.block_stride_elems();
       kv.block_tokens = pool_.block_tokens();
       kv.pos_stride = c.kv_dim();
       const int64_t head0 = kvh * group;

@@ -6,13 +6,21 @@
 #include <limits>
 #include <vector>
 
+#include "core/half.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul_impl.h"
 
 namespace plimsoll::kernels {
+namespace {
 
-void attend_scalar(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos,
-                   float scale, const float* slopes, float* out) {
+inline float widen(float x) { return x; }
+inline float widen(uint16_t h) { return f16_to_f32(h); }
+
+template <class T>
+void attend_scalar_t(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos,
+                     float scale, const float* slopes, float* out) {
+  const T* keys = static_cast<const T*>(kv.keys);
+  const T* values = static_cast<const T*>(kv.values);
   for (int64_t g = 0; g < group; ++g) {
     const float* qg = q + g * head_dim;
     float* acc = out + g * head_dim;
@@ -20,10 +28,10 @@ void attend_scalar(const float* q, int64_t group, int64_t head_dim, const PagedK
     float max_score = -std::numeric_limits<float>::infinity(), denom = 0.0f;
     for (int64_t p = 0; p < n_pos; ++p) {
       const int64_t off = kv.blocks[p / kv.block_tokens] * kv.block_stride + (p % kv.block_tokens) * kv.pos_stride;
-      const float* k = kv.keys + off;
-      const float* v = kv.values + off;
+      const T* k = keys + off;
+      const T* v = values + off;
       float dot = 0.0f;
-      for (int64_t d = 0; d < head_dim; ++d) dot += qg[d] * k[d];
+      for (int64_t d = 0; d < head_dim; ++d) dot += qg[d] * widen(k[d]);
       const float s = dot * scale + (slopes ? slopes[g] * static_cast<float>(p) : 0.0f);
       if (s > max_score) {
         const float rescale = std::exp(max_score - s);
@@ -33,11 +41,19 @@ void attend_scalar(const float* q, int64_t group, int64_t head_dim, const PagedK
       }
       const float weight = std::exp(s - max_score);
       denom += weight;
-      for (int64_t d = 0; d < head_dim; ++d) acc[d] += weight * v[d];
+      for (int64_t d = 0; d < head_dim; ++d) acc[d] += weight * widen(v[d]);
     }
     const float inv = denom > 0.0f ? 1.0f / denom : 0.0f;
     for (int64_t d = 0; d < head_dim; ++d) acc[d] *= inv;
   }
+}
+
+}  // namespace
+
+void attend_scalar(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos,
+                   float scale, const float* slopes, float* out) {
+  if (kv.dtype == DType::kF16) return attend_scalar_t<uint16_t>(q, group, head_dim, kv, n_pos, scale, slopes, out);
+  attend_scalar_t<float>(q, group, head_dim, kv, n_pos, scale, slopes, out);
 }
 
 void attend_causal_scalar(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,

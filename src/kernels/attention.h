@@ -4,16 +4,20 @@
 
 #include <cstdint>
 
+#include "core/dtype.h"
+
 namespace plimsoll::kernels {
 
-// One KV head of one layer, as a sequence's blocks hold it.
+// One KV head of one layer, as a sequence's blocks hold it. Keys and values
+// are f32 or f16 (`dtype`); strides count elements of that dtype.
 struct PagedKv {
-  const float* keys = nullptr;    // the head's keys in block 0 of the arena
-  const float* values = nullptr;  // likewise values
+  const void* keys = nullptr;    // the head's keys in block 0 of the arena
+  const void* values = nullptr;  // likewise values
+  DType dtype = DType::kF32;     // kF32 or kF16
   const int32_t* blocks = nullptr;  // the sequence's block ids, in position order
-  int64_t block_stride = 0;  // floats from block i to block i + 1
+  int64_t block_stride = 0;  // elements from block i to block i + 1
   int64_t block_tokens = 0;  // positions per block
-  int64_t pos_stride = 0;    // floats from one position to the next inside a block
+  int64_t pos_stride = 0;    // elements from one position to the next inside a block
 };
 
 // Attention for the `group` query heads that share one KV head, over cached

@@ -68,6 +68,9 @@ void add_bias(float* y, const float* bias, int64_t rows, int64_t n);
 float dot_f32(const float* a, const float* b, int64_t n);
 // y[i] += a * x[i]
 void axpy_f32(float* y, float a, const float* x, int64_t n);
+// dst[i] = src[i] as IEEE half, rounded to nearest even (as f32_to_f16; NaNs
+// stay NaN but their payload may differ between the scalar and AVX-512 paths)
+void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
 
 // ---- dispatch --------------------------------------------------------------
 enum class Isa { kScalar, kAvx2, kAvx512, kAmx };

@@ -107,6 +107,7 @@ const AmxKernels& amx_bf16_kernels();
 // AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).
 float avx512_dot_f32(const float* a, const float* b, int64_t n);
 void avx512_axpy_f32(float* y, float a, const float* x, int64_t n);
+void avx512_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
 // AVX-512 twins of attend, attend_causal (attention.h; head_dim % 16 == 0,
 // <= 512; slope 0 without ALiBi) and swiglu.
 struct PagedKv;

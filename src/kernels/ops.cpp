@@ -1,10 +1,11 @@
 // The f32 element-wise ops of a transformer layer (rmsnorm, layernorm, softmax,
-// rope, swiglu, gelu, bias, dot, axpy). Scalar loops; dot, axpy and swiglu use
-// AVX-512 twins when active.
+// rope, swiglu, gelu, bias, dot, axpy) and f32 -> f16 rows. Scalar loops;
+// dot, axpy, swiglu and f16 rows use AVX-512 twins when active.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "core/half.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul_impl.h"
 
@@ -94,6 +95,14 @@ void rope_angles(int64_t head_dim, int64_t pos, float theta, float* cos_sin) {
 void rope_apply(float* head, int64_t head_dim, const float* cos_sin, bool interleaved) {
   const int64_t half = head_dim / 2;
   for (int64_t i = 0; i < half; ++i) rotate_pair(head, half, i, cos_sin[i], cos_sin[half + i], interleaved);
+}
+
+void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) {
+  if (use_avx512()) {
+    avx512_f32_to_f16_row(src, dst, n);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_f16(src[i]);
 }
 
 void swiglu(float* out, const float* gate, const float* up, int64_t n) {

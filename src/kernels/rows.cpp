@@ -30,7 +30,7 @@ void quantize_row(DType dtype, const float* src, void* dst, int64_t n) {
   auto* u16 = static_cast<uint16_t*>(dst);
   switch (dtype) {
     case DType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
-    case DType::kF16: for (int64_t i = 0; i < n; ++i) u16[i] = f32_to_f16(src[i]); return;
+    case DType::kF16: f32_to_f16_row(src, u16, n); return;
     case DType::kBF16: for (int64_t i = 0; i < n; ++i) u16[i] = f32_to_bf16(src[i]); return;
     case DType::kQ8_0: quantize_q8_0(src, static_cast<BlockQ8_0*>(dst), n); return;
     case DType::kQ4_0: quantize_q4_0(src, static_cast<BlockQ4_0*>(dst), n); return;

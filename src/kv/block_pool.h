@@ -1,6 +1,7 @@
 // KvBlockPool: the KV cache as fixed blocks of `block_tokens` tokens in one
 // arena allocated at start-up; O(1) allocate/release from a free stack.
-// Layout of a block: [n_layers][2 (k, v)][block_tokens][kv_dim] f32.
+// Layout of a block: [n_layers][2 (k, v)][block_tokens][kv_dim] elements of
+// the pool's dtype (f32, or f16 for half the bytes per token).
 #pragma once
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/dtype.h"
 #include "core/result.h"
 #include "formats/model_config.h"
 
@@ -18,8 +20,9 @@ class KvBlockPool {
  public:
   // Allocates n_blocks blocks at once (memory is committed lazily by the OS
   // as blocks are first written; the plan counts all of it).
+  // kv_dtype: kF32 or kF16 (anything else is kInvalidArgument).
   static Result<std::unique_ptr<KvBlockPool>> create(const ModelConfig& config, int64_t n_blocks,
-                                                     int64_t block_tokens);
+                                                     int64_t block_tokens, DType kv_dtype = DType::kF32);
   ~KvBlockPool();
   KvBlockPool(const KvBlockPool&) = delete;
   KvBlockPool& operator=(const KvBlockPool&) = delete;
@@ -35,22 +38,25 @@ class KvBlockPool {
   int64_t block_tokens() const { return block_tokens_; }
   int64_t kv_dim() const { return kv_dim_; }
   int64_t arena_bytes() const { return arena_bytes_; }
+  DType dtype() const { return dtype_; }
+  int64_t elem_bytes() const { return elem_bytes_; }  // 4 (f32) or 2 (f16)
 
-  // Keys of `block` at `layer`: [block_tokens, kv_dim]; values likewise.
-  float* keys(int32_t block, int64_t layer) { return block_base(block, layer); }
-  float* values(int32_t block, int64_t layer) { return block_base(block, layer) + block_tokens_ * kv_dim_; }
-  const float* keys(int32_t block, int64_t layer) const { return const_cast<KvBlockPool*>(this)->keys(block, layer); }
-  const float* values(int32_t block, int64_t layer) const { return const_cast<KvBlockPool*>(this)->values(block, layer); }
-  // Floats from one block to the next: keys(b, l) == keys(0, l) + b * block_stride_floats().
-  int64_t block_stride_floats() const { return n_layers_ * 2 * block_tokens_ * kv_dim_; }
+  // Keys of `block` at `layer`: [block_tokens, kv_dim] elements of dtype(); values likewise.
+  void* keys(int32_t block, int64_t layer) { return element(block_base(block, layer)); }
+  void* values(int32_t block, int64_t layer) { return element(block_base(block, layer) + block_tokens_ * kv_dim_); }
+  // Elements from one block to the next: keys(b, l) is element b * block_stride_elems() of keys(0, l).
+  int64_t block_stride_elems() const { return n_layers_ * 2 * block_tokens_ * kv_dim_; }
 
  private:
   KvBlockPool() = default;
-  float* block_base(int32_t block, int64_t layer) {
-    return arena_ + (static_cast<int64_t>(block) * n_layers_ + layer) * 2 * block_tokens_ * kv_dim_;
+  int64_t block_base(int32_t block, int64_t layer) const {  // in elements
+    return (static_cast<int64_t>(block) * n_layers_ + layer) * 2 * block_tokens_ * kv_dim_;
   }
+  void* element(int64_t index) { return arena_ + index * elem_bytes_; }
 
-  float* arena_ = nullptr;
+  uint8_t* arena_ = nullptr;
+  DType dtype_ = DType::kF32;
+  int64_t elem_bytes_ = 4;
   int64_t arena_bytes_ = 0;
   int64_t n_blocks_ = 0;
   int64_t n_layers_ = 0;

@@ -44,7 +44,7 @@ int64_t kv_bytes_per_token(const ModelConfig& config, DType kv_dtype);
 struct PlanInputs {
   ModelConfig config;
   int64_t weights_bytes = 0;           // resident weight bytes (mapped or owned)
-  DType kv_dtype = DType::kF32;
+  DType kv_dtype = DType::kF16;         // KV cache elements: kF16 (serve's default) or kF32
   int64_t block_tokens = 16;           // KV block size
   int64_t max_total_tokens = 0;        // per sequence: prompt + new (<= context); 0 = context
   int64_t step_tokens = 512;           // per-step token budget (max_batch_prefill_tokens)

@@ -85,6 +85,7 @@ EngineOptions serve_engine_options(const PlanRequest& r, const std::string& toke
   o.memory_limit_bytes = r.memory_limit_bytes;
   o.memory_fraction = r.serve.memory_fraction;
   o.block_tokens = r.serve.block_tokens;
+  o.kv_dtype = r.serve.kv_dtype;
   o.step_tokens = r.serve.step_tokens;
   o.step_seqs = r.serve.step_seqs;
   o.max_total_tokens = r.prompt_tokens + r.max_new_tokens;

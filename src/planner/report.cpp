@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/bytes.h"
+#include "server/engine_setup.h"
 
 namespace plimsoll::planner {
 namespace {
@@ -50,6 +51,7 @@ std::vector<std::string> serve_flags(const StaticPlan& p) {
           "--max-batch-size", std::to_string(r.serve.step_seqs),
           "--max-concurrent-requests", std::to_string(r.serve.max_concurrent_requests),
           "--block-size", std::to_string(r.serve.block_tokens),
+          "--kv-cache-dtype", kv_cache_dtype_name(r.serve.kv_dtype),
           "--threads", std::to_string(p.engine_threads)};
 }
 
@@ -134,6 +136,7 @@ json report_json(const PlanReport& rep) {
                   {"max_batch_size", p.request.serve.step_seqs},
                   {"max_concurrent_requests", p.request.serve.max_concurrent_requests},
                   {"block_size", p.request.serve.block_tokens},
+                  {"kv_cache_dtype", kv_cache_dtype_name(p.request.serve.kv_dtype)},
                   {"threads", p.engine_threads}}},
       {"plan", {{"budget_bytes", p.budget_bytes},
                 {"weights_bytes", m.weights_bytes},

@@ -15,6 +15,7 @@ PlanInputs serve_plan_inputs(const PlanRequest& r, int64_t budget_bytes) {
   in.config = r.model.config;
   in.weights_bytes = r.model.weights_bytes;
   in.block_tokens = s.block_tokens;
+  in.kv_dtype = s.kv_dtype;
   in.max_total_tokens = r.prompt_tokens + r.max_new_tokens;
   in.step_tokens = s.step_tokens;
   in.step_seqs = s.step_seqs;

@@ -14,6 +14,7 @@ namespace plimsoll::planner {
 // The serve flags that shape the plan, with serve's defaults.
 struct ServeShape {
   int64_t block_tokens = 16;                // --block-size
+  DType kv_dtype = DType::kF16;             // --kv-cache-dtype
   int64_t step_tokens = 512;                // --max-batch-prefill-tokens
   int64_t step_seqs = 64;                   // --max-batch-size
   int64_t max_concurrent_requests = 128;    // --max-concurrent-requests

@@ -10,12 +10,21 @@
 
 namespace plimsoll {
 
+Result<DType> kv_cache_dtype_from_name(const std::string& name) {
+  const std::optional<DType> d = dtype_from_name(name);
+  if (!d || (*d != DType::kF16 && *d != DType::kF32)) {
+    return make_error(ErrorCode::kInvalidArgument, "KV cache dtype '" + name + "': use f16 or f32");
+  }
+  return *d;
+}
+
 PlanInputs plan_inputs_for(const EngineOptions& o, const ModelConfig& config, int64_t weights_bytes,
                            int64_t n_threads, int64_t runtime_bytes, int64_t budget_bytes) {
   PlanInputs in;
   in.config = config;
   in.weights_bytes = weights_bytes;
   in.block_tokens = o.block_tokens;
+  in.kv_dtype = o.kv_dtype;
   in.max_total_tokens = o.max_total_tokens;
   in.step_tokens = o.step_tokens;
   in.step_seqs = o.step_seqs;
@@ -57,7 +66,7 @@ Status plan_and_start_engine(const EngineOptions& o, EngineSetup& s) {
   PLIMSOLL_ASSIGN(s.plan, plan_memory(in));
 
   s.threads = std::make_unique<ThreadPool>(n_threads);
-  PLIMSOLL_ASSIGN(s.pool, KvBlockPool::create(s.model.config, s.plan.kv_blocks, o.block_tokens));
+  PLIMSOLL_ASSIGN(s.pool, KvBlockPool::create(s.model.config, s.plan.kv_blocks, o.block_tokens, o.kv_dtype));
   PLIMSOLL_ASSIGN(s.engine, BatchEngine::create(s.model.config, std::move(*s.weights), *s.pool, s.plan.workspace,
                                                 s.threads.get()));
   s.weights.reset();

@@ -25,6 +25,7 @@ struct EngineOptions {
   double memory_fraction = 0.9;
   std::optional<int64_t> max_batch_memory_bytes;  // cap on the KV pool
   int64_t block_tokens = 16;
+  DType kv_dtype = DType::kF16;             // --kv-cache-dtype: f16 or f32
   int64_t step_tokens = 512;                // --max-batch-prefill-tokens
   int64_t step_seqs = 64;                   // --max-batch-size
   int64_t max_total_tokens = 0;             // 0: the model's context
@@ -33,6 +34,11 @@ struct EngineOptions {
   int threads = 0;                          // 0: the cores available
   bool huge_pages = true;                   // weights read into huge pages (FileBacking)
 };
+
+// --kv-cache-dtype's value: "f16" or "f32" (any case); else kInvalidArgument naming both.
+Result<DType> kv_cache_dtype_from_name(const std::string& name);
+// The flag's spelling of kF16 / kF32: "f16" / "f32".
+inline const char* kv_cache_dtype_name(DType d) { return d == DType::kF16 ? "f16" : "f32"; }
 
 // How the model file's bytes are held: read into huge pages unless turned off.
 inline FileBacking weights_backing(const EngineOptions& o) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/bytes.h"
+#include "server/engine_setup.h"
 
 namespace plimsoll::webhook {
 namespace {
@@ -142,6 +143,13 @@ const std::vector<Setting>& plan_settings() {
        int_setter([](ContainerSettings& s, int64_t n) { if (n > 0) s.serve.max_batch_total_tokens = n; })},
       {"--block-size", "PLIMSOLL_BLOCK_SIZE",
        int_setter([](ContainerSettings& s, int64_t n) { s.serve.engine.block_tokens = n; })},
+      {"--kv-cache-dtype", "PLIMSOLL_KV_CACHE_DTYPE",
+       [](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
+         auto d = kv_cache_dtype_from_name(v);
+         if (!d) return d.error().with_context(what);
+         s.serve.engine.kv_dtype = *d;
+         return {};
+       }},
       {"--threads", "PLIMSOLL_THREADS", int_setter([](ContainerSettings& s, int64_t n) {
          s.serve.engine.threads = static_cast<int>(n);
          s.threads_set = n > 0;

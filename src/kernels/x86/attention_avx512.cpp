@@ -1,5 +1,6 @@
 // AVX-512 attention over a paged KV cache: 16 positions at a time per query
 // head (scores, one max, one vector exp), values accumulated in zmm-sized rows.
+// Keys and values are f32 or f16 (widened to f32 as they are loaded).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -17,6 +18,12 @@ namespace {
 
 constexpr int kChunk = 16;       // positions per softmax update
 constexpr int64_t kMaxHeadDim = 512;
+
+// 16 keys' or values' elements as f32.
+inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
+inline __m512 load16(const uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
 
 // Lane j of the result = sum of v[j]'s 16 lanes: a transpose-and-add tree
 // (45 shuffles and adds for 16 sums, where 16 separate reductions take ~150).
@@ -37,13 +44,14 @@ inline __m512 sum16x16(const __m512 (&v)[16]) {
                        _mm512_shuffle_f32x4(d01, d23, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-// Lane j < n: dot(q, k[j]) over hd floats (a multiple of 16); lanes >= n: 0.
-inline __m512 dots16(const float* q, const float* const* k, int n, int64_t hd) {
+// Lane j < n: dot(q, k[j]) over hd elements (a multiple of 16); lanes >= n: 0.
+template <class T>
+inline __m512 dots16(const float* q, const T* const* k, int n, int64_t hd) {
   __m512 part[16];
   for (int j = 0; j < 16; ++j) part[j] = _mm512_setzero_ps();
   for (int64_t d = 0; d < hd; d += 16) {
     const __m512 qd = _mm512_loadu_ps(q + d);
-    for (int j = 0; j < n; ++j) part[j] = _mm512_fmadd_ps(qd, _mm512_loadu_ps(k[j] + d), part[j]);
+    for (int j = 0; j < n; ++j) part[j] = _mm512_fmadd_ps(qd, load16(k[j] + d), part[j]);
   }
   return sum16x16(part);
 }
@@ -54,7 +62,8 @@ inline void scale_row(float* acc, float s, int64_t n) {
 }
 
 // Keys and values of positions [p0, p0 + n) (n <= kChunk).
-inline void gather(const PagedKv& kv, int64_t p0, int n, const float** k, const float** v) {
+template <class T>
+inline void gather(const PagedKv& kv, int64_t p0, int n, const T** k, const T** v) {
   int64_t block = p0 / kv.block_tokens, row = p0 % kv.block_tokens;  // one division per chunk
   for (int j = 0; j < n; ++j, ++row) {
     if (row == kv.block_tokens) {
@@ -62,8 +71,8 @@ inline void gather(const PagedKv& kv, int64_t p0, int n, const float** k, const 
       ++block;
     }
     const int64_t off = kv.blocks[block] * kv.block_stride + row * kv.pos_stride;
-    k[j] = kv.keys + off;
-    v[j] = kv.values + off;
+    k[j] = static_cast<const T*>(kv.keys) + off;
+    v[j] = static_cast<const T*>(kv.values) + off;
   }
 }
 
@@ -75,7 +84,8 @@ struct RowState {
 };
 
 // Online-softmax update of a row with one chunk's scores s (lanes >= n dead).
-inline void update(__m512 s, int n, const float* const* v, int64_t hd, RowState* st) {
+template <class T>
+inline void update(__m512 s, int n, const T* const* v, int64_t hd, RowState* st) {
   const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
   s = _mm512_mask_blend_ps(live, _mm512_set1_ps(-std::numeric_limits<float>::infinity()), s);
   const float chunk_max = _mm512_reduce_max_ps(s);
@@ -91,7 +101,7 @@ inline void update(__m512 s, int n, const float* const* v, int64_t hd, RowState*
   _mm512_store_ps(w, e);
   for (int64_t d = 0; d < hd; d += 16) {
     __m512 a = _mm512_load_ps(st->acc + d);
-    for (int j = 0; j < n; ++j) a = _mm512_fmadd_ps(_mm512_set1_ps(w[j]), _mm512_loadu_ps(v[j] + d), a);
+    for (int j = 0; j < n; ++j) a = _mm512_fmadd_ps(_mm512_set1_ps(w[j]), load16(v[j] + d), a);
     _mm512_store_ps(st->acc + d, a);
   }
 }
@@ -109,6 +119,7 @@ inline __m512 position_bias(float slope, int64_t p0) {
 }
 
 // One query head over all positions.
+template <class T>
 void attend_head(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, float scale, float slope,
                  float* out) {
   alignas(64) float acc[kMaxHeadDim];
@@ -116,8 +127,8 @@ void attend_head(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, f
   RowState st{acc, -std::numeric_limits<float>::infinity(), 0.0f};
   for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
-    const float* k[kChunk];
-    const float* v[kChunk];
+    const T* k[kChunk];
+    const T* v[kChunk];
     gather(kv, p0, n, k, v);
     update(_mm512_fmadd_ps(dots16(q, k, n, hd), _mm512_set1_ps(scale), position_bias(slope, p0)), n, v, hd, &st);
   }
@@ -129,10 +140,11 @@ void attend_head(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, f
 constexpr int kRows = 16;
 
 // kt[d * 16 + j] = k[j][d] for d < hd; 0 for j >= n.
-inline void transpose_keys(const float* const* k, int n, int64_t hd, float* kt) {
+template <class T>
+inline void transpose_keys(const T* const* k, int n, int64_t hd, float* kt) {
   for (int64_t d0 = 0; d0 < hd; d0 += 16) {
     __m512 t[16];
-    for (int j = 0; j < 16; ++j) t[j] = j < n ? _mm512_loadu_ps(k[j] + d0) : _mm512_setzero_ps();
+    for (int j = 0; j < 16; ++j) t[j] = j < n ? load16(k[j] + d0) : _mm512_setzero_ps();
     transpose16(t);  // t[c] lane j = k[j][d0 + c]
     for (int c = 0; c < 16; ++c) _mm512_store_ps(kt + (d0 + c) * 16, t[c]);
   }
@@ -152,6 +164,7 @@ inline __m512 dots_transposed(const float* q, const float* kt, int64_t hd) {
 
 // Rows 0..nr-1 (nr <= kRows): row i is position first_pos + i and sees
 // positions 0..first_pos + i.
+template <class T>
 void attend_rows(const float* q, int64_t q_stride, int nr, int64_t hd, const PagedKv& kv, int64_t first_pos,
                  float scale, float slope, float* out, int64_t out_stride) {
   alignas(64) float kt[kMaxHeadDim * 16];
@@ -164,8 +177,8 @@ void attend_rows(const float* q, int64_t q_stride, int nr, int64_t hd, const Pag
   const int64_t n_pos = first_pos + nr;  // what the last row sees
   for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
-    const float* k[kChunk];
-    const float* v[kChunk];
+    const T* k[kChunk];
+    const T* v[kChunk];
     gather(kv, p0, n, k, v);
     transpose_keys(k, n, hd, kt);
     const __m512 bias = position_bias(slope, p0);
@@ -184,7 +197,12 @@ void attend_rows(const float* q, int64_t q_stride, int nr, int64_t hd, const Pag
 void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
                    const float* slopes, float* out) {
   for (int64_t g = 0; g < group; ++g) {
-    attend_head(q + g * head_dim, head_dim, kv, n_pos, scale, slopes ? slopes[g] : 0.0f, out + g * head_dim);
+    const float slope = slopes ? slopes[g] : 0.0f;
+    if (kv.dtype == DType::kF16) {
+      attend_head<uint16_t>(q + g * head_dim, head_dim, kv, n_pos, scale, slope, out + g * head_dim);
+    } else {
+      attend_head<float>(q + g * head_dim, head_dim, kv, n_pos, scale, slope, out + g * head_dim);
+    }
   }
 }
 
@@ -196,8 +214,9 @@ void avx512_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t
                           int64_t first_pos, float scale, float slope, float* out, int64_t out_stride) {
   for (int64_t i0 = 0; i0 < n_q; i0 += kRows) {
     const int nr = static_cast<int>(std::min<int64_t>(kRows, n_q - i0));
-    attend_rows(q + i0 * q_stride, q_stride, nr, head_dim, kv, first_pos + i0, scale, slope, out + i0 * out_stride,
-                out_stride);
+    auto* rows = kv.dtype == DType::kF16 ? &attend_rows<uint16_t> : &attend_rows<float>;
+    rows(q + i0 * q_stride, q_stride, nr, head_dim, kv, first_pos + i0, scale, slope, out + i0 * out_stride,
+         out_stride);
   }
 }
 

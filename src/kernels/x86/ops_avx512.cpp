@@ -40,6 +40,14 @@ void avx512_axpy_f32(float* y, float a, const float* x, int64_t n) {
   }
 }
 
+void avx512_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m256i h = _mm512_cvtps_ph(_mm512_maskz_loadu_ps(m, src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm256_mask_storeu_epi16(dst + i, m, h);
+  }
+}
+
 void avx512_swiglu(float* out, const float* gate, const float* up, int64_t n) {
   int64_t i = 0;
   for (; i < n; i += 16) {

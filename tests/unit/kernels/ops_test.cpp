@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <vector>
 
+#include "core/half.h"
 #include "kernel_test_util.h"
 #include "kernels/attention.h"
 
@@ -147,55 +150,86 @@ TEST(Ops, DotAndAxpyMatchScalarOnEveryIsa) {
 
 constexpr float kAlibiSlope = 0.25f;
 
-// attend() on every ISA path against a two-pass softmax in double over the
-// same paged layout: blocks out of order, group sizes 1-4, ALiBi slopes or none,
-// lengths around the 16-position chunks and the block size, scores large enough
-// that the running max moves.
+// A KV arena as the kernels read it in `dtype` (f32 or f16), and the same
+// values as floats (rounded through f16 for kF16) for the references to read.
+struct KvArena {
+  std::vector<float> values;     // what a reference reads
+  std::vector<uint16_t> halves;  // kF16's storage
+  DType dtype;
+
+  KvArena(std::vector<float> v, DType d) : values(std::move(v)), dtype(d) {
+    if (dtype != DType::kF16) return;
+    halves.resize(values.size());
+    for (size_t i = 0; i < values.size(); ++i) values[i] = f16_to_f32(halves[i] = f32_to_f16(values[i]));
+  }
+  // PagedKv over element `keys_at` (keys) and `values_at` (values) of the arena.
+  PagedKv paged(int64_t keys_at, int64_t values_at) const {
+    PagedKv kv;
+    kv.dtype = dtype;
+    if (dtype == DType::kF16) {
+      kv.keys = halves.data() + keys_at;
+      kv.values = halves.data() + values_at;
+    } else {
+      kv.keys = values.data() + keys_at;
+      kv.values = values.data() + values_at;
+    }
+    return kv;
+  }
+};
+
+// attend() on every ISA path, over f32 and f16 KV, against a two-pass softmax
+// in double over the same paged layout (and the same f16-rounded values):
+// blocks out of order, group sizes 1-4, ALiBi slopes or none, lengths around
+// the 16-position chunks and the block size, scores large enough that the
+// running max moves.
 TEST(Ops, AttendMatchesTwoPassSoftmaxOnEveryIsa) {
   testing::IsaGuard guard;
   const int64_t bt = 16, n_blocks = 9;
-  for (int64_t hd : {8, 16, 64, 128}) {
-    for (int64_t group : {1, 3}) {
-      const int64_t n_kv_heads = 2, kv_dim = n_kv_heads * hd, stride = 2 * bt * kv_dim;  // block: keys, then values
-      const std::vector<float> arena = random_floats(n_blocks * stride, uint32_t(hd + group), 1.f);
-      const std::vector<int32_t> blocks = {4, 0, 7, 2, 8, 1, 6, 3, 5};
-      const std::vector<float> q = random_floats(group * hd, uint32_t(100 + hd), 3.f);
-      const std::vector<float> slopes = {0.5f, 0.25f, 0.125f};
-      for (int64_t n_pos : {1, 15, 16, 17, 33, 100, 144}) {
-        for (bool alibi : {false, true}) {
-          const int64_t kvh = 1;
-          PagedKv kv;
-          kv.keys = arena.data() + kvh * hd;
-          kv.values = arena.data() + bt * kv_dim + kvh * hd;
-          kv.blocks = blocks.data();
-          kv.block_stride = stride;
-          kv.block_tokens = bt;
-          kv.pos_stride = kv_dim;
-          const float scale = 1.0f / std::sqrt(float(hd));
-          std::vector<double> want(static_cast<size_t>(group * hd), 0.0);
-          for (int64_t g = 0; g < group; ++g) {
-            std::vector<double> s(static_cast<size_t>(n_pos));
-            double max_s = -1e300, sum = 0;
-            for (int64_t p = 0; p < n_pos; ++p) {
-              const float* k = kv.keys + blocks[size_t(p / bt)] * stride + (p % bt) * kv_dim;
-              double dot = 0;
-              for (int64_t d = 0; d < hd; ++d) dot += double(q[size_t(g * hd + d)]) * k[d];
-              s[size_t(p)] = dot * scale + (alibi ? double(slopes[size_t(g)]) * double(p) : 0.0);
-              max_s = std::max(max_s, s[size_t(p)]);
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (int64_t hd : {8, 16, 64, 128}) {
+      for (int64_t group : {1, 3}) {
+        const int64_t n_kv_heads = 2, kv_dim = n_kv_heads * hd, stride = 2 * bt * kv_dim;  // block: keys, then values
+        const KvArena arena(random_floats(n_blocks * stride, uint32_t(hd + group), 1.f), dtype);
+        const std::vector<int32_t> blocks = {4, 0, 7, 2, 8, 1, 6, 3, 5};
+        const std::vector<float> q = random_floats(group * hd, uint32_t(100 + hd), 3.f);
+        const std::vector<float> slopes = {0.5f, 0.25f, 0.125f};
+        for (int64_t n_pos : {1, 15, 16, 17, 33, 100, 144}) {
+          for (bool alibi : {false, true}) {
+            const int64_t kvh = 1;
+            PagedKv kv = arena.paged(kvh * hd, bt * kv_dim + kvh * hd);
+            kv.blocks = blocks.data();
+            kv.block_stride = stride;
+            kv.block_tokens = bt;
+            kv.pos_stride = kv_dim;
+            const float* keys = arena.values.data() + kvh * hd;
+            const float* values = arena.values.data() + bt * kv_dim + kvh * hd;
+            const float scale = 1.0f / std::sqrt(float(hd));
+            std::vector<double> want(static_cast<size_t>(group * hd), 0.0);
+            for (int64_t g = 0; g < group; ++g) {
+              std::vector<double> s(static_cast<size_t>(n_pos));
+              double max_s = -1e300, sum = 0;
+              for (int64_t p = 0; p < n_pos; ++p) {
+                const float* k = keys + blocks[size_t(p / bt)] * stride + (p % bt) * kv_dim;
+                double dot = 0;
+                for (int64_t d = 0; d < hd; ++d) dot += double(q[size_t(g * hd + d)]) * k[d];
+                s[size_t(p)] = dot * scale + (alibi ? double(slopes[size_t(g)]) * double(p) : 0.0);
+                max_s = std::max(max_s, s[size_t(p)]);
+              }
+              for (double& v : s) sum += (v = std::exp(v - max_s));
+              for (int64_t p = 0; p < n_pos; ++p) {
+                const float* v = values + blocks[size_t(p / bt)] * stride + (p % bt) * kv_dim;
+                for (int64_t d = 0; d < hd; ++d) want[size_t(g * hd + d)] += s[size_t(p)] / sum * v[d];
+              }
             }
-            for (double& v : s) sum += (v = std::exp(v - max_s));
-            for (int64_t p = 0; p < n_pos; ++p) {
-              const float* v = kv.values + blocks[size_t(p / bt)] * stride + (p % bt) * kv_dim;
-              for (int64_t d = 0; d < hd; ++d) want[size_t(g * hd + d)] += s[size_t(p)] / sum * v[d];
-            }
-          }
-          for (Isa isa : testing::available_isas()) {
-            ASSERT_TRUE(set_isa(isa));
-            std::vector<float> out(static_cast<size_t>(group * hd), -1.f);
-            attend(q.data(), group, hd, kv, n_pos, scale, alibi ? slopes.data() : nullptr, out.data());
-            for (size_t i = 0; i < out.size(); ++i) {
-              ASSERT_NEAR(out[i], want[i], 2e-5) << isa_name(isa) << " hd " << hd << " group " << group
-                                                 << " n_pos " << n_pos << " alibi " << alibi << " i " << i;
+            for (Isa isa : testing::available_isas()) {
+              ASSERT_TRUE(set_isa(isa));
+              std::vector<float> out(static_cast<size_t>(group * hd), -1.f);
+              attend(q.data(), group, hd, kv, n_pos, scale, alibi ? slopes.data() : nullptr, out.data());
+              for (size_t i = 0; i < out.size(); ++i) {
+                ASSERT_NEAR(out[i], want[i], 2e-5) << isa_name(isa) << " " << dtype_name(dtype) << " hd " << hd
+                                                   << " group " << group << " n_pos " << n_pos << " alibi " << alibi
+                                                   << " i " << i;
+              }
             }
           }
         }
@@ -204,46 +238,78 @@ TEST(Ops, AttendMatchesTwoPassSoftmaxOnEveryIsa) {
   }
 }
 
-// attend_causal() (consecutive query rows of one sequence) on every ISA path
-// against attend_scalar row by row: rows around the 16-row blocks, runs that
-// start mid-sequence, blocks of 5 positions (chunks straddle blocks), ALiBi.
+// attend_causal() (consecutive query rows of one sequence) on every ISA path,
+// over f32 and f16 KV, against attend_scalar row by row: rows around the
+// 16-row blocks, runs that start mid-sequence, blocks of 5 positions (chunks
+// straddle blocks), ALiBi.
 TEST(Ops, AttendCausalMatchesAttendRowByRowOnEveryIsa) {
   testing::IsaGuard guard;
   const int64_t bt = 5, n_blocks = 16;
   const std::vector<int32_t> blocks = {9, 3, 14, 0, 7, 12, 1, 5, 15, 2, 10, 6, 13, 4, 11, 8};
-  for (int64_t hd : {8, 16, 64, 128}) {
-    const int64_t kv_dim = 2 * hd, stride = 2 * bt * kv_dim;  // two KV heads; block: keys, then values
-    const std::vector<float> arena = random_floats(n_blocks * stride, uint32_t(300 + hd), 1.f);
-    PagedKv kv;
-    kv.keys = arena.data() + hd;  // KV head 1
-    kv.values = arena.data() + bt * kv_dim + hd;
-    kv.blocks = blocks.data();
-    kv.block_stride = stride;
-    kv.block_tokens = bt;
-    kv.pos_stride = kv_dim;
-    const float scale = 1.0f / std::sqrt(float(hd));
-    for (int64_t n_q : {1, 7, 16, 17, 40}) {
-      for (int64_t first_pos : {int64_t{0}, int64_t{3}, int64_t{29}}) {
-        if (first_pos + n_q > n_blocks * bt) continue;
-        const int64_t q_stride = 3 * hd;  // rows interleaved with other heads, as in the engine
-        const std::vector<float> q = random_floats(n_q * q_stride, uint32_t(n_q + first_pos), 3.f);
-        for (const float* slope : {static_cast<const float*>(nullptr), &kAlibiSlope}) {
-          std::vector<float> want(static_cast<size_t>(n_q * q_stride), -1.f);
-          for (int64_t i = 0; i < n_q; ++i) {
-            attend_scalar(q.data() + i * q_stride, 1, hd, kv, first_pos + i + 1, scale, slope,
-                          want.data() + i * q_stride);
-          }
-          for (Isa isa : testing::available_isas()) {
-            ASSERT_TRUE(set_isa(isa));
-            std::vector<float> out(want.size(), -1.f);
-            attend_causal(q.data(), q_stride, n_q, hd, kv, first_pos, scale, slope, out.data(), q_stride);
-            for (size_t i = 0; i < out.size(); ++i) {
-              ASSERT_NEAR(out[i], want[i], 2e-5) << isa_name(isa) << " hd " << hd << " n_q " << n_q << " first_pos "
-                                                 << first_pos << " alibi " << (slope != nullptr) << " i " << i;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (int64_t hd : {8, 16, 64, 128}) {
+      const int64_t kv_dim = 2 * hd, stride = 2 * bt * kv_dim;  // two KV heads; block: keys, then values
+      const KvArena arena(random_floats(n_blocks * stride, uint32_t(300 + hd), 1.f), dtype);
+      PagedKv kv = arena.paged(hd, bt * kv_dim + hd);  // KV head 1
+      kv.blocks = blocks.data();
+      kv.block_stride = stride;
+      kv.block_tokens = bt;
+      kv.pos_stride = kv_dim;
+      const float scale = 1.0f / std::sqrt(float(hd));
+      for (int64_t n_q : {1, 7, 16, 17, 40}) {
+        for (int64_t first_pos : {int64_t{0}, int64_t{3}, int64_t{29}}) {
+          if (first_pos + n_q > n_blocks * bt) continue;
+          const int64_t q_stride = 3 * hd;  // rows interleaved with other heads, as in the engine
+          const std::vector<float> q = random_floats(n_q * q_stride, uint32_t(n_q + first_pos), 3.f);
+          for (const float* slope : {static_cast<const float*>(nullptr), &kAlibiSlope}) {
+            std::vector<float> want(static_cast<size_t>(n_q * q_stride), -1.f);
+            for (int64_t i = 0; i < n_q; ++i) {
+              attend_scalar(q.data() + i * q_stride, 1, hd, kv, first_pos + i + 1, scale, slope,
+                            want.data() + i * q_stride);
+            }
+            for (Isa isa : testing::available_isas()) {
+              ASSERT_TRUE(set_isa(isa));
+              std::vector<float> out(want.size(), -1.f);
+              attend_causal(q.data(), q_stride, n_q, hd, kv, first_pos, scale, slope, out.data(), q_stride);
+              for (size_t i = 0; i < out.size(); ++i) {
+                ASSERT_NEAR(out[i], want[i], 2e-5) << isa_name(isa) << " " << dtype_name(dtype) << " hd " << hd
+                                                   << " n_q " << n_q << " first_pos " << first_pos << " alibi "
+                                                   << (slope != nullptr) << " i " << i;
+              }
             }
           }
         }
       }
+    }
+  }
+}
+
+// f32_to_f16_row on every ISA path is bit-identical to f32_to_f16 for finite
+// values, halves' subnormals, ties and overflow; NaN stays NaN.
+TEST(Ops, F32ToF16RowMatchesScalarOnEveryIsa) {
+  testing::IsaGuard guard;
+  std::vector<float> x = random_floats(1000, 77u, 70000.f);
+  for (float special : {0.f, -0.f, 65504.f, 65519.f, 65520.f, -1e9f, 6.1e-5f, 5.96e-8f, 2.98e-8f, 1e-30f,
+                        1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, std::numeric_limits<float>::infinity()}) {
+    x.push_back(special);
+    x.push_back(-special);
+  }
+  for (size_t i = 0; i < 200; ++i) x.push_back(x[i] * 1e-6f);  // subnormal halves
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  for (Isa isa : testing::available_isas()) {
+    ASSERT_TRUE(set_isa(isa));
+    for (int64_t n : {int64_t(x.size()), int64_t{15}, int64_t{1}}) {
+      std::vector<uint16_t> h(size_t(n) + 1, 0xBEEF);
+      f32_to_f16_row(x.data() + x.size() - size_t(n), h.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = x[x.size() - size_t(n) + size_t(i)];
+        if (std::isnan(v)) {
+          EXPECT_TRUE(std::isnan(f16_to_f32(h[size_t(i)]))) << isa_name(isa);
+        } else {
+          ASSERT_EQ(h[size_t(i)], f32_to_f16(v)) << isa_name(isa) << " x " << v;
+        }
+      }
+      EXPECT_EQ(h[size_t(n)], 0xBEEF) << isa_name(isa) << ": wrote past n " << n;
     }
   }
 }

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
+
+#include "core/half.h"
 
 namespace plimsoll {
 namespace {
@@ -36,31 +39,45 @@ TEST(KvBlockPool, AllocatesEveryBlockOnceThenRunsOut) {
   EXPECT_EQ((*pool)->allocate(), 3);
 }
 
-TEST(KvBlockPool, BlocksDoNotOverlap) {
-  auto pool = KvBlockPool::create(tiny(), 3, 4);
+// Fills every block's keys and values with marks of (block, layer) in the
+// pool's dtype and reads them back: no slab overlaps another.
+template <class T>
+void expect_blocks_do_not_overlap(DType dtype, T (*mark)(int)) {
+  auto pool = KvBlockPool::create(tiny(), 3, 4, dtype);
   ASSERT_TRUE(pool.ok());
   KvBlockPool& p = **pool;
-  const int64_t slab = p.block_tokens() * p.kv_dim();  // floats per k (or v) slab
+  ASSERT_EQ(p.dtype(), dtype);
+  ASSERT_EQ(p.elem_bytes(), static_cast<int64_t>(sizeof(T)));
+  const int64_t slab = p.block_tokens() * p.kv_dim();  // elements per k (or v) slab
   for (int32_t b = 0; b < 3; ++b) {
     for (int64_t l = 0; l < 2; ++l) {
       for (int64_t i = 0; i < slab; ++i) {
-        p.keys(b, l)[i] = static_cast<float>(b * 1000 + l * 100 + 1);
-        p.values(b, l)[i] = static_cast<float>(b * 1000 + l * 100 + 2);
+        static_cast<T*>(p.keys(b, l))[i] = mark(b * 100 + int(l) * 10 + 1);
+        static_cast<T*>(p.values(b, l))[i] = mark(b * 100 + int(l) * 10 + 2);
       }
     }
   }
   for (int32_t b = 0; b < 3; ++b) {
     for (int64_t l = 0; l < 2; ++l) {
-      EXPECT_EQ(p.keys(b, l)[slab - 1], static_cast<float>(b * 1000 + l * 100 + 1));
-      EXPECT_EQ(p.values(b, l)[0], static_cast<float>(b * 1000 + l * 100 + 2));
+      EXPECT_EQ(static_cast<T*>(p.keys(b, l))[slab - 1], mark(b * 100 + int(l) * 10 + 1));
+      EXPECT_EQ(static_cast<T*>(p.values(b, l))[0], mark(b * 100 + int(l) * 10 + 2));
+      EXPECT_EQ(static_cast<T*>(p.keys(b, l)), static_cast<T*>(p.keys(0, l)) + b * p.block_stride_elems());
     }
   }
-  EXPECT_EQ(p.arena_bytes(), 3 * 2 * 2 * 4 * 8 * 4);
+  EXPECT_EQ(p.arena_bytes(), 3 * 2 * 2 * 4 * 8 * static_cast<int64_t>(sizeof(T)));
+}
+
+TEST(KvBlockPool, BlocksDoNotOverlap) {
+  expect_blocks_do_not_overlap<float>(DType::kF32, [](int m) { return static_cast<float>(m); });
+  expect_blocks_do_not_overlap<uint16_t>(DType::kF16, [](int m) { return f32_to_f16(static_cast<float>(m)); });
 }
 
 TEST(KvBlockPool, RejectsNonsense) {
   EXPECT_FALSE(KvBlockPool::create(tiny(), 0, 16).ok());
   EXPECT_FALSE(KvBlockPool::create(tiny(), 4, 0).ok());
+  auto q8 = KvBlockPool::create(tiny(), 4, 16, DType::kQ8_0);
+  ASSERT_FALSE(q8.ok());
+  EXPECT_NE(q8.error().message.find("f32 or f16, not"), std::string::npos) << q8.error().message;
 }
 
 TEST(BlockTable, BlocksForTokens) {

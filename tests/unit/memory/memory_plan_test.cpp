@@ -36,7 +36,7 @@ TEST(MemoryPlan, PoolIsWhatIsLeftAndEverythingAddsUp) {
   EXPECT_LE(p->planned_bytes(), in.budget_bytes);
   EXPECT_GT(in.budget_bytes - p->planned_bytes(), -1);
   EXPECT_LT(in.budget_bytes - p->planned_bytes(), p->kv_block_bytes);  // at most one block left over
-  EXPECT_EQ(p->kv_block_bytes, 1280 * 16);
+  EXPECT_EQ(p->kv_block_bytes, 640 * 16);  // f16 KV unless PlanInputs::kv_dtype says f32
   EXPECT_EQ(p->max_batch_total_tokens, p->kv_blocks * 16);
   EXPECT_EQ(p->blocks_per_full_sequence, 32);
   EXPECT_NE(p->table().find("kv block pool"), std::string::npos);
@@ -62,7 +62,7 @@ TEST(MemoryPlan, MaxBatchMemoryCapsThePool) {
   auto p = plan_memory(in);
   ASSERT_TRUE(p.ok());
   EXPECT_LE(p->kv_pool_bytes, 4 * kMiB);
-  EXPECT_EQ(p->kv_blocks, 4 * kMiB / (1280 * 16));
+  EXPECT_EQ(p->kv_blocks, 4 * kMiB / (640 * 16));
 }
 
 TEST(MemoryPlan, WorkspaceScalesWithStepTokens) {

@@ -38,13 +38,29 @@ TEST(AdmissionPolicy, AllowsAPlanThatFitsTheRequest) {
 TEST(AdmissionPolicy, DeniesTheIncidentWithTheNumbers) {
   // 12 GiB for a 7B model at its full 4,096-token context: weights ~6.7 GiB,
   // and one sequence of f32 KV is 4 GiB, over the 10.8 GiB budget.
-  const Decision d = decide(deployment(serve_container(json::array(), memory("12Gi", "12Gi"))), {});
+  const json f32_kv = json::array({"--kv-cache-dtype", "f32"});
+  const Decision d = decide(deployment(serve_container(json::array(), memory("12Gi", "12Gi"), f32_kv)), {});
   EXPECT_TRUE(d.runs_plimsoll);
   EXPECT_FALSE(d.allowed);
   for (const char* part : {"container plimsoll", "memory request 12.00 GiB", "budget 10.80 GiB", "weights 6.",
                            "KV for one sequence of 4096 tokens 4.00 GiB", "the smallest memory request that fits"}) {
     EXPECT_NE(d.message.find(part), std::string::npos) << part << " in: " << d.message;
   }
+  // serve's default f16 KV holds that sequence in 2 GiB: the same pod fits.
+  const Decision f16 = decide(deployment(serve_container(json::array(), memory("12Gi", "12Gi"))), {});
+  EXPECT_TRUE(f16.allowed) << f16.message;
+  // and under 8 GiB it does not, with the f16 figure.
+  const Decision small = decide(deployment(serve_container(json::array(), memory("8Gi", "8Gi"))), {});
+  EXPECT_FALSE(small.allowed);
+  EXPECT_NE(small.message.find("KV for one sequence of 4096 tokens 2.00 GiB"), std::string::npos) << small.message;
+}
+
+TEST(AdmissionPolicy, RejectsAnUnknownKvCacheDtype) {
+  const json args = json::array({"--kv-cache-dtype", "q8_0"});
+  const Decision d = decide(deployment(serve_container(env_2048(), memory("24Gi", "24Gi"), args)), {});
+  EXPECT_FALSE(d.allowed);
+  EXPECT_NE(d.message.find("--kv-cache-dtype"), std::string::npos) << d.message;
+  EXPECT_NE(d.message.find("use f16 or f32"), std::string::npos) << d.message;
 }
 
 TEST(AdmissionPolicy, DeniesMaxBatchTotalTokensBeyondThePool) {

@@ -109,7 +109,8 @@ TEST_F(WebhookEndToEnd, AnswersAllowedDeniedNonPlimsollAndMalformed) {
   EXPECT_EQ(out["response"]["allowed"], true);
   EXPECT_TRUE(out["response"]["auditAnnotations"].contains("plimsoll.planned-bytes")) << out.dump();
 
-  out = validate(testing::review(testing::deployment(testing::serve_container(json::array(), testing::memory("12Gi", "12Gi"))), "u-denied").dump(), 200);
+  const json f32_kv = json::array({"--kv-cache-dtype", "f32"});
+  out = validate(testing::review(testing::deployment(testing::serve_container(json::array(), testing::memory("12Gi", "12Gi"), f32_kv)), "u-denied").dump(), 200);
   EXPECT_EQ(out["response"]["uid"], "u-denied");
   EXPECT_EQ(out["response"]["allowed"], false);
   EXPECT_EQ(out["response"]["status"]["code"], 403);
