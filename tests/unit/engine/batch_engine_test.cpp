@@ -64,7 +64,7 @@ struct Seq {
 // value across a rounding boundary, which shifts a logit by about one
 // quantization step of |w| x amax/127 (~1e-2 here), so 0.05 there.
 void run_batched(const ModelConfig& c, const TensorStore& tensors, float tolerance, int64_t step_tokens,
-                 int64_t block_tokens, int64_t n_new) {
+                 int64_t block_tokens, int64_t n_new, DType kv_dtype = DType::kF32) {
   auto weights = bind_decoder_weights(c, tensors);
   ASSERT_TRUE(weights.ok()) << weights.error().message;
   LlamaReference ref(c, *weights);
@@ -76,7 +76,8 @@ void run_batched(const ModelConfig& c, const TensorStore& tensors, float toleran
     seqs[s].prompt_len = len;
   }
   const int64_t max_len = 64 + n_new;
-  auto pool = KvBlockPool::create(c, static_cast<int64_t>(seqs.size()) * blocks_for_tokens(max_len, block_tokens), block_tokens);
+  auto pool = KvBlockPool::create(c, static_cast<int64_t>(seqs.size()) * blocks_for_tokens(max_len, block_tokens),
+                                  block_tokens, kv_dtype);
   ASSERT_TRUE(pool.ok());
   ThreadPool threads(2);
   const auto sizes = step_workspace_sizes(c, step_tokens, 32, 2, max_len);
@@ -159,6 +160,23 @@ void run_batched(DType dtype, int64_t step_tokens, int64_t block_tokens, int64_t
 TEST(BatchEngine, MatchesReferenceF32SmallChunksCrossingBlocks) { run_batched(DType::kF32, 24, 16, 8); }
 TEST(BatchEngine, MatchesReferenceF32TinyBlocks) { run_batched(DType::kF32, 40, 4, 6); }
 TEST(BatchEngine, MatchesReferenceQ8_0) { run_batched(DType::kQ8_0, 32, 16, 6); }
+
+// An f16 KV cache (serve's default) rounds each key and value to 11 bits
+// (relative 2^-12): f32 weights, exact AVX-512 matmuls, logits within 1e-2 of
+// the f32 reference and the same greedy tokens, on the AVX-512 and scalar paths.
+TEST(BatchEngine, MatchesReferenceWithAnF16KvCache) {
+  const ModelConfig c = small_config();
+  auto model = random_llama_in_memory(c, DType::kF32, 11);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const kernels::Isa best = kernels::active_isa();
+  for (kernels::Isa isa : {kernels::Isa::kAvx512, kernels::Isa::kScalar}) {
+    if (!kernels::set_isa(isa)) continue;
+    SCOPED_TRACE(kernels::isa_name(isa));
+    run_batched(c, model->tensors, 1e-2f, 24, 16, 8, DType::kF16);
+    run_batched(c, model->tensors, 1e-2f, 40, 4, 6, DType::kF16);
+  }
+  kernels::set_isa(best);
+}
 
 // The other architectures' switches, f32, through the same batched-vs-reference run.
 ModelConfig gpt2_config() {
