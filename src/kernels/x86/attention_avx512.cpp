@@ -1,6 +1,8 @@
 // AVX-512 attention over a paged KV cache: 16 positions at a time per query
 // head (scores, one max, one vector exp), values accumulated in zmm-sized rows.
 // Keys and values are f32 or f16 (widened to f32 as they are loaded).
+// GCC 12's AVX-512 headers self-initialize their "undefined" vectors (GCC PR105593).
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include <algorithm>
