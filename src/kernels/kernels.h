@@ -78,10 +78,12 @@ Isa active_isa();                  // what matmul uses now
 const char* isa_name(Isa isa);     // "scalar", "avx2", "avx512", "amx"
 // Default: the best the CPU has, or the environment's PLIMSOLL_ISA (an isa_name)
 // if the CPU has that. kAvx2 needs AVX2+FMA+F16C; kAvx512 also needs AVX-512
-// F/BW/VL/VNNI; kAmx also AMX-TILE/INT8 and the kernel's permission for tile
-// data (requested once, on the first check): it is kAvx512 plus AMX-INT8 for
-// Q8_0/Q4_0/Q4_K/Q6_K weights at kAmxMinTokens (matmul_impl.h) tokens or more (and
-// AMX-BF16 for float weights at kAmxBf16MinTokens+ where amx_bf16_usable()).
+// F/BW/VL/VNNI (float weights at kPanelMinTokensF32 / kPanelMinTokensHalf tokens
+// or more, matmul_impl.h, take its broadcast kernels); kAmx also AMX-TILE/INT8
+// and the kernel's permission for tile data (requested once, on the first check):
+// it is kAvx512 plus AMX-INT8 for Q8_0/Q4_0/Q4_K/Q6_K weights at kAmxMinTokens
+// tokens or more (and AMX-BF16 for float weights at kAmxBf16MinTokens+ where
+// amx_bf16_usable()).
 // Process-wide (not per thread).
 // Forces a path (tests, benchmarks); returns false if the CPU lacks it.
 bool set_isa(Isa isa);

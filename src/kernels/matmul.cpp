@@ -1,5 +1,5 @@
 // matmul: ISA selection, activation preparation into a reused per-thread
-// scratch, and the tile loops (rows split across the thread pool).
+// scratch, and the tile and panel loops (rows split across the thread pool).
 #include <algorithm>
 #include <atomic>
 #include <cassert>
@@ -102,10 +102,17 @@ const TileKernel* tile_kernel_for(Isa isa, DType dtype) {
   return k.tile != nullptr ? &k : nullptr;
 }
 
-const AmxKernel* amx_kernel_for(Isa isa, DType dtype, int64_t n_tokens) {
-  if (isa != Isa::kAmx) return nullptr;
-  const AmxKernel* k = &amx_kernels().k[static_cast<int>(dtype)];
-  if (k->rows == nullptr && amx_bf16_usable()) k = &amx_bf16_kernels().k[static_cast<int>(dtype)];
+// AMX where it takes the dtype and batch, else the AVX-512 broadcast kernels
+// (float weights), else none (the tiles or the row kernels).
+const PanelKernel* panel_kernel_for(Isa isa, DType dtype, int64_t n_tokens) {
+  if (isa != Isa::kAvx512 && isa != Isa::kAmx) return nullptr;
+  const int d = static_cast<int>(dtype);
+  if (isa == Isa::kAmx) {
+    const PanelKernel* k = &amx_kernels().k[d];
+    if (k->rows == nullptr && amx_bf16_usable()) k = &amx_bf16_kernels().k[d];
+    if (k->rows != nullptr && n_tokens >= k->min_tokens) return k;
+  }
+  const PanelKernel* k = &avx512_panel_kernels().k[d];
   return k->rows != nullptr && n_tokens >= k->min_tokens ? k : nullptr;
 }
 
@@ -184,12 +191,13 @@ void matmul_tiled(const TileKernel& k, const TensorView& w, const float* x, int6
   }
 }
 
-// AMX: the caller's scratch holds the prepared token tiles (prepared in
-// parallel); each thread runs its rows, in kAmxRows panels, over all of them.
-void matmul_amx(const AmxKernel& k, const TensorView& w, const float* x, int64_t n_tokens, float* y,
+// Panel kernels (AMX, AVX-512 broadcast): the caller's scratch holds the prepared
+// token tiles (prepared in parallel); each thread runs its rows, in kPanelRows
+// panels, over all of them.
+void matmul_panels(const PanelKernel& k, const TensorView& w, const float* x, int64_t n_tokens, float* y,
                 ThreadPool* pool) {
   const int64_t rows = w.rows(), cols = w.cols(), w_row_bytes = w.row_bytes();
-  const int64_t n_tiles = (n_tokens + kAmxTokens - 1) / kAmxTokens;
+  const int64_t n_tiles = (n_tokens + kPanelTokens - 1) / kPanelTokens;
   std::byte* acts = thread_scratch(static_cast<size_t>(k.act_bytes(n_tokens, cols)));
   const bool threaded = pool != nullptr && pool->n_threads() > 1;
   auto prepare = [&](int64_t tt0, int64_t tt1) { k.prepare(x, n_tokens, cols, tt0, tt1, acts); };
@@ -201,8 +209,8 @@ void matmul_amx(const AmxKernel& k, const TensorView& w, const float* x, int64_t
   auto run_rows = [&](int64_t r0, int64_t r1) {
     k.rows(w.data + r0 * w_row_bytes, w_row_bytes, r1 - r0, acts, n_tokens, cols, y + r0, rows);
   };
-  if (threaded && rows >= 2 * kAmxRows) {
-    pool->parallel_for(rows, kAmxRows, run_rows);
+  if (threaded && rows >= 2 * kPanelRows) {
+    pool->parallel_for(rows, kPanelRows, run_rows);
   } else {
     run_rows(0, rows);
   }
@@ -246,8 +254,8 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
   const int64_t rows = w.rows(), cols = w.cols();
   assert(cols % dtype_traits(w.dtype).block_elems == 0);
   if (rows == 0 || n_tokens <= 0) return;
-  if (const AmxKernel* k = amx_kernel_for(active_isa(), w.dtype, n_tokens)) {
-    matmul_amx(*k, w, x, n_tokens, y, pool);
+  if (const PanelKernel* k = panel_kernel_for(active_isa(), w.dtype, n_tokens)) {
+    matmul_panels(*k, w, x, n_tokens, y, pool);
     return;
   }
   if (const TileKernel* k = tile_kernel_for(active_isa(), w.dtype)) {

@@ -61,32 +61,42 @@ struct TileKernels {
   TileKernel k[kNumDTypes];  // indexed by DType; tile == nullptr: none
 };
 
-// ---- AMX-INT8 (Q8_0 / Q4_0 / Q4_K / Q6_K weights, batches of kAmxMinTokens tokens or more) ----
-// Weights in panels of kAmxRows rows, tokens in tiles of kAmxTokens; the
-// activations are prepared once per call in the kernel's layout (Q8_0 values
+// ---- panel kernels: token tiles of kPanelTokens prepared once per call, weights
+// in panels of kPanelRows rows (AMX-INT8, AMX-BF16, and the AVX-512 broadcast
+// kernels for float weights) ----
+inline constexpr int kPanelRows = 16;
+inline constexpr int kPanelTokens = 16;
+// AMX-INT8 (Q8_0 / Q4_0 / Q4_K / Q6_K weights, batches of kAmxMinTokens tokens or more):
+// the activations are prepared once per call in the kernel's layout (Q8_0 values
 // and scales, token tiles padded with zeros).
-inline constexpr int kAmxRows = 16;
-inline constexpr int kAmxTokens = 16;
+inline constexpr int kAmxRows = kPanelRows;
+inline constexpr int kAmxTokens = kPanelTokens;
 inline constexpr int64_t kAmxMinTokens = 8;  // INT8; below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
 inline constexpr int64_t kAmxBf16MinTokens = 32;  // BF16: below, converting the weight panels (which
                                                    // stream from memory in a decode step) costs more than
                                                    // the FMA tiles take (134M f16 decode, batch 24: 538 vs
                                                    // 496 tok/s; 32: 544 vs 595; 64: 559 vs 857)
+// AVX-512 broadcast kernels for float weights, from these batches up to AMX-BF16's
+// (plimsoll bench, 134M decode, tok/s against the dot-product tiles: f32 batch 8
+// 346 vs 421, 10 451 vs 446, 12 546 vs 496, 16 645 vs 536, 24 703 vs 627; f16
+// batch 12 646 vs 692, 16 812 vs 714, 24 775 vs 734).
+inline constexpr int64_t kPanelMinTokensF32 = 10;
+inline constexpr int64_t kPanelMinTokensHalf = 16;  // F16, BF16: half the bytes to stream
 
-struct AmxKernel {
+struct PanelKernel {
   int64_t min_tokens = 0;  // smaller batches take the AVX-512 tiles
   // bytes of the prepared activations of n_tokens rows of cols elements
   int64_t (*act_bytes)(int64_t n_tokens, int64_t cols) = nullptr;
   // prepares token tiles [tt0, tt1) of x ([n_tokens, cols] f32) into dst (64-byte aligned)
   void (*prepare)(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) = nullptr;
-  // y[t * y_stride + r] = dot(w row r, act t) for r < n_rows, t < n_tokens; loads the
-  // tile configuration on the calling thread and releases it before returning.
+  // y[t * y_stride + r] = dot(w row r, act t) for r < n_rows, t < n_tokens (AMX: loads
+  // the tile configuration on the calling thread and releases it before returning)
   void (*rows)(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
                int64_t cols, float* y, int64_t y_stride) = nullptr;
 };
 
-struct AmxKernels {
-  AmxKernel k[kNumDTypes];  // indexed by DType; rows == nullptr: none
+struct PanelKernels {
+  PanelKernel k[kNumDTypes];  // indexed by DType; rows == nullptr: none
 };
 
 const RowKernels& scalar_row_kernels();
@@ -97,12 +107,15 @@ const TileKernels& avx512_tile_kernels();  // same needs; F32/F16/BF16/Q8_0/Q4_0
 void add_avx512_kquant_tiles(TileKernels* k);
 // needs AVX-512 as above + AMX-TILE/INT8 and the OS's permission for tile data
 // (matmul.cpp asks for it once); Q8_0/Q4_0/Q4_K/Q6_K
-const AmxKernels& amx_kernels();
+const PanelKernels& amx_kernels();
 // sets the Q4_K / Q6_K entries (tiles_amx_kquants.cpp; called by amx_kernels)
-void add_amx_kquant_kernels(AmxKernels* k);
+void add_amx_kquant_kernels(PanelKernels* k);
 // AMX-BF16 for F32/F16/BF16 weights (bf16 hi/lo splits, tiles_amx_bf16.cpp); also
 // needs AMX-BF16 and AVX512-BF16: amx_bf16_usable() (kernels.h) says so.
-const AmxKernels& amx_bf16_kernels();
+const PanelKernels& amx_bf16_kernels();
+// AVX-512 broadcast kernels for F32/F16/BF16 weights (panels_avx512.cpp; the
+// AVX-512 tiles' needs).
+const PanelKernels& avx512_panel_kernels();
 
 // AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).
 float avx512_dot_f32(const float* a, const float* b, int64_t n);

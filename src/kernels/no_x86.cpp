@@ -10,10 +10,11 @@ const TileKernels& avx512_tile_kernels() {
   static const TileKernels none;
   return none;
 }
-const AmxKernels& amx_kernels() {
-  static const AmxKernels none;
+const PanelKernels& amx_kernels() {
+  static const PanelKernels none;
   return none;
 }
-const AmxKernels& amx_bf16_kernels() { return amx_kernels(); }
+const PanelKernels& amx_bf16_kernels() { return amx_kernels(); }
+const PanelKernels& avx512_panel_kernels() { return amx_kernels(); }
 
 }  // namespace plimsoll::kernels

@@ -193,7 +193,7 @@ void amx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std
               int64_t cols, float* y, int64_t y_stride) {
   static const AmxTileConfig config = make_config();
   const int64_t nb = cols / kQK, n_tt = token_tiles(n_tokens);
-  std::byte* scratch = amx_panel_scratch(static_cast<size_t>(nb * (kQK * kAmxRows + 4 * kAmxRows)));
+  std::byte* scratch = panel_scratch(static_cast<size_t>(nb * (kQK * kAmxRows + 4 * kAmxRows)));
   float* dw = reinterpret_cast<float*>(scratch + nb * kQK * kAmxRows);
   const ActBlock* x = reinterpret_cast<const ActBlock*>(acts);
   _tile_loadconfig(&config);  // per thread; released below so idle threads carry no tile state
@@ -210,8 +210,8 @@ void amx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std
   _tile_release();
 }
 
-AmxKernels make_amx() {
-  AmxKernels k;
+PanelKernels make_amx() {
+  PanelKernels k;
   k.k[static_cast<int>(DType::kQ8_0)] = {kAmxMinTokens, amx_act_bytes, amx_prepare, amx_rows<Q8Weights>};
   k.k[static_cast<int>(DType::kQ4_0)] = {kAmxMinTokens, amx_act_bytes, amx_prepare, amx_rows<Q4Weights>};
   add_amx_kquant_kernels(&k);
@@ -220,8 +220,8 @@ AmxKernels make_amx() {
 
 }  // namespace
 
-const AmxKernels& amx_kernels() {
-  static const AmxKernels kernels = make_amx();
+const PanelKernels& amx_kernels() {
+  static const PanelKernels kernels = make_amx();
   return kernels;
 }
 

@@ -210,7 +210,7 @@ void bf16_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const st
   static const AmxTileConfig config = make_config();
   const int64_t nk = chunks(cols), n_tt = token_tiles(n_tokens);
   const int group = group_panels(nk);
-  auto* panels = reinterpret_cast<ChunkPair*>(amx_panel_scratch(static_cast<size_t>(group * nk) * sizeof(ChunkPair)));
+  auto* panels = reinterpret_cast<ChunkPair*>(panel_scratch(static_cast<size_t>(group * nk) * sizeof(ChunkPair)));
   const auto* x = reinterpret_cast<const ChunkPair*>(acts);
   _tile_loadconfig(&config);  // per thread; released below so idle threads carry no tile state
   for (int64_t g0 = 0; g0 < n_rows; g0 += group * 16) {
@@ -235,8 +235,8 @@ void bf16_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const st
   _tile_release();
 }
 
-AmxKernels make_amx_bf16() {
-  AmxKernels k;
+PanelKernels make_amx_bf16() {
+  PanelKernels k;
   k.k[static_cast<int>(DType::kF32)] = {kAmxBf16MinTokens, bf16_act_bytes, bf16_prepare, bf16_rows<F32Row, true>};
   k.k[static_cast<int>(DType::kF16)] = {kAmxBf16MinTokens, bf16_act_bytes, bf16_prepare, bf16_rows<Half16Row<false>, true>};
   k.k[static_cast<int>(DType::kBF16)] = {kAmxBf16MinTokens, bf16_act_bytes, bf16_prepare, bf16_rows<Half16Row<true>, false>};
@@ -245,8 +245,8 @@ AmxKernels make_amx_bf16() {
 
 }  // namespace
 
-const AmxKernels& amx_bf16_kernels() {
-  static const AmxKernels kernels = make_amx_bf16();
+const PanelKernels& amx_bf16_kernels() {
+  static const PanelKernels kernels = make_amx_bf16();
   return kernels;
 }
 

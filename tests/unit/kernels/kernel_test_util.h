@@ -139,17 +139,28 @@ inline void expect_matches_scalar_twin(DType dtype, const std::vector<Shape>& sh
   }
 }
 
-// The AMX kernel k run directly (activations prepared into an aligned buffer,
+// The panel kernel k (AMX or AVX-512) run directly (activations prepared into an aligned buffer,
 // then all rows), for comparing with what matmul does.
-inline std::vector<float> run_amx_kernel(const AmxKernel& k, const Weights& w, const std::vector<float>& x,
+inline std::vector<float> run_panel_kernel(const PanelKernel& k, const Weights& w, const std::vector<float>& x,
                                          int64_t n_tokens) {
   const int64_t rows = w.view.rows(), cols = w.view.cols();
   std::vector<std::byte> acts(static_cast<size_t>(k.act_bytes(n_tokens, cols) + 64));
   std::byte* aligned = acts.data() + (64 - reinterpret_cast<uintptr_t>(acts.data()) % 64) % 64;
-  k.prepare(x.data(), n_tokens, cols, 0, (n_tokens + kAmxTokens - 1) / kAmxTokens, aligned);
+  k.prepare(x.data(), n_tokens, cols, 0, (n_tokens + kPanelTokens - 1) / kPanelTokens, aligned);
   std::vector<float> y(static_cast<size_t>(n_tokens * rows), -1.f);
   k.rows(w.view.data, w.view.row_bytes(), rows, aligned, n_tokens, cols, y.data(), rows);
   return y;
+}
+
+// matmul under `isa` at n_tokens is the panel kernel k itself: bit for bit,
+// single-threaded and with the pool.
+inline void expect_matmul_runs_panel_kernel(Isa isa, const PanelKernel& k, DType dtype, int64_t rows, int64_t cols,
+                                            int64_t n_tokens, ThreadPool& pool) {
+  const Weights w = make_weights(dtype, rows, cols, 11);
+  const std::vector<float> x = random_floats(n_tokens * cols, 12);
+  const std::vector<float> direct = run_panel_kernel(k, w, x, n_tokens);
+  EXPECT_EQ(run_matmul(isa, w, x, n_tokens, nullptr), direct) << dtype_name(dtype) << " tokens " << n_tokens;
+  EXPECT_EQ(run_matmul(isa, w, x, n_tokens, &pool), direct) << dtype_name(dtype) << " tokens " << n_tokens;
 }
 
 }  // namespace plimsoll::kernels::testing

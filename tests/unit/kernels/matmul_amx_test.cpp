@@ -14,11 +14,12 @@ namespace plimsoll::kernels {
 namespace {
 
 using testing::IsaGuard;
+using testing::expect_matmul_runs_panel_kernel;
 using testing::expect_matches_scalar_twin;
 using testing::make_weights;
 using testing::one_hot_weights;
 using testing::random_floats;
-using testing::run_amx_kernel;
+using testing::run_panel_kernel;
 using testing::run_matmul;
 using testing::Shape;
 using testing::Weights;
@@ -101,14 +102,10 @@ TEST(MatmulAmx, MatmulRunsTheAmxKernel) {
                       DType::kBF16}) {
     const bool float_weights = !dtype_is_quantized(dtype);
     if (float_weights && !amx_bf16_usable()) continue;
-    const AmxKernel& k = (float_weights ? amx_bf16_kernels() : amx_kernels()).k[static_cast<int>(dtype)];
+    const PanelKernel& k = (float_weights ? amx_bf16_kernels() : amx_kernels()).k[static_cast<int>(dtype)];
     ASSERT_NE(k.rows, nullptr) << dtype_name(dtype);
-    const int64_t rows = 37, cols = dtype_traits(dtype).block_elems == 256 ? 768 : 1056, n_tokens = 35;
-    const Weights w = make_weights(dtype, rows, cols, 11);
-    const std::vector<float> x = random_floats(n_tokens * cols, 12);
-    const std::vector<float> direct = run_amx_kernel(k, w, x, n_tokens);
-    EXPECT_EQ(run_matmul(Isa::kAmx, w, x, n_tokens, nullptr), direct) << dtype_name(dtype);
-    EXPECT_EQ(run_matmul(Isa::kAmx, w, x, n_tokens, &pool), direct) << dtype_name(dtype);
+    expect_matmul_runs_panel_kernel(Isa::kAmx, k, dtype, 37, dtype_traits(dtype).block_elems == 256 ? 768 : 1056, 35,
+                                    pool);
   }
 }
 

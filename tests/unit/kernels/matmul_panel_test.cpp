@@ -1,0 +1,71 @@
+// The AVX-512 broadcast panel kernels for float weights (panels_avx512.cpp):
+// run directly on edge shapes against the scalar twin, and matmul under kAvx512
+// at their batch sizes is the kernel itself.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernel_test_util.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+using testing::abs_dot;
+using testing::expect_matmul_runs_panel_kernel;
+using testing::IsaGuard;
+using testing::make_weights;
+using testing::random_floats;
+using testing::run_matmul;
+using testing::run_panel_kernel;
+using testing::Weights;
+
+const DType kFloatDTypes[] = {DType::kF32, DType::kF16, DType::kBF16};
+
+// Rows around the 16-row panel (its padding rows must not be stored), columns
+// around the 16-column chunk (zero padding of weights and activations), token
+// counts around the 16-token tile (one and several tiles, a partial last one).
+TEST(MatmulPanel, EdgeShapesMatchScalarTwin) {
+  IsaGuard guard;
+  if (!set_isa(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 here";
+  uint32_t seed = 9100;
+  for (DType dtype : kFloatDTypes) {
+    const PanelKernel& k = avx512_panel_kernels().k[static_cast<int>(dtype)];
+    ASSERT_NE(k.rows, nullptr) << dtype_name(dtype);
+    for (int64_t rows : {1, 15, 16, 17, 40}) {
+      for (int64_t cols : {1, 15, 16, 17, 100, 768}) {
+        for (int64_t n_tokens : {1, 10, 16, 17, 40}) {
+          const Weights w = make_weights(dtype, rows, cols, seed++);
+          const std::vector<float> x = random_floats(n_tokens * cols, seed++);
+          const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, n_tokens, nullptr);
+          const std::vector<float> y = run_panel_kernel(k, w, x, n_tokens);
+          for (int64_t t = 0; t < n_tokens; ++t) {
+            for (int64_t r = 0; r < rows; ++r) {
+              const size_t i = static_cast<size_t>(t * rows + r);
+              ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, cols) + 1e-6)
+                  << dtype_name(dtype) << " rows " << rows << " cols " << cols << " tokens " << n_tokens << " t "
+                  << t << " r " << r;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Under kAvx512, from each dtype's min_tokens on, matmul is the panel kernel
+// (bit for bit, threaded or not), so the shapes above cover what matmul runs.
+TEST(MatmulPanel, MatmulRunsThePanelKernel) {
+  IsaGuard guard;
+  if (!set_isa(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 here";
+  ThreadPool pool(2);
+  for (DType dtype : kFloatDTypes) {
+    const PanelKernel& k = avx512_panel_kernels().k[static_cast<int>(dtype)];
+    for (int64_t n_tokens : {k.min_tokens, k.min_tokens + 19}) {
+      expect_matmul_runs_panel_kernel(Isa::kAvx512, k, dtype, 37, 200, n_tokens, pool);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace plimsoll::kernels
