@@ -42,7 +42,9 @@ StepWorkspaceSizes step_workspace_sizes(const ModelConfig& c, int64_t step_token
   // panel scratch: INT8's 576 B per 32 columns, the K-quants' 12672 B per 256 (Q6_K's three
   // pieces, tiles_amx_kquants.cpp) or BF16's panel group (tiles_amx_bf16.cpp: 4-16 panels
   // of 2 KiB per 32 columns, 1 MiB unless 4 panels are more). K-quant AMX token tiles:
-  // 4416 B per 256 elements x 16 tokens, within INT8's 36 B per 32.
+  // 4416 B per 256 elements x 16 tokens, within INT8's 36 B per 32. The AVX-512 broadcast
+  // kernels for float weights (x86/panels_avx512.cpp) fit AMX-BF16's figures: a token tile
+  // (16 tokens of f32) is 64 B per column, columns padded to 16; a 16-row f32 panel 64 B per column.
   const int64_t widest = std::max({c.dim, c.ffn_dim, c.vocab_size > 0 ? c.dim : 0});
   const int64_t chunks = ceil_div(widest, 32), token_tiles = ceil_div(t, 16);
   const int64_t row_path = t * (widest / 256 + 1) * 292;
