@@ -49,6 +49,11 @@ void layernorm(float* out, const float* x, const float* weight, const float* bia
                float eps);
 // In place softmax over x[0..n)
 void softmax(float* x, int64_t n);
+// sum of exp(x[i] - shift), i < n (shift >= max x keeps every term <= 1): a
+// softmax's denominator without writing the probabilities. The AVX-512 path sums
+// a polynomial exp (~2 ulp) in double lanes; the scalar twin sums std::exp in double.
+double sum_exp(const float* x, int64_t n, float shift);
+double sum_exp_scalar(const float* x, int64_t n, float shift);
 // Rotary embedding in place on one head vector of head_dim floats at position pos.
 //   interleaved: pairs (2i, 2i+1); half_split: pairs (i, i + head_dim/2)
 //   frequency of pair i: theta^(-2i/head_dim)

@@ -127,6 +127,7 @@ struct PagedKv;
 void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
                    const float* slopes, float* out);
 void avx512_swiglu(float* out, const float* gate, const float* up, int64_t n);
+double avx512_sum_exp(const float* x, int64_t n, float shift);
 void avx512_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
                           int64_t first_pos, float scale, float slope, float* out, int64_t out_stride);
 

@@ -56,6 +56,17 @@ void softmax(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
+double sum_exp_scalar(const float* x, int64_t n, float shift) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(x[i] - shift);
+  return sum;
+}
+
+double sum_exp(const float* x, int64_t n, float shift) {
+  if (use_avx512()) return avx512_sum_exp(x, n, shift);
+  return sum_exp_scalar(x, n, shift);
+}
+
 namespace {
 
 // Angle of rotary pair i at pos, in double: pos * freq reaches 1e5 rad, where

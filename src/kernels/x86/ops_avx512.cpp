@@ -1,5 +1,7 @@
 // AVX-512 twins of f32 vector ops: dot_f32 (16-lane partial sums), axpy_f32
-// (mul then add, bit-identical) and swiglu (polynomial exp).
+// (mul then add, bit-identical), swiglu and sum_exp (polynomial exp).
+// GCC 12's AVX-512 headers self-initialize their "undefined" vectors (GCC PR105593).
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include <cstdint>
@@ -57,6 +59,20 @@ void avx512_swiglu(float* out, const float* gate, const float* up, int64_t n) {
                                      _mm512_add_ps(_mm512_set1_ps(1.0f), exp512(_mm512_sub_ps(_mm512_setzero_ps(), g))));
     _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(_mm512_mul_ps(g, sig), _mm512_maskz_loadu_ps(m, up + i)));
   }
+}
+
+// Each vector of 16 exps is added into 8 + 8 double lanes, so the sum keeps
+// the scalar twin's precision over a whole vocabulary.
+double avx512_sum_exp(const float* x, int64_t n, float shift) {
+  __m512d acc0 = _mm512_setzero_pd(), acc1 = _mm512_setzero_pd();
+  const __m512 sv = _mm512_set1_ps(shift);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 e = _mm512_maskz_mov_ps(m, exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sv)));
+    acc0 = _mm512_add_pd(acc0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+    acc1 = _mm512_add_pd(acc1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+  }
+  return _mm512_reduce_add_pd(_mm512_add_pd(acc0, acc1));
 }
 
 }  // namespace plimsoll::kernels

@@ -1,6 +1,7 @@
 // The f32 element-wise ops against straightforward double-precision formulas.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -78,6 +79,24 @@ TEST(Ops, SwiGluOnEveryIsa) {
         const double silu = g[i] / (1.0 + std::exp(-double(g[i])));
         EXPECT_NEAR(out[i], silu * u[i], 1e-5 * (1 + std::fabs(silu * u[i]))) << isa_name(isa) << " i " << i;
       }
+    }
+  }
+}
+
+// sum_exp on every ISA against a double sum: lengths around the 32- and
+// 16-element steps up to a vocabulary, values far below the shift (terms that
+// underflow to 0) and at it (terms of 1).
+TEST(Ops, SumExpOnEveryIsa) {
+  testing::IsaGuard guard;
+  for (int64_t n : {1, 15, 16, 17, 31, 32, 33, 100, 32000}) {
+    std::vector<float> x = random_floats(n, 8, 6.f);
+    x[0] = -200.f;
+    const float shift = *std::max_element(x.begin(), x.end());
+    double want = 0.0;
+    for (float v : x) want += std::exp(double(v) - double(shift));
+    for (Isa isa : testing::available_isas()) {
+      ASSERT_TRUE(set_isa(isa));
+      EXPECT_NEAR(sum_exp(x.data(), n, shift), want, 5e-7 * want) << isa_name(isa) << " n " << n;
     }
   }
 }
