@@ -2,7 +2,8 @@
 (no llama.cpp here). Owns: it exits 0, prints the table, and writes
 summary.csv with one row per measurement (prefill, decode b1, and for 1 and 4
 clients aggregate tok/s, TTFT p50/p99, peak RSS) with positive figures, and
-results.json whose server phases got every requested token (ignore_eos)."""
+results.json whose server phases got every requested token (ignore_eos); with
+--temperature the clients sample and still get every token."""
 
 import csv
 import json
@@ -40,6 +41,21 @@ class CompareQuick(unittest.TestCase):
                 phase = results["rounds"][0]["server_plimsoll_c%d" % c]
                 self.assertEqual(phase["tokens"], 16 * c)
                 self.assertEqual(phase["short_requests"], 0)
+
+    def test_sampling_clients_get_every_token(self):
+        with tempfile.TemporaryDirectory() as out:
+            p = subprocess.run([sys.executable, SCRIPT, "--quick", STORIES, "--plimsoll", BINARY, "--out", out,
+                                "--no-bench", "--clients", "4", "--temperature", "0.8"],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("temperature 0.8", p.stderr + p.stdout)
+            with open(os.path.join(out, "results.json")) as f:
+                results = json.load(f)
+            self.assertEqual(results["errors"], [])
+            self.assertEqual(results["temperature"], 0.8)
+            phase = results["rounds"][0]["server_plimsoll_c4"]
+            self.assertEqual(phase["tokens"], 16 * 4)
+            self.assertEqual(phase["short_requests"], 0)
 
 
 if __name__ == "__main__":
