@@ -1,13 +1,17 @@
 // Kernel micro-benchmark (Google Benchmark): matmul at the 134M model's shapes
-// for decode (1..4 tokens) and batched/prefill token counts. Built by bench/kernels_bench.sh.
+// for decode (1..4 tokens) and batched/prefill token counts, and decode
+// attention over a paged KV cache. Built by bench/kernels_bench.sh.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "kernels/attention.h"
 #include "kernels/kernels.h"
 
 namespace plimsoll::kernels {
@@ -87,6 +91,67 @@ void Shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_Matmul)->Apply(Shapes)->ArgNames({"dtype", "rows", "cols", "tokens", "threads", "isa"})
+    ->Unit(benchmark::kMicrosecond);
+
+// Decode attention: `group` query heads sharing one KV head over n_pos cached
+// positions in 16-token blocks (shuffled, as a busy pool hands them out).
+// args: group, head_dim, n_pos, kv dtype (DType as int), isa
+void BM_Attend(benchmark::State& state) {
+  const int64_t group = state.range(0), hd = state.range(1), n_pos = state.range(2);
+  const auto dtype = static_cast<DType>(state.range(3));
+  if (!set_isa(static_cast<Isa>(state.range(4)))) {
+    state.SkipWithError("this CPU lacks the ISA");
+    return;
+  }
+  constexpr int64_t kBlockTokens = 16;
+  const int64_t n_blocks = (n_pos + kBlockTokens - 1) / kBlockTokens;
+  const int64_t elem_bytes = dtype == DType::kF16 ? 2 : 4;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  std::vector<std::byte> keys(static_cast<size_t>(n_blocks * kBlockTokens * hd * elem_bytes));
+  std::vector<std::byte> values(keys.size());
+  std::vector<float> row(static_cast<size_t>(hd));
+  for (auto* arena : {&keys, &values}) {
+    for (int64_t r = 0; r < n_blocks * kBlockTokens; ++r) {
+      for (float& f : row) f = dist(rng);
+      quantize_row(dtype, row.data(), arena->data() + r * hd * elem_bytes, hd);
+    }
+  }
+  std::vector<int32_t> blocks(static_cast<size_t>(n_blocks));
+  for (int64_t b = 0; b < n_blocks; ++b) blocks[static_cast<size_t>(b)] = static_cast<int32_t>(b);
+  std::shuffle(blocks.begin(), blocks.end(), rng);
+  PagedKv kv;
+  kv.keys = keys.data();
+  kv.values = values.data();
+  kv.dtype = dtype;
+  kv.blocks = blocks.data();
+  kv.block_stride = kBlockTokens * hd;
+  kv.block_tokens = kBlockTokens;
+  kv.pos_stride = hd;
+  std::vector<float> q(static_cast<size_t>(group * hd)), out(q.size());
+  for (float& f : q) f = dist(rng);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  for (auto _ : state) {
+    attend(q.data(), group, hd, kv, n_pos, scale, nullptr, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["kv_GB/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(n_pos * hd * elem_bytes) * 1e-9,
+      benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(dtype_name(dtype)) + " " + isa_name(active_isa()));
+}
+
+void AttendShapes(benchmark::internal::Benchmark* b) {
+  for (DType d : {DType::kF16, DType::kF32}) {
+    for (int64_t group : {1, 2, 4, 8}) {  // query heads per KV head: 134M 1, 1.1B 8
+      for (int64_t n_pos : {128, 512, 2048}) {
+        b->Args({group, 64, n_pos, static_cast<int64_t>(d), static_cast<int64_t>(Isa::kAvx512)});
+      }
+    }
+  }
+}
+
+BENCHMARK(BM_Attend)->Apply(AttendShapes)->ArgNames({"group", "head_dim", "n_pos", "kv_dtype", "isa"})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -24,6 +24,7 @@ struct BenchFlags {
   std::vector<int64_t> batches = {1, 4, 16, 64};
   int64_t prompt_tokens = 512;
   int64_t decode_tokens = 32;
+  int64_t decode_context = 16;
   bool fill_pool = false;
   int64_t naive_static_batch = 0;
 };
@@ -177,6 +178,12 @@ int run_bench(BenchFlags& f) {
   std::printf("model %s: %s weights, %d threads\n", s.model.path.c_str(),
               format_bytes(s.model.tensors.total_bytes()).c_str(), s.threads->n_threads());
   if (f.fill_pool) return run_fill_pool(s);
+  if (f.decode_context + f.decode_tokens > s.plan.max_total_tokens) {
+    return report_error({ErrorCode::kInvalidArgument,
+                         "--decode-context " + std::to_string(f.decode_context) + " + --decode-tokens " +
+                             std::to_string(f.decode_tokens) + " exceeds the sequence length " +
+                             std::to_string(s.plan.max_total_tokens) + " (--max-total-tokens)"});
+  }
   {  // prefill
     Seqs seqs;
     const int64_t p = std::min(f.prompt_tokens, s.plan.max_total_tokens);
@@ -186,9 +193,9 @@ int run_bench(BenchFlags& f) {
     std::printf("prefill %lld tokens: %.1f tokens/s\n", static_cast<long long>(p), static_cast<double>(p) / since(t0));
     free_seqs(s, seqs);
   }
-  for (int64_t b : f.batches) {  // decode at batch b after a 16-token prompt
+  for (int64_t b : f.batches) {  // decode at batch b after a decode_context-token prompt
     Seqs seqs;
-    const int64_t ctx = 16;
+    const int64_t ctx = f.decode_context;
     if (!make_seqs(s, b, ctx + f.decode_tokens, seqs)) {
       std::printf("decode batch %lld: skipped, the KV pool holds fewer sequences\n", static_cast<long long>(b));
       free_seqs(s, seqs);
@@ -220,7 +227,14 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--memory-fraction", f->engine.memory_fraction, "Share of the limit the plan may use")->capture_default_str();
   cmd->add_option("--batch", f->batches, "Decode batch sizes")->delimiter(',')->capture_default_str();
   cmd->add_option("--prompt-tokens", f->prompt_tokens, "Prefill length")->capture_default_str();
-  cmd->add_option("--decode-tokens", f->decode_tokens, "Decode steps per batch size")->capture_default_str();
+  cmd->add_option("--decode-tokens", f->decode_tokens, "Decode steps per batch size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--decode-context", f->decode_context,
+                  "Prompt tokens each decode sequence holds before its first decode step (the context "
+                  "attention reads)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--max-batch-prefill-tokens", f->engine.step_tokens, "Tokens per step")->capture_default_str();
   cmd->add_option("--max-total-tokens", f->engine.max_total_tokens, "Sequence length (default: the context)");
   add_kv_cache_dtype_flag(*cmd, f->engine.kv_dtype, "");

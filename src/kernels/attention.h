@@ -26,8 +26,10 @@ struct PagedKv {
 //   score(g, p) = dot(q_g, k_p) * scale + (slopes ? slopes[g] * p : 0)
 //   out_g = sum_p softmax_p(score(g, .)) v_p
 // One pass with an online softmax. The AVX-512 path (head_dim a multiple of 16,
-// at most 512) takes 16 positions at a time with a polynomial exp; the scalar
-// twin goes position by position with std::exp.
+// at most 512) takes 16 positions at a time with a polynomial exp; for a group
+// of heads it transposes each chunk's keys once, scores up to 8 heads by
+// broadcast FMAs and loads each value row once for them. The scalar twin goes
+// position by position with std::exp.
 void attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
             const float* slopes, float* out);
 void attend_scalar(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos,

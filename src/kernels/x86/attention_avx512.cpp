@@ -85,9 +85,9 @@ struct RowState {
   float denom;
 };
 
-// Online-softmax update of a row with one chunk's scores s (lanes >= n dead).
-template <class T>
-inline void update(__m512 s, int n, const T* const* v, int64_t hd, RowState* st) {
+// Online-softmax step of a row: one chunk's scores s (lanes >= n dead) become
+// weights w[0..15] (dead lanes 0), rescaling the row's sums when its max moves.
+inline void weigh(__m512 s, int n, int64_t hd, RowState* st, float* w) {
   const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
   s = _mm512_mask_blend_ps(live, _mm512_set1_ps(-std::numeric_limits<float>::infinity()), s);
   const float chunk_max = _mm512_reduce_max_ps(s);
@@ -99,8 +99,14 @@ inline void update(__m512 s, int n, const T* const* v, int64_t hd, RowState* st)
   }
   const __m512 e = _mm512_maskz_mov_ps(live, exp512(_mm512_sub_ps(s, _mm512_set1_ps(st->max_score))));
   st->denom += _mm512_reduce_add_ps(e);
-  alignas(64) float w[kChunk];
   _mm512_store_ps(w, e);
+}
+
+// Online-softmax update of a row with one chunk's scores s (lanes >= n dead).
+template <class T>
+inline void update(__m512 s, int n, const T* const* v, int64_t hd, RowState* st) {
+  alignas(64) float w[kChunk];
+  weigh(s, n, hd, st, w);
   for (int64_t d = 0; d < hd; d += 16) {
     __m512 a = _mm512_load_ps(st->acc + d);
     for (int j = 0; j < n; ++j) a = _mm512_fmadd_ps(_mm512_set1_ps(w[j]), load16(v[j] + d), a);
@@ -194,18 +200,88 @@ void attend_rows(const float* q, int64_t q_stride, int nr, int64_t hd, const Pag
   for (int i = 0; i < nr; ++i) finish(st[i], hd, out + i * out_stride);
 }
 
+// ---- the query heads of one KV head at one decode position: each chunk's keys
+// are transposed once and scored against every head, and each value row is
+// loaded once (and widened once) for every head ----
+constexpr int kSlice = 8;  // heads a register pass holds (8 accumulators)
+
+// s[r] lane j = dot(q_r, k_j) for the R heads q + r * hd (kt: transposed keys).
+template <int R>
+inline void dots_heads(const float* q, const float* kt, int64_t hd, __m512 (&s)[kSlice]) {
+  for (int r = 0; r < R; ++r) s[r] = _mm512_setzero_ps();
+  for (int64_t d = 0; d < hd; ++d) {
+    const __m512 kd = _mm512_load_ps(kt + d * 16);
+    for (int r = 0; r < R; ++r) s[r] = _mm512_fmadd_ps(_mm512_set1_ps(q[r * hd + d]), kd, s[r]);
+  }
+}
+
+// acc[r] += sum_j w[r][j] v[j] for the R heads' rows (n live positions).
+template <int R, class T>
+inline void accumulate_heads(const float (*w)[kChunk], const T* const* v, int n, int64_t hd, float (*acc)[kMaxHeadDim]) {
+  for (int64_t d = 0; d < hd; d += 16) {
+    __m512 a[R];
+    for (int r = 0; r < R; ++r) a[r] = _mm512_load_ps(acc[r] + d);
+    for (int j = 0; j < n; ++j) {
+      const __m512 vd = load16(v[j] + d);
+      for (int r = 0; r < R; ++r) a[r] = _mm512_fmadd_ps(_mm512_set1_ps(w[r][j]), vd, a[r]);
+    }
+    for (int r = 0; r < R; ++r) _mm512_store_ps(acc[r] + d, a[r]);
+  }
+}
+
+// Heads 0..R-1 of a slice over positions 0..n_pos-1.
+template <int R, class T>
+void attend_slice(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, float scale, const float* slopes,
+                  float* out) {
+  alignas(64) float kt[kMaxHeadDim * 16];
+  alignas(64) float acc[R][kMaxHeadDim];
+  alignas(64) float w[R][kChunk];
+  RowState st[R];
+  for (int r = 0; r < R; ++r) {
+    std::fill(acc[r], acc[r] + hd, 0.0f);
+    st[r] = {acc[r], -std::numeric_limits<float>::infinity(), 0.0f};
+  }
+  for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
+    const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
+    const T* k[kChunk];
+    const T* v[kChunk];
+    gather(kv, p0, n, k, v);
+    transpose_keys(k, n, hd, kt);
+    __m512 s[kSlice];
+    dots_heads<R>(q, kt, hd, s);
+    for (int r = 0; r < R; ++r) {
+      const __m512 sr = _mm512_fmadd_ps(s[r], _mm512_set1_ps(scale), position_bias(slopes ? slopes[r] : 0.0f, p0));
+      weigh(sr, n, hd, &st[r], w[r]);
+    }
+    accumulate_heads<R>(w, v, n, hd, acc);
+  }
+  for (int r = 0; r < R; ++r) finish(st[r], hd, out + r * hd);
+}
+
+template <class T>
+void attend_heads(const float* q, int64_t group, int64_t hd, const PagedKv& kv, int64_t n_pos, float scale,
+                  const float* slopes, float* out) {
+  using Slice = void (*)(const float*, int64_t, const PagedKv&, int64_t, float, const float*, float*);
+  static constexpr Slice kSlices[kSlice] = {attend_slice<1, T>, attend_slice<2, T>, attend_slice<3, T>,
+                                            attend_slice<4, T>, attend_slice<5, T>, attend_slice<6, T>,
+                                            attend_slice<7, T>, attend_slice<8, T>};
+  for (int64_t g0 = 0; g0 < group; g0 += kSlice) {
+    const int64_t r = std::min<int64_t>(kSlice, group - g0);
+    kSlices[r - 1](q + g0 * hd, hd, kv, n_pos, scale, slopes ? slopes + g0 : nullptr, out + g0 * hd);
+  }
+}
+
 }  // namespace
 
 void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
                    const float* slopes, float* out) {
-  for (int64_t g = 0; g < group; ++g) {
-    const float slope = slopes ? slopes[g] : 0.0f;
-    if (kv.dtype == DType::kF16) {
-      attend_head<uint16_t>(q + g * head_dim, head_dim, kv, n_pos, scale, slope, out + g * head_dim);
-    } else {
-      attend_head<float>(q + g * head_dim, head_dim, kv, n_pos, scale, slope, out + g * head_dim);
-    }
+  if (group > 1) {
+    auto* heads = kv.dtype == DType::kF16 ? &attend_heads<uint16_t> : &attend_heads<float>;
+    return heads(q, group, head_dim, kv, n_pos, scale, slopes, out);
   }
+  const float slope = slopes ? slopes[0] : 0.0f;
+  auto* head = kv.dtype == DType::kF16 ? &attend_head<uint16_t> : &attend_head<float>;
+  head(q, head_dim, kv, n_pos, scale, slope, out);
 }
 
 }  // namespace plimsoll::kernels

@@ -40,5 +40,20 @@ TEST(Bench, RefusesABudgetTooSmallForOneSequenceWithTheNumbers) {
   EXPECT_NE(r.out.find("--memory-limit"), std::string::npos) << r.out;
 }
 
+// Decode after a long context (--decode-context) runs within the sequence
+// length; a context that cannot fit is refused, naming the flags and the limit.
+TEST(Bench, DecodesAfterTheRequestedContextOrRefusesOneThatCannotFit) {
+  const std::string base = testing::plimsoll_binary() + " bench --model " +
+                           testing::stories_path("stories260K.gguf") + " --batch 2 --prompt-tokens 8 --decode-tokens 4";
+  auto ok = testing::run_command(base + " --decode-context 300 2>&1");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("decode batch 2: "), std::string::npos) << ok.out;
+  auto refused = testing::run_command(base + " --decode-context 510 2>&1");
+  EXPECT_NE(refused.exit_code, 0) << refused.out;
+  EXPECT_NE(refused.out.find("--decode-context 510 + --decode-tokens 4 exceeds the sequence length 512"),
+            std::string::npos)
+      << refused.out;
+}
+
 }  // namespace
 }  // namespace plimsoll

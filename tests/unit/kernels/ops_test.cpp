@@ -198,7 +198,8 @@ struct KvArena {
 
 // attend() on every ISA path, over f32 and f16 KV, against a two-pass softmax
 // in double over the same paged layout (and the same f16-rounded values):
-// blocks out of order, group sizes 1-4, ALiBi slopes or none, lengths around
+// blocks out of order, group sizes 1, 3, 8 (one register slice) and 20 (two
+// full slices and a partial one), ALiBi slopes or none, lengths around
 // the 16-position chunks and the block size, scores large enough that the
 // running max moves.
 TEST(Ops, AttendMatchesTwoPassSoftmaxOnEveryIsa) {
@@ -206,12 +207,13 @@ TEST(Ops, AttendMatchesTwoPassSoftmaxOnEveryIsa) {
   const int64_t bt = 16, n_blocks = 9;
   for (DType dtype : {DType::kF32, DType::kF16}) {
     for (int64_t hd : {8, 16, 64, 128}) {
-      for (int64_t group : {1, 3}) {
+      for (int64_t group : {1, 3, 8, 20}) {
         const int64_t n_kv_heads = 2, kv_dim = n_kv_heads * hd, stride = 2 * bt * kv_dim;  // block: keys, then values
         const KvArena arena(random_floats(n_blocks * stride, uint32_t(hd + group), 1.f), dtype);
         const std::vector<int32_t> blocks = {4, 0, 7, 2, 8, 1, 6, 3, 5};
         const std::vector<float> q = random_floats(group * hd, uint32_t(100 + hd), 3.f);
-        const std::vector<float> slopes = {0.5f, 0.25f, 0.125f};
+        std::vector<float> slopes;
+        for (int64_t g = 0; g < group; ++g) slopes.push_back(0.5f / float(g + 1));
         for (int64_t n_pos : {1, 15, 16, 17, 33, 100, 144}) {
           for (bool alibi : {false, true}) {
             const int64_t kvh = 1;
