@@ -102,18 +102,25 @@ const TileKernel* tile_kernel_for(Isa isa, DType dtype) {
   return k.tile != nullptr ? &k : nullptr;
 }
 
-// AMX where it takes the dtype and batch, else the AVX-512 broadcast kernels
+// AMX where it takes the dtype, batch and row length, else the AVX-512 broadcast kernels
 // (float weights), else none (the tiles or the row kernels).
-const PanelKernel* panel_kernel_for(Isa isa, DType dtype, int64_t n_tokens) {
+namespace {
+bool takes(const PanelKernel& k, int64_t n_tokens, int64_t cols) {
+  if (k.rows == nullptr) return false;
+  return n_tokens >= k.min_tokens || (k.wide_min_tokens > 0 && cols >= k.wide_cols && n_tokens >= k.wide_min_tokens);
+}
+}  // namespace
+
+const PanelKernel* panel_kernel_for(Isa isa, DType dtype, int64_t n_tokens, int64_t cols) {
   if (isa != Isa::kAvx512 && isa != Isa::kAmx) return nullptr;
   const int d = static_cast<int>(dtype);
   if (isa == Isa::kAmx) {
     const PanelKernel* k = &amx_kernels().k[d];
     if (k->rows == nullptr && amx_bf16_usable()) k = &amx_bf16_kernels().k[d];
-    if (k->rows != nullptr && n_tokens >= k->min_tokens) return k;
+    if (takes(*k, n_tokens, cols)) return k;
   }
   const PanelKernel* k = &avx512_panel_kernels().k[d];
-  return k->rows != nullptr && n_tokens >= k->min_tokens ? k : nullptr;
+  return takes(*k, n_tokens, cols) ? k : nullptr;
 }
 
 // A per-thread buffer of at least `bytes`, 64-byte aligned; it only grows.
@@ -254,7 +261,7 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
   const int64_t rows = w.rows(), cols = w.cols();
   assert(cols % dtype_traits(w.dtype).block_elems == 0);
   if (rows == 0 || n_tokens <= 0) return;
-  if (const PanelKernel* k = panel_kernel_for(active_isa(), w.dtype, n_tokens)) {
+  if (const PanelKernel* k = panel_kernel_for(active_isa(), w.dtype, n_tokens, cols)) {
     matmul_panels(*k, w, x, n_tokens, y, pool);
     return;
   }

@@ -72,6 +72,11 @@ inline constexpr int kPanelTokens = 16;
 inline constexpr int kAmxRows = kPanelRows;
 inline constexpr int kAmxTokens = kPanelTokens;
 inline constexpr int64_t kAmxMinTokens = 8;  // INT8; below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
+inline constexpr int64_t kAmxBf16WideCols = 2048;  // ... and from kPanelTokens tokens on rows this
+                                                   // long, where a token tile's f32 activations
+                                                   // (128+ KiB) no longer fit L1 for the broadcast
+                                                   // panels (1.1B f16 decode, batch 16: 105.7 vs 81.8
+                                                   // tok/s; 134M f16 at 16, rows of 768: 532 vs 683)
 inline constexpr int64_t kAmxBf16MinTokens = 32;  // BF16: below, converting the weight panels (which
                                                    // stream from memory in a decode step) costs more than
                                                    // the FMA tiles take (134M f16 decode, batch 24: 538 vs
@@ -93,6 +98,9 @@ struct PanelKernel {
   // the tile configuration on the calling thread and releases it before returning)
   void (*rows)(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
                int64_t cols, float* y, int64_t y_stride) = nullptr;
+  // rows of wide_cols+ columns qualify from wide_min_tokens tokens (0: no such rule)
+  int64_t wide_cols = 0;
+  int64_t wide_min_tokens = 0;
 };
 
 struct PanelKernels {

@@ -63,6 +63,7 @@ TEST(MatmulAmx, FloatWeightsMatchScalarTwin) {
   const std::vector<Shape> shapes = {
       {1, 32, kAmxBf16MinTokens}, {5, 17, 33},    {15, 100, 47},  {16, 64, 48},  {17, 33, 33},
       {31, 1056, 47},             {33, 224, 64},  {48, 768, 65},  {7, 2050, 36}, {100, 2048, 130},
+      {20, kAmxBf16WideCols, kPanelTokens}, {9, kAmxBf16WideCols + 32, 17},  // wide rows, short batches
   };
   uint32_t seed = 9500;
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
@@ -106,6 +107,24 @@ TEST(MatmulAmx, MatmulRunsTheAmxKernel) {
     ASSERT_NE(k.rows, nullptr) << dtype_name(dtype);
     expect_matmul_runs_panel_kernel(Isa::kAmx, k, dtype, 37, dtype_traits(dtype).block_elems == 256 ? 768 : 1056, 35,
                                     pool);
+  }
+}
+
+// Float weights: batches of kPanelTokens..kAmxBf16MinTokens-1 tokens run on
+// AMX-BF16 for rows of kAmxBf16WideCols+ columns, on the AVX-512 panels for
+// shorter rows.
+TEST(MatmulAmx, ShortFloatBatchesTakeAmxOnWideRowsOnly) {
+  IsaGuard guard;
+  if (!set_isa(Isa::kAmx) || !amx_bf16_usable()) GTEST_SKIP() << "no AMX-BF16 here";
+  ThreadPool pool(2);
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    const int d = static_cast<int>(dtype);
+    for (int64_t n_tokens : {int64_t{kPanelTokens}, kAmxBf16MinTokens - 1}) {
+      expect_matmul_runs_panel_kernel(Isa::kAmx, amx_bf16_kernels().k[d], dtype, 19, kAmxBf16WideCols, n_tokens,
+                                      pool);
+      expect_matmul_runs_panel_kernel(Isa::kAmx, avx512_panel_kernels().k[d], dtype, 19, kAmxBf16WideCols - 32,
+                                      n_tokens, pool);
+    }
   }
 }
 
