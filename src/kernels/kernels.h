@@ -87,8 +87,9 @@ const char* isa_name(Isa isa);     // "scalar", "avx2", "avx512", "amx"
 // or more, matmul_impl.h, take its broadcast kernels); kAmx also AMX-TILE/INT8
 // and the kernel's permission for tile data (requested once, on the first check):
 // it is kAvx512 plus AMX-INT8 for Q8_0/Q4_0/Q4_K/Q6_K weights at kAmxMinTokens
-// tokens or more (and AMX-BF16 for float weights at kAmxBf16MinTokens+, or
-// kPanelTokens+ on rows of kAmxBf16WideCols+ columns, where amx_bf16_usable()).
+// tokens or more (and AMX-BF16 for float weights at kAmxBf16MinTokens+ (F32:
+// kAmxBf16MinTokensF32+), or kPanelTokens+ on rows of kAmxBf16WideCols+ columns,
+// where amx_bf16_usable()).
 // Process-wide (not per thread).
 // Forces a path (tests, benchmarks); returns false if the CPU lacks it.
 bool set_isa(Isa isa);

@@ -72,15 +72,21 @@ inline constexpr int kPanelTokens = 16;
 inline constexpr int kAmxRows = kPanelRows;
 inline constexpr int kAmxTokens = kPanelTokens;
 inline constexpr int64_t kAmxMinTokens = 8;  // INT8; below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
-inline constexpr int64_t kAmxBf16WideCols = 2048;  // ... and from kPanelTokens tokens on rows this
-                                                   // long, where a token tile's f32 activations
-                                                   // (128+ KiB) no longer fit L1 for the broadcast
-                                                   // panels (1.1B f16 decode, batch 16: 105.7 vs 81.8
-                                                   // tok/s; 134M f16 at 16, rows of 768: 532 vs 683)
-inline constexpr int64_t kAmxBf16MinTokens = 32;  // BF16: below, converting the weight panels (which
-                                                   // stream from memory in a decode step) costs more than
-                                                   // the FMA tiles take (134M f16 decode, batch 24: 538 vs
-                                                   // 496 tok/s; 32: 544 vs 595; 64: 559 vs 857)
+// AMX-BF16 for F16 / BF16 weights from kAmxBf16MinTokens tokens: below, converting
+// the weight panels (which stream from memory in a decode step) costs more than the
+// AVX-512 FMA kernels take (134M f16 decode, the dot-product tiles vs AMX-BF16,
+// batch 24: 538 vs 496 tok/s; 32: 544 vs 595; 64: 559 vs 857; the broadcast panels
+// vs AMX-BF16, batch 20: 591 vs 579, 28: 760 vs 703).
+inline constexpr int64_t kAmxBf16MinTokens = 32;
+// F32 weights from one token past a panel tile, which the panels would run as two
+// full tiles (134M f32 decode, tok/s AMX-BF16 vs panels: batch 16 566 vs 595, 17
+// 587 vs 456, 20 671 vs 552, 24 760 vs 655, 28 782 vs 737).
+inline constexpr int64_t kAmxBf16MinTokensF32 = kPanelTokens + 1;
+// Every float dtype from kPanelTokens tokens on rows of kAmxBf16WideCols+ columns,
+// where a token tile's f32 activations (128+ KiB) no longer fit L1 for the
+// broadcast panels (1.1B f16 decode, batch 16: 105.7 vs 81.8 tok/s; 134M f16 at
+// 16, rows of 768: 532 vs 683).
+inline constexpr int64_t kAmxBf16WideCols = 2048;
 // AVX-512 broadcast kernels for float weights, from these batches up to AMX-BF16's
 // (plimsoll bench, 134M decode, tok/s against the dot-product tiles: f32 batch 8
 // 346 vs 421, 10 451 vs 446, 12 546 vs 496, 16 645 vs 536, 24 703 vs 627; f16

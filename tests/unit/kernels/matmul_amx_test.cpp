@@ -110,21 +110,22 @@ TEST(MatmulAmx, MatmulRunsTheAmxKernel) {
   }
 }
 
-// Float weights: batches of kPanelTokens..kAmxBf16MinTokens-1 tokens run on
-// AMX-BF16 for rows of kAmxBf16WideCols+ columns, on the AVX-512 panels for
-// shorter rows.
+// Float weights: batches from kPanelTokens tokens up to the AMX-BF16 kernel's
+// min_tokens run on AMX-BF16 for rows of kAmxBf16WideCols+ columns, on the AVX-512
+// panels for shorter rows; from min_tokens (F32: one past a panel tile) on AMX.
 TEST(MatmulAmx, ShortFloatBatchesTakeAmxOnWideRowsOnly) {
   IsaGuard guard;
   if (!set_isa(Isa::kAmx) || !amx_bf16_usable()) GTEST_SKIP() << "no AMX-BF16 here";
   ThreadPool pool(2);
+  const int64_t narrow = kAmxBf16WideCols - 32;
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
-    const int d = static_cast<int>(dtype);
-    for (int64_t n_tokens : {int64_t{kPanelTokens}, kAmxBf16MinTokens - 1}) {
-      expect_matmul_runs_panel_kernel(Isa::kAmx, amx_bf16_kernels().k[d], dtype, 19, kAmxBf16WideCols, n_tokens,
-                                      pool);
-      expect_matmul_runs_panel_kernel(Isa::kAmx, avx512_panel_kernels().k[d], dtype, 19, kAmxBf16WideCols - 32,
-                                      n_tokens, pool);
+    const PanelKernel& amx = amx_bf16_kernels().k[static_cast<int>(dtype)];
+    const PanelKernel& panels = avx512_panel_kernels().k[static_cast<int>(dtype)];
+    for (int64_t n_tokens : {int64_t{kPanelTokens}, amx.min_tokens - 1}) {
+      expect_matmul_runs_panel_kernel(Isa::kAmx, amx, dtype, 19, kAmxBf16WideCols, n_tokens, pool);
+      expect_matmul_runs_panel_kernel(Isa::kAmx, panels, dtype, 19, narrow, n_tokens, pool);
     }
+    expect_matmul_runs_panel_kernel(Isa::kAmx, amx, dtype, 19, narrow, amx.min_tokens, pool);
   }
 }
 
