@@ -114,6 +114,14 @@ inline void update(__m512 s, int n, const T* const* v, int64_t hd, RowState* st)
   }
 }
 
+// Rows acc[0..n-1] and their softmax states, empty: zero sums, no score seen.
+inline void start_rows(int n, int64_t hd, float (*acc)[kMaxHeadDim], RowState* st) {
+  for (int i = 0; i < n; ++i) {
+    std::fill(acc[i], acc[i] + hd, 0.0f);
+    st[i] = {acc[i], -std::numeric_limits<float>::infinity(), 0.0f};
+  }
+}
+
 inline void finish(const RowState& st, int64_t hd, float* out) {
   const __m512 iv = _mm512_set1_ps(st.denom > 0.0f ? 1.0f / st.denom : 0.0f);
   for (int64_t d = 0; d < hd; d += 16) _mm512_storeu_ps(out + d, _mm512_mul_ps(_mm512_load_ps(st.acc + d), iv));
@@ -130,9 +138,9 @@ inline __m512 position_bias(float slope, int64_t p0) {
 template <class T>
 void attend_head(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, float scale, float slope,
                  float* out) {
-  alignas(64) float acc[kMaxHeadDim];
-  std::fill(acc, acc + hd, 0.0f);
-  RowState st{acc, -std::numeric_limits<float>::infinity(), 0.0f};
+  alignas(64) float acc[1][kMaxHeadDim];
+  RowState st;
+  start_rows(1, hd, acc, &st);
   for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
     const T* k[kChunk];
@@ -158,6 +166,17 @@ inline void transpose_keys(const T* const* k, int n, int64_t hd, float* kt) {
   }
 }
 
+// Positions [p0, min(p0 + kChunk, n_pos)): their keys transposed into kt, their
+// value rows in v; returns how many.
+template <class T>
+inline int transposed_chunk(const PagedKv& kv, int64_t p0, int64_t n_pos, int64_t hd, float* kt, const T** v) {
+  const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
+  const T* k[kChunk];
+  gather(kv, p0, n, k, v);
+  transpose_keys(k, n, hd, kt);
+  return n;
+}
+
 // Lane j: dot(q, k_j) from the transposed keys (hd a multiple of 16).
 inline __m512 dots_transposed(const float* q, const float* kt, int64_t hd) {
   __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
@@ -178,17 +197,11 @@ void attend_rows(const float* q, int64_t q_stride, int nr, int64_t hd, const Pag
   alignas(64) float kt[kMaxHeadDim * 16];
   alignas(64) float acc[kRows][kMaxHeadDim];
   RowState st[kRows];
-  for (int i = 0; i < nr; ++i) {
-    std::fill(acc[i], acc[i] + hd, 0.0f);
-    st[i] = {acc[i], -std::numeric_limits<float>::infinity(), 0.0f};
-  }
+  start_rows(nr, hd, acc, st);
   const int64_t n_pos = first_pos + nr;  // what the last row sees
   for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
-    const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
-    const T* k[kChunk];
     const T* v[kChunk];
-    gather(kv, p0, n, k, v);
-    transpose_keys(k, n, hd, kt);
+    const int n = transposed_chunk(kv, p0, n_pos, hd, kt, v);
     const __m512 bias = position_bias(slope, p0);
     for (int i = 0; i < nr; ++i) {
       const int64_t visible = std::min<int64_t>(n, first_pos + i + 1 - p0);
@@ -237,16 +250,10 @@ void attend_slice(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, 
   alignas(64) float acc[R][kMaxHeadDim];
   alignas(64) float w[R][kChunk];
   RowState st[R];
-  for (int r = 0; r < R; ++r) {
-    std::fill(acc[r], acc[r] + hd, 0.0f);
-    st[r] = {acc[r], -std::numeric_limits<float>::infinity(), 0.0f};
-  }
+  start_rows(R, hd, acc, st);
   for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
-    const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
-    const T* k[kChunk];
     const T* v[kChunk];
-    gather(kv, p0, n, k, v);
-    transpose_keys(k, n, hd, kt);
+    const int n = transposed_chunk(kv, p0, n_pos, hd, kt, v);
     __m512 s[kSlice];
     dots_heads<R>(q, kt, hd, s);
     for (int r = 0; r < R; ++r) {
