@@ -113,6 +113,15 @@ class MemoryCgroup:
         sampled = max((s[1] for s in self.samples), default=0)
         return max(int(v), sampled) if v else sampled
 
+    def reset_peak(self):
+        """Starts a new high-water mark (v1 max_usage_in_bytes; v2 memory.peak where the
+        kernel lets it be reset, else the cgroup's lifetime peak stays) and new samples."""
+        try:
+            self._write("memory.peak" if self.version == 2 else "memory.max_usage_in_bytes", "0")
+        except OSError:
+            pass
+        self.samples = []
+
     def oom_kills(self):
         text = self._read("memory.events" if self.version == 2 else "memory.oom_control")
         for line in text.splitlines():
