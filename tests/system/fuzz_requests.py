@@ -230,7 +230,8 @@ class Fuzzer:
 
     def run(self, box, seconds):
         """(answers, problems) of a run of `seconds` with CLIENTS clients."""
-        end = time.monotonic() + seconds
+        t0 = time.monotonic()
+        end = t0 + seconds
         threads = [threading.Thread(target=self._client, args=(box, end)) for _ in range(CLIENTS)]
         for t in threads:
             t.start()
@@ -244,5 +245,5 @@ class Fuzzer:
                 max(0, self.next_index - 2 * CLIENTS), self.next_index, self.seed))
         timeouts = sum(1 for a in self.answers if a.outcome == "timeout")
         print("  fuzz seed %d: %d requests in %.0f s, %s, %d past the %.0f s client deadline" % (
-            self.seed, self.next_index, seconds, hostile.tally(self.answers), timeouts, REQUEST_TIMEOUT_S))
+            self.seed, self.next_index, time.monotonic() - t0, hostile.tally(self.answers), timeouts, REQUEST_TIMEOUT_S))
         return self.answers, problems

@@ -6,6 +6,7 @@ that trickle bytes, and the invariants every case asserts afterwards.
 Every client here talks only to 127.0.0.1 and is bounded in count and time."""
 
 import collections
+import gzip
 import itertools
 import json
 import os
@@ -80,6 +81,16 @@ def _head_complete(data):
     if "content-length" in r.headers:
         return (r.status, r.headers, r.body) if len(body) >= int(r.headers["content-length"]) else None
     return None  # read to the close
+
+
+def _decoded(r):
+    """The body as sent before a Content-Encoding the client accepted (gzip)."""
+    if r.headers.get("content-encoding", "").lower() == "gzip":
+        try:
+            return gzip.decompress(r.body)
+        except (OSError, EOFError):
+            pass
+    return r.body
 
 
 def _pieces(body, chunk_bytes):
@@ -157,7 +168,7 @@ def exchange(port, head, body=b"", timeout_s=60.0, chunk_bytes=256 * 1024, rcvbu
     if data and b"\r\n\r\n" in data:
         try:
             r = rawhttp.parse_response(data)
-            return Answer("answered", r.status, r.headers, r.body, sent, seconds, whole_sent=whole_request_sent)
+            return Answer("answered", r.status, r.headers, _decoded(r), sent, seconds, whole_sent=whole_request_sent)
         except (ValueError, IndexError) as e:
             return Answer("closed", body=data[:200], sent_bytes=sent, seconds=seconds, error=repr(e),
                           whole_sent=whole_request_sent)
