@@ -191,10 +191,10 @@ class ArraysAndStringsTest(HostileCase):
 @unittest.skipIf(SKIP, "not run: %s" % SKIP)
 class FanOutTest(HostileCase):
     def test_fan_out_through_lists_n_best_of_and_stops(self):
-        self.send_all(bodies.fan_out_cases(), timeout_s=90)
+        self.send_all(bodies.fan_out_cases(), timeout_s=45)
 
     def test_logprobs_and_details_everywhere(self):
-        self.send_all(bodies.logprob_cases(), timeout_s=90)
+        self.send_all(bodies.logprob_cases(), timeout_s=45)
 
 
 @unittest.skipIf(SKIP, "not run: %s" % SKIP)
