@@ -110,13 +110,14 @@ def exchange(port, head, body=b"", timeout_s=60.0, chunk_bytes=256 * 1024, rcvbu
     deadline = t0 + timeout_s
     sent = 0
     data = b""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if rcvbuf_bytes:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf_bytes)
         s.settimeout(min(timeout_s, 10.0))
         s.connect(("127.0.0.1", port))
     except OSError as e:
+        s.close()
         return Answer("connect-failed", seconds=time.monotonic() - t0, error=repr(e))
     with s:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -145,7 +146,9 @@ def exchange(port, head, body=b"", timeout_s=60.0, chunk_bytes=256 * 1024, rcvbu
                         ended = "closed-while-sending"
                         break
                     data += chunk
-                    break  # the server answered before it took the whole body: stop sending
+                    if _final(data) or not data.endswith(b"\r\n\r\n"):
+                        break  # the server answered before it took the whole body: stop sending
+                    continue  # only an interim answer (100 Continue): go on
                 if w:
                     n = s.send(view[:chunk_bytes])
                     sent += n
