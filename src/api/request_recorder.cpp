@@ -46,7 +46,7 @@ void RequestRecorder::on_event(const sched::TokenEvent& event) {
 }
 
 void RequestRecorder::on_rejection(const sched::Rejection& rejection) {
-  metrics_.rejection(rejection_reason(rejection.error.code)).inc();
+  metrics_.rejection(rejection.reason ? rejection.reason : rejection_reason(rejection.error.code)).inc();
 }
 
 void RequestRecorder::succeed() {

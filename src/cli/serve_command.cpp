@@ -18,6 +18,7 @@ struct ServeFlags {
   std::string memory_limit;
   std::string max_batch_memory;
   std::string payload_limit = "2000000";
+  std::string memory_high_water = "0.95";
   int64_t max_input_tokens = 0;
   int64_t max_batch_total_tokens = 0;
   int64_t max_queued_tokens = 0;
@@ -39,6 +40,9 @@ int run(ServeFlags& f) {
     if (!b) return std::fprintf(stderr, "error: --max-batch-memory: %s\n", b.error().message.c_str()), 2;
     c.engine.max_batch_memory_bytes = *b;
   }
+  auto high_water = parse_high_water(f.memory_high_water);
+  if (!high_water) return std::fprintf(stderr, "error: %s\n", high_water.error().message.c_str()), 2;
+  c.memory_high_water = *high_water;
   auto payload = parse_bytes(f.payload_limit);
   if (!payload) return std::fprintf(stderr, "error: --payload-limit: %s\n", payload.error().message.c_str()), 2;
   c.api.payload_limit_bytes = *payload;
@@ -67,6 +71,8 @@ Runner add_serve_command(CLI::App& app) {
   opt("--memory-limit", f->memory_limit, "PLIMSOLL_MEMORY_LIMIT",
       "Memory limit, e.g. 12Gi (default: the cgroup's limit, v2 or v1, else physical memory)");
   opt("--memory-fraction", c.engine.memory_fraction, "PLIMSOLL_MEMORY_FRACTION", "Share of the limit the plan may use");
+  opt("--memory-high-water", f->memory_high_water, "PLIMSOLL_MEMORY_HIGH_WATER",
+      "Backstop: from this usage of the limit (a fraction, or a size e.g. 480Mi) new requests get 429 until it falls");
   opt("--max-batch-memory", f->max_batch_memory, "PLIMSOLL_MAX_BATCH_MEMORY",
       "Cap on the KV cache bytes all running sequences may hold, e.g. 4Gi");
   opt("--max-concurrent-requests", c.engine.max_concurrent_requests, "MAX_CONCURRENT_REQUESTS",

@@ -137,7 +137,7 @@ Result<std::optional<CgroupLimit>> read_cgroup_memory_limit(const CgroupPaths& p
     const std::string f = join_path(d, file);
     if (auto line = read_first_line(f)) {
       if (auto limit = parse_limit(*line)) {
-        if (!best || *limit < best->limit_bytes) best = CgroupLimit{*limit, f, version};
+        if (!best || *limit < best->limit_bytes) best = CgroupLimit{*limit, f, version, d};
       }
     }
     if (d.size() <= top.size()) break;
@@ -179,6 +179,8 @@ Result<MemoryBudget> resolve_memory_budget(std::optional<int64_t> flag_bytes, do
     if (cg && cg->limit_bytes < physical) {
       b.limit_bytes = cg->limit_bytes;
       b.source = "cgroup v" + std::to_string(cg->version) + " (" + cg->file + ")";
+      b.cgroup_dir = cg->dir;
+      b.cgroup_version = cg->version;
     } else {
       b.limit_bytes = physical;
       b.source = "physical memory (" + paths.proc_meminfo + ")";

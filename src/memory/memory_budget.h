@@ -23,6 +23,7 @@ struct CgroupLimit {
   int64_t limit_bytes = 0;  // the tightest limit on the way from our cgroup to the root
   std::string file;         // the file it was read from (e.g. .../memory.max)
   int version = 2;          // 1 or 2
+  std::string dir;          // the cgroup that sets it (file's directory): its usage is what the limit bounds
 };
 
 // Values at or above this are "no limit" (v1 writes PAGE_COUNTER_MAX * page size).
@@ -42,6 +43,8 @@ struct MemoryBudget {
   std::string source;        // "--memory-limit", "cgroup v2 (/sys/fs/cgroup/.../memory.max)", "physical memory"
   double fraction = 0.9;     // --memory-fraction
   int64_t budget_bytes = 0;  // limit_bytes * fraction: what the plan may spend
+  std::string cgroup_dir;    // when the limit came from a cgroup: that cgroup's directory, else ""
+  int cgroup_version = 0;    // 1 or 2 with cgroup_dir, else 0
 };
 
 // flag_bytes: --memory-limit when given. fraction must be in (0, 1].

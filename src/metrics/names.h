@@ -45,6 +45,20 @@ inline constexpr Name kMemoryResidentBytes{"plimsoll_memory_resident_bytes",
                                            "Resident set size of the process."};
 inline constexpr Name kMemoryWorkingSetBytes{"plimsoll_memory_working_set_bytes",
                                              "Working set as the container runtime counts it."};
+// The memory backstop (memory/memory_watcher.h).
+inline constexpr Name kMemoryLimitBytes{"plimsoll_memory_limit_bytes",
+                                        "Memory limit found (--memory-limit, cgroup or physical memory)."};
+inline constexpr Name kMemoryUsageBytes{
+    "plimsoll_memory_usage_bytes",
+    "Usage the memory backstop watches: the limiting cgroup's working set, else the process RSS."};
+inline constexpr Name kMemoryHighWaterBytes{"plimsoll_memory_high_water_bytes",
+                                            "Usage at or above which new requests are refused (429)."};
+inline constexpr Name kMemoryRearmBytes{"plimsoll_memory_rearm_bytes",
+                                        "Usage below which requests are admitted again after a trip."};
+inline constexpr Name kMemoryPressure{"plimsoll_memory_pressure",
+                                      "1 while the memory backstop refuses new requests, else 0."};
+inline constexpr Name kMemoryPressureTripsTotal{"plimsoll_memory_pressure_trips_total",
+                                                "Times usage reached the high-water mark."};
 // Not `plimsoll_kv_blocks_total`: promlint reserves `_total` for counters.
 inline constexpr Name kKvBlocksCapacity{"plimsoll_kv_blocks_capacity", "KV-cache blocks in the pool."};
 inline constexpr Name kKvBlocksUsed{"plimsoll_kv_blocks_used", "KV-cache blocks in use."};

@@ -34,6 +34,12 @@ struct ServerMetrics {
   GaugeFamily& memory_planned_bytes;  // {part}: weights, kv, workspace, overhead
   Gauge& memory_resident_bytes;
   Gauge& memory_working_set_bytes;
+  Gauge& memory_limit_bytes;
+  Gauge& memory_usage_bytes;       // the backstop's figure
+  Gauge& memory_high_water_bytes;
+  Gauge& memory_rearm_bytes;
+  Gauge& memory_pressure;          // 0/1
+  Counter& memory_pressure_trips_total;
   Gauge& kv_blocks_capacity;
   Gauge& kv_blocks_used;
   CounterFamily& rejections_total;  // {reason}

@@ -8,6 +8,8 @@
 #include <iterator>
 #include <spdlog/spdlog.h>
 
+#include "core/bytes.h"
+
 namespace plimsoll::sched {
 namespace {
 
@@ -63,8 +65,20 @@ std::optional<Rejection> EngineService::check(const std::vector<GenerationReques
   return std::nullopt;
 }
 
+std::optional<Rejection> EngineService::check_memory_pressure() const {
+  const MemoryPressure* p = config_.memory_pressure;
+  if (!p || !p->active()) return std::nullopt;
+  const MemoryPressure::Figures f = p->figures();
+  return Rejection{Error{ErrorCode::kOverloaded,
+                         "Memory pressure: usage " + format_bytes(f.usage_bytes) + " is above the high-water mark " +
+                             format_bytes(f.high_water_bytes) + " (limit " + format_bytes(f.limit_bytes) +
+                             "); new requests are admitted again below " + format_bytes(f.rearm_bytes)},
+                   1.0, kMemoryPressureReason};
+}
+
 SubmitResult EngineService::submit(std::vector<GenerationRequest> items, EventSink sink) {
   if (auto r = check(items)) return SubmitResult{0, std::move(r)};
+  if (auto r = check_memory_pressure()) return SubmitResult{0, std::move(r)};
   int64_t tokens = 0;
   if (items.size() == 1) tokens = static_cast<int64_t>(items[0].prompt_ids.size()) + items[0].params.max_new_tokens;
   std::unique_lock<std::mutex> lock(mu_);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/batch_engine.h"
+#include "memory/memory_pressure.h"
 #include "sched/generation_service.h"
 #include "sched/scheduler.h"
 
@@ -21,6 +22,7 @@ namespace plimsoll::sched {
 struct EngineServiceConfig {
   ServiceLimits limits;            // published; validated against at submit
   SchedulerLimits scheduler;
+  const MemoryPressure* memory_pressure = nullptr;  // the backstop (memory/memory_watcher.h); null: none
 };
 
 class EngineService final : public GenerationService {
@@ -42,6 +44,8 @@ class EngineService final : public GenerationService {
 
  private:
   std::optional<Rejection> check(const std::vector<GenerationRequest>& items) const;
+  // The memory backstop: 429 while the kernel's usage figure is above its high-water mark.
+  std::optional<Rejection> check_memory_pressure() const;
   void run();
   void drain_inbox(std::unique_lock<std::mutex>& lock);
   void record_step(int64_t tokens, double seconds);

@@ -48,7 +48,11 @@ struct ServiceStats {
 struct Rejection {
   Error error;               // kInvalidArgument/kOutOfMemory -> 422, kOverloaded -> 429, kUnavailable -> 503
   double retry_after_seconds = 0;  // for 429
+  const char* reason = nullptr;    // the rejections metric's label when not the code's own
 };
+
+// Rejection::reason of the memory backstop's 429s.
+inline constexpr const char* kMemoryPressureReason = "memory_pressure";
 
 struct SubmitResult {
   uint64_t ticket = 0;                 // for cancel(), when accepted

@@ -81,6 +81,31 @@ void publish_plan(metrics::ServerMetrics& m, const EngineSetup& s, const sched::
   m.batch_max_total_tokens.set(static_cast<double>(l.max_batch_total_tokens));
 }
 
+// The backstop's figures, copied at each scrape.
+void publish_memory_pressure(metrics::ServerMetrics& m, const MemoryPressure& p) {
+  const MemoryPressure::Figures f = p.figures();
+  m.memory_limit_bytes.set(static_cast<double>(f.limit_bytes));
+  m.memory_usage_bytes.set(static_cast<double>(f.usage_bytes));
+  m.memory_high_water_bytes.set(static_cast<double>(f.high_water_bytes));
+  m.memory_rearm_bytes.set(static_cast<double>(f.rearm_bytes));
+  m.memory_pressure.set(p.active() ? 1.0 : 0.0);
+  m.memory_pressure_trips_total.advance_to(static_cast<double>(p.trips()));
+}
+
+// The backstop: watches the cgroup the limit came from (else the process RSS)
+// against --memory-high-water, and writes `pressure` for admission.
+Result<std::unique_ptr<MemoryWatcher>> start_memory_watcher(const ServeConfig& c, const MemoryBudget& budget,
+                                                            MemoryPressure& pressure) {
+  PLIMSOLL_ASSIGN(BackstopMarks marks, backstop_marks(c.memory_high_water, budget.limit_bytes));
+  const UsageSource source = usage_source_for(budget);
+  MemoryWatcherConfig config;
+  config.marks = marks;
+  config.source = source.description();
+  auto watcher = std::make_unique<MemoryWatcher>(config, [source] { return source.read(); }, pressure);
+  watcher->start();
+  return watcher;
+}
+
 // /v1/chat/completions' prompt format: the model's template when it has one.
 // A template we cannot parse is reported at start and answers chat requests
 // with 422 naming the problem (rather than silently using another format).
@@ -123,12 +148,14 @@ int run_serve(ServeConfig c) {
   sched::DeferredService front(loading);
   metrics::MetricsRegistry registry;
   metrics::ServerMetrics server_metrics(registry);
+  MemoryPressure pressure;  // written by the memory watcher, read by admission and /metrics
   std::fprintf(stderr, "tokenizer: %s\n", s.tokenizer.source.c_str());
   if (s.model.generation_defaults) c.api.generation_defaults = *s.model.generation_defaults;
   api::ApiServer http(c.api, front, *s.tokenizer.tokenizer, server_metrics, chat_format(s.tokenizer));
-  http.set_scrape_hook([&server_metrics, &front] {
+  http.set_scrape_hook([&server_metrics, &front, &pressure] {
     const ProcessMemory mem = read_process_memory();
     server_metrics.memory_resident_bytes.set(static_cast<double>(mem.resident_bytes));
+    publish_memory_pressure(server_metrics, pressure);
     const sched::ServiceStats st = front.stats();
     server_metrics.kv_blocks_used.set(static_cast<double>(st.kv_blocks_used));
     server_metrics.queue_size.set(static_cast<double>(st.queued_requests));
@@ -153,12 +180,18 @@ int run_serve(ServeConfig c) {
     std::fprintf(stderr, "error: %s\n", limits.error().message.c_str());
     return 1;
   }
+  auto watcher = start_memory_watcher(c, s.budget, pressure);
+  if (!watcher) {
+    std::fprintf(stderr, "error: %s\n", watcher.error().message.c_str());
+    return 1;
+  }
   sched::EngineServiceConfig service_config;
   service_config.limits = *limits;
   service_config.scheduler.step_tokens = s.plan.workspace.step_tokens;
   service_config.scheduler.step_seqs = s.plan.workspace.step_seqs;
   service_config.scheduler.max_skips = c.max_waiting_tokens;
   service_config.scheduler.extra_eos_ids = c.api.generation_defaults.eos_token_ids;
+  service_config.memory_pressure = &pressure;
   publish_plan(server_metrics, s, *limits);
   sched::EngineService service(service_config, std::move(s.engine), std::move(s.pool), *s.tokenizer.tokenizer);
   front.attach(&service);
@@ -176,6 +209,7 @@ int run_serve(ServeConfig c) {
   service.shutdown(c.graceful_timeout_seconds);
   http.stop();
   http.wait();
+  (*watcher)->stop();
   std::fprintf(stderr, "stopped\n");
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "api/api_config.h"
+#include "memory/memory_watcher.h"
 #include "server/engine_setup.h"
 
 namespace plimsoll {
@@ -21,6 +22,7 @@ struct ServeConfig {
   int64_t max_waiting_tokens = 20;                // TGI: steps a blocked head may be overtaken
   double waiting_served_ratio = 1.2;              // accepted for TGI compatibility (see docs)
   double graceful_timeout_seconds = 30;
+  HighWaterSetting memory_high_water;             // the backstop's mark: a fraction of the limit or bytes
 };
 
 // Runs until SIGTERM/SIGINT; returns the process exit code.

@@ -15,5 +15,7 @@ std::string plimsoll_binary();
 std::string make_temp_dir();
 // Whole file as a string ("" when missing).
 std::string read_file(const std::string& path);
+// Writes `text` to `path`, creating its parent directories (fake /proc and cgroup trees).
+void write_file(const std::string& path, const std::string& text);
 
 }  // namespace plimsoll::testing

@@ -108,6 +108,18 @@ TEST_F(ApiTest, OverloadedIs429WithRetryAfterBeforeAnyStreamByte) {
   EXPECT_NE(m->body.find("tgi_request_failure{err=\"overloaded\"} 3"), std::string::npos);
 }
 
+TEST_F(ApiTest, MemoryPressureIs429CountedUnderItsOwnReasonWhileHealthStays200) {
+  service_.reject_ = sched::Rejection{make_error(ErrorCode::kOverloaded, "Memory pressure: usage 301.00 MiB"), 1.0,
+                                      "memory_pressure"};
+  auto r = post("/generate", with_params({{"max_new_tokens", 2}}));
+  expect_error(r, 429, "overloaded", "Memory pressure: usage 301.00 MiB");
+  EXPECT_EQ(r->get_header_value("Retry-After"), "1");
+  EXPECT_EQ(client_->Get("/health")->status, 200);  // alive: only new work is refused
+  auto m = client_->Get("/metrics");
+  EXPECT_NE(m->body.find("plimsoll_rejections_total{reason=\"memory_pressure\"} 1"), std::string::npos) << m->body;
+  EXPECT_EQ(m->body.find("plimsoll_rejections_total{reason=\"overloaded\"}"), std::string::npos);
+}
+
 TEST_F(ApiTest, RejectionTableMapsCodes) {
   service_.reject_ = sched::Rejection{make_error(ErrorCode::kUnavailable, "shutting down"), 0};
   expect_error(post("/generate", with_params({})), 503, "unavailable", "shutting down");

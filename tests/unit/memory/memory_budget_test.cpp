@@ -16,10 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void write_file(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
+using testing::write_file;
 
 // A fake /proc + /sys/fs/cgroup tree under a temp dir.
 struct FakeTree {
@@ -71,6 +68,8 @@ TEST(MemoryBudget, NestedParentLimitIsTighter) {
   ASSERT_TRUE(r.ok() && r->has_value());
   EXPECT_EQ((*r)->limit_bytes, kGiB);
   EXPECT_NE((*r)->file.find("/a/b/memory.max"), std::string::npos);
+  // The cgroup that sets the limit (the backstop reads its usage), not our leaf.
+  EXPECT_EQ((*r)->dir, (t.dir / "root/sys/fs/cgroup/a/b").string());
 }
 
 TEST(MemoryBudget, V2UnlimitedAllTheWayUp) {
@@ -86,6 +85,8 @@ TEST(MemoryBudget, V2UnlimitedAllTheWayUp) {
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->limit_bytes, 24000000LL * 1024);
   EXPECT_NE(b->source.find("physical"), std::string::npos);
+  EXPECT_EQ(b->cgroup_dir, "");
+  EXPECT_EQ(b->cgroup_version, 0);
 }
 
 TEST(MemoryBudget, CgroupV1WithHugeUnlimitedParent) {
@@ -98,6 +99,8 @@ TEST(MemoryBudget, CgroupV1WithHugeUnlimitedParent) {
   auto b = resolve_memory_budget(std::nullopt, 0.5, t.paths());
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->limit_bytes, 256 * kMiB);
+  EXPECT_EQ(b->cgroup_dir, (t.dir / "root/sys/fs/cgroup/memory/docker/abc").string());
+  EXPECT_EQ(b->cgroup_version, 1);
   EXPECT_EQ(b->budget_bytes, 128 * kMiB);
   EXPECT_NE(b->source.find("cgroup v1"), std::string::npos);
 }

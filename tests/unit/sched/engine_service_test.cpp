@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "convert/random_model.h"
+#include "core/bytes.h"
 #include "engine/generate.h"
 
 namespace plimsoll::sched {
@@ -65,7 +66,8 @@ struct Fixture {
   KvBlockPool* pool = nullptr;
 
   explicit Fixture(int64_t kv_blocks, int64_t step_tokens = 64, int64_t step_seqs = 16,
-                   int64_t max_concurrent = 64, int64_t max_queued_tokens = 1 << 20) {
+                   int64_t max_concurrent = 64, int64_t max_queued_tokens = 1 << 20,
+                   const MemoryPressure* memory_pressure = nullptr) {
     model = std::move(random_llama_in_memory(config(), DType::kF32, 21)).value();
     tokenizer = std::make_unique<Tokenizer>(std::move(Tokenizer::create(*model.vocab)).value());
     threads = std::make_unique<ThreadPool>(2);
@@ -83,6 +85,7 @@ struct Fixture {
     sc.scheduler.step_tokens = step_tokens;
     sc.scheduler.step_seqs = step_seqs;
     sc.scheduler.max_skips = 4;
+    sc.memory_pressure = memory_pressure;
     service = std::make_unique<EngineService>(sc, std::move(engine), std::move(p), *tokenizer);
   }
 
@@ -178,6 +181,32 @@ TEST(EngineService, NeverFitsIs422WithNumbersAndQueueFullIs429WithRetryAfter) {
   Collector c4;
   EXPECT_TRUE(f.service->submit({f.request("d", 4)}, c4.sink()).accepted());
   EXPECT_TRUE(c4.wait(1));
+}
+
+TEST(EngineService, MemoryPressureIs429WithItsOwnReasonUntilItEnds) {
+  MemoryPressure pressure;
+  pressure.set_marks(300 * kMiB, 280 * kMiB, 512 * kMiB);
+  Fixture f(8, 64, 16, 64, 1 << 20, &pressure);
+  pressure.set_usage(301 * kMiB);
+  pressure.set_active(true);
+  Collector c;
+  auto refused = f.service->submit({f.request("hello", 4)}, c.sink());
+  ASSERT_FALSE(refused.accepted());
+  EXPECT_EQ(refused.rejection->error.code, ErrorCode::kOverloaded);
+  EXPECT_STREQ(refused.rejection->reason, "memory_pressure");
+  EXPECT_GE(refused.rejection->retry_after_seconds, 1.0);
+  EXPECT_NE(refused.rejection->error.message.find("usage 301.00 MiB is above the high-water mark 300.00 MiB "
+                                                  "(limit 512.00 MiB)"),
+            std::string::npos)
+      << refused.rejection->error.message;
+  EXPECT_NE(refused.rejection->error.message.find("below 280.00 MiB"), std::string::npos);
+  // Input that can never be served is still 422, pressure or not.
+  auto never = f.service->submit({f.request("hello", 300)}, c.sink());
+  ASSERT_FALSE(never.accepted());
+  EXPECT_EQ(never.rejection->error.code, ErrorCode::kInvalidArgument);
+  pressure.set_active(false);
+  ASSERT_TRUE(f.service->submit({f.request("hello", 4)}, c.sink()).accepted());
+  EXPECT_TRUE(c.wait(1));
 }
 
 TEST(EngineService, CancelReturnsBlocksAndStopsEvents) {
