@@ -70,9 +70,10 @@ std::optional<Rejection> EngineService::check_memory_pressure() const {
   if (!p || !p->active()) return std::nullopt;
   const MemoryPressure::Figures f = p->figures();
   return Rejection{Error{ErrorCode::kOverloaded,
-                         "Memory pressure: usage " + format_bytes(f.usage_bytes) + " is above the high-water mark " +
-                             format_bytes(f.high_water_bytes) + " (limit " + format_bytes(f.limit_bytes) +
-                             "); new requests are admitted again below " + format_bytes(f.rearm_bytes)},
+                         "Memory pressure: usage is " + format_bytes(f.usage_bytes) +
+                             "; new requests are refused from the high-water mark " + format_bytes(f.high_water_bytes) +
+                             " until usage is below " + format_bytes(f.rearm_bytes) + " (limit " +
+                             format_bytes(f.limit_bytes) + ")"},
                    1.0, kMemoryPressureReason};
 }
 

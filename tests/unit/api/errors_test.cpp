@@ -109,10 +109,10 @@ TEST_F(ApiTest, OverloadedIs429WithRetryAfterBeforeAnyStreamByte) {
 }
 
 TEST_F(ApiTest, MemoryPressureIs429CountedUnderItsOwnReasonWhileHealthStays200) {
-  service_.reject_ = sched::Rejection{make_error(ErrorCode::kOverloaded, "Memory pressure: usage 301.00 MiB"), 1.0,
+  service_.reject_ = sched::Rejection{make_error(ErrorCode::kOverloaded, "Memory pressure: usage is 301.00 MiB"), 1.0,
                                       "memory_pressure"};
   auto r = post("/generate", with_params({{"max_new_tokens", 2}}));
-  expect_error(r, 429, "overloaded", "Memory pressure: usage 301.00 MiB");
+  expect_error(r, 429, "overloaded", "Memory pressure: usage is 301.00 MiB");
   EXPECT_EQ(r->get_header_value("Retry-After"), "1");
   EXPECT_EQ(client_->Get("/health")->status, 200);  // alive: only new work is refused
   auto m = client_->Get("/metrics");
