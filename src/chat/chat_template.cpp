@@ -18,23 +18,26 @@ Result<ChatTemplate> ChatTemplate::parse(std::string_view source) {
   return ChatTemplate(std::move(tree));
 }
 
-Result<std::string> ChatTemplate::render_json(const OrderedJson& context) const {
+Result<std::string> ChatTemplate::render_json(const OrderedJson& context, const ChatRenderLimits& limits) const {
   if (!context.is_object()) {
     return make_error(ErrorCode::kInvalidArgument, "chat template: the context is not a JSON object");
   }
   jinja::Object variables;
-  for (const auto& [key, value] : context.items()) variables.set(key, jinja::Value::from_json(value));
-  return jinja::render(tree_->body, variables);
+  for (const auto& [key, value] : context.items()) {
+    PLIMSOLL_ASSIGN(jinja::Value v, jinja::Value::from_json(value, 1));
+    variables.set(key, std::move(v));
+  }
+  return jinja::render(tree_->body, variables, limits);
 }
 
-Result<std::string> ChatTemplate::render(const ChatRenderInput& input) const {
+Result<std::string> ChatTemplate::render(const ChatRenderInput& input, const ChatRenderLimits& limits) const {
   OrderedJson context = input.extra.is_object() ? input.extra : OrderedJson::object();
   context["messages"] = input.messages;
   context["add_generation_prompt"] = input.add_generation_prompt;
   context["bos_token"] = input.bos_token;
   context["eos_token"] = input.eos_token;
   context["tools"] = input.tools;
-  return render_json(context);
+  return render_json(context, limits);
 }
 
 }  // namespace plimsoll

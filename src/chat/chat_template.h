@@ -8,13 +8,14 @@
 #include <string>
 #include <string_view>
 
+#include "chat/jinja_budget.h"
 #include "core/result.h"
 
 namespace plimsoll {
 
-namespace jinja {
-struct Stmt;
-}
+// A render's budgets (steps, output bytes, held bytes, macro call depth; see
+// jinja::RenderLimits for the defaults): exceeding one is an error naming it.
+using ChatRenderLimits = jinja::RenderLimits;
 
 // JSON with its object keys in document order (dicts print in that order).
 using OrderedJson = nlohmann::ordered_json;
@@ -36,10 +37,12 @@ class ChatTemplate {
 
   // Variables: messages, add_generation_prompt, bos_token, eos_token, tools and
   // `extra`'s members. raise_exception(msg) gives kInvalidArgument
-  // "chat template raised: <msg>".
-  Result<std::string> render(const ChatRenderInput& input) const;
+  // "chat template raised: <msg>". A passed budget of output or held bytes is
+  // kOutOfMemory, of steps or call depth kInvalidArgument; each message names
+  // the budget and its value.
+  Result<std::string> render(const ChatRenderInput& input, const ChatRenderLimits& limits = {}) const;
   // Renders with the members of a JSON object as the variables.
-  Result<std::string> render_json(const OrderedJson& context) const;
+  Result<std::string> render_json(const OrderedJson& context, const ChatRenderLimits& limits = {}) const;
 
  private:
   struct Tree;

@@ -46,6 +46,7 @@ struct Expr {
   std::vector<std::pair<ExprPtr, ExprPtr>> entries;
   ArgExprs args;
   bool negated = false;
+  int depth = 1;  // of this subtree (the parser bounds it)
 };
 
 struct Stmt;

@@ -6,6 +6,9 @@
 #include <cctype>
 #include <ctime>
 
+#include "chat/jinja_budget.h"
+#include "chat/jinja_math.h"
+
 namespace plimsoll::jinja {
 
 Error eval_error(SourcePos pos, const std::string& problem) {
@@ -56,41 +59,64 @@ std::string title(const std::string& s) {
   return out;
 }
 
-std::string replace_all(const std::string& s, const std::string& from, const std::string& to, int64_t count) {
-  if (from.empty()) return s;
-  std::string out;
-  size_t pos = 0;
-  for (size_t hit = s.find(from); hit != std::string::npos && count != 0; hit = s.find(from, pos), --count) {
-    out.append(s, pos, hit - pos).append(to);
-    pos = hit + from.size();
+// s with `from` replaced by `to` (at most `count` times; count < 0: all),
+// its size checked against the budget before it is built.
+Result<Value> replace_all(const std::string& s, const std::string& from, const std::string& to, int64_t count,
+                          Budget& budget, SourcePos pos) {
+  if (from.empty()) return Value(s);
+  PLIMSOLL_TRY(budget.step(pos, static_cast<int64_t>(s.size())));
+  int64_t hits = 0;
+  for (size_t hit = s.find(from); hit != std::string::npos && hits != count; hit = s.find(from, hit + from.size())) {
+    ++hits;
   }
-  out.append(s, pos);
-  return out;
+  // hits * |from| <= |s|, so only the added bytes can overflow.
+  int64_t added = 0, bytes = 0;
+  if (__builtin_mul_overflow(hits, static_cast<int64_t>(to.size()), &added) ||
+      __builtin_add_overflow(static_cast<int64_t>(s.size()) - hits * static_cast<int64_t>(from.size()), added,
+                             &bytes)) {
+    bytes = INT64_MAX;
+  }
+  PLIMSOLL_TRY(budget.reserve(bytes, pos, "replace"));
+  std::string out;
+  out.reserve(static_cast<size_t>(bytes));
+  size_t pos_in = 0;
+  for (int64_t k = 0; k < hits; ++k) {
+    const size_t hit = s.find(from, pos_in);
+    out.append(s, pos_in, hit - pos_in).append(to);
+    pos_in = hit + from.size();
+  }
+  out.append(s, pos_in);
+  return Value(std::move(out));
 }
 
-Array split(const std::string& s, const Value& sep) {
-  Array parts;
-  if (!sep.is_string()) {  // Python: runs of whitespace, no empty parts
-    std::string current;
-    for (const char c : s) {
-      if (is_space(c)) {
-        if (!current.empty()) parts.emplace_back(std::move(current));
-        current.clear();
-      } else {
-        current += c;
-      }
+// Python's str.split: by `sep`, or (sep not a string) by runs of whitespace
+// with no empty parts; the parts are counted and budgeted before they are built.
+Result<Value> split(const std::string& s, const Value& sep, Budget& budget, SourcePos pos) {
+  PLIMSOLL_TRY(budget.step(pos, static_cast<int64_t>(s.size())));
+  std::vector<std::pair<size_t, size_t>> spans;  // [begin, end) of each part
+  if (!sep.is_string()) {
+    for (size_t i = 0; i < s.size();) {
+      while (i < s.size() && is_space(s[i])) ++i;
+      const size_t begin = i;
+      while (i < s.size() && !is_space(s[i])) ++i;
+      if (i > begin) spans.emplace_back(begin, i);
     }
-    if (!current.empty()) parts.emplace_back(std::move(current));
-    return parts;
+  } else {
+    const std::string& d = sep.as_string();
+    size_t begin = 0;
+    for (size_t hit = s.find(d); hit != std::string::npos && !d.empty(); hit = s.find(d, begin)) {
+      spans.emplace_back(begin, hit);
+      begin = hit + d.size();
+    }
+    spans.emplace_back(begin, s.size());
   }
-  const std::string& d = sep.as_string();
-  size_t pos = 0;
-  for (size_t hit = s.find(d); hit != std::string::npos && !d.empty(); hit = s.find(d, pos)) {
-    parts.emplace_back(s.substr(pos, hit - pos));
-    pos = hit + d.size();
-  }
-  parts.emplace_back(s.substr(pos));
-  return parts;
+  // Each part: a list item and a string of its own (with its bytes).
+  PLIMSOLL_TRY(budget.reserve(static_cast<int64_t>(spans.size()) * 2 * kItemBytes + static_cast<int64_t>(s.size()),
+                              pos, "split"));
+  Array parts;
+  parts.reserve(spans.size());
+  for (const auto& [begin, end] : spans) parts.emplace_back(s.substr(begin, end - begin));
+  return Value(std::move(parts));
 }
 
 int64_t length_of(const Value& v) {
@@ -103,40 +129,78 @@ int64_t length_of(const Value& v) {
   return 0;
 }
 
-Value items_of(const Value& v) {
+// [[key, value], ...]: per entry an item, a pair list and the key's string.
+Result<Value> items_of(const Value& v, Budget& budget, SourcePos pos) {
+  const auto& entries = v.as_object().items;
+  int64_t bytes = 0;
+  for (const auto& [key, value] : entries) bytes += 5 * kItemBytes + static_cast<int64_t>(key.size());
+  PLIMSOLL_TRY(budget.reserve(bytes, pos, "items"));
   Array items;
-  for (const auto& [key, value] : v.as_object().items) items.emplace_back(Array{Value(key), value});
+  items.reserve(entries.size());
+  for (const auto& [key, value] : entries) items.emplace_back(Array{Value(key), value});
   return Value(std::move(items));
+}
+
+// A copy of `s` changed in place by `change`, budgeted first.
+Result<Value> mapped(const std::string& s, Budget& budget, SourcePos pos, const char* what,
+                     std::string (*change)(std::string)) {
+  PLIMSOLL_TRY(budget.reserve(static_cast<int64_t>(s.size()), pos, what));
+  return Value(change(s));
+}
+
+std::string to_upper(std::string s) { return map_ascii(std::move(s), [](int c) { return std::toupper(c); }); }
+std::string to_lower(std::string s) { return map_ascii(std::move(s), [](int c) { return std::tolower(c); }); }
+std::string to_capitalized(std::string s) { return capitalize(s); }
+std::string to_title(std::string s) { return title(s); }
+
+// Text as {{ }} prints `v`, within the budget.
+Result<Value> output_text(const Value& v, Budget& budget, SourcePos pos, const char* what) {
+  if (v.is_string()) return v;
+  std::string text;
+  const int64_t room = budget.room_bytes();
+  if (!v.append_output(&text, static_cast<size_t>(room))) return budget.held_error(room + 1, pos, what);
+  PLIMSOLL_TRY(budget.step(pos, static_cast<int64_t>(text.size())));
+  return Value(std::move(text));
 }
 
 Result<Value> string_filter(const std::string& name, const Value& operand, CallArgs& args, SourcePos pos) {
   const std::string& s = operand.as_string();
-  if (name == "trim") return Value(strip(s, true, true));
-  if (name == "upper") return Value(map_ascii(s, [](int c) { return std::toupper(c); }));
-  if (name == "lower") return Value(map_ascii(s, [](int c) { return std::tolower(c); }));
-  if (name == "capitalize") return Value(capitalize(s));
-  if (name == "title") return Value(title(s));
+  Budget& budget = *args.budget;
+  if (name == "trim") return mapped(s, budget, pos, "trim", [](std::string t) { return strip(t, true, true); });
+  if (name == "upper") return mapped(s, budget, pos, "upper", to_upper);
+  if (name == "lower") return mapped(s, budget, pos, "lower", to_lower);
+  if (name == "capitalize") return mapped(s, budget, pos, "capitalize", to_capitalized);
+  if (name == "title") return mapped(s, budget, pos, "title", to_title);
   if (name == "replace") {
     const Value from = args.get(0, "old"), to = args.get(1, "new"), count = args.get(2, "count");
     if (!from.is_string() || !to.is_string()) return eval_error(pos, "replace expects two strings");
-    return Value(replace_all(s, from.as_string(), to.as_string(), count.kind() == Kind::kInt ? count.as_int() : -1));
+    return replace_all(s, from.as_string(), to.as_string(), count.kind() == Kind::kInt ? count.as_int() : -1, budget,
+                       pos);
   }
   return unsupported_error(pos, "filter '" + name + "' on a string");
 }
 
 Result<Value> array_filter(const std::string& name, const Value& operand, CallArgs& args, SourcePos pos) {
   const Array& a = operand.as_array();
+  Budget& budget = *args.budget;
   if (name == "first") return a.empty() ? Value() : a.front();
   if (name == "last") return a.empty() ? Value() : a.back();
   if (name == "list") return operand;
-  if (name == "reverse") return Value(Array(a.rbegin(), a.rend()));
+  if (name == "reverse") {
+    PLIMSOLL_TRY(budget.reserve(static_cast<int64_t>(a.size()) * kItemBytes, pos, "reverse"));
+    return Value(Array(a.rbegin(), a.rend()));
+  }
   if (name == "join") {
     const Value sep = args.get(0, "d");
+    const int64_t room = budget.room_bytes();
+    const auto max_bytes = static_cast<size_t>(room);
     std::string out;
     for (size_t i = 0; i < a.size(); ++i) {
-      if (i > 0 && sep.is_string()) out += sep.as_string();
-      out += a[i].to_output();
+      const bool fits = (i == 0 || !sep.is_string() || sep.append_output(&out, max_bytes)) &&
+                        a[i].append_output(&out, max_bytes);
+      if (!fits) return budget.held_error(room + 1, pos, "join");
     }
+    PLIMSOLL_TRY(budget.step(pos, static_cast<int64_t>(out.size())));
     return Value(std::move(out));
   }
   return unsupported_error(pos, "filter '" + name + "' on a list");
@@ -152,22 +216,32 @@ Result<Value> apply_filter(const std::string& name, const Value& operand, CallAr
   }
   if (name == "tojson") {
     const Value indent = args.get(0, "indent");
-    return Value(operand.to_json(indent.kind() == Kind::kInt ? static_cast<int>(indent.as_int()) : -1));
+    const int64_t room = args.budget->room_bytes();
+    std::string text;
+    if (!operand.append_json(&text, indent.kind() == Kind::kInt ? indent.as_int() : -1, static_cast<size_t>(room))) {
+      return args.budget->held_error(room + 1, pos, "tojson");
+    }
+    PLIMSOLL_TRY(args.budget->step(pos, static_cast<int64_t>(text.size())));
+    return Value(std::move(text));
   }
-  if (name == "string") return operand.is_string() ? operand : Value(operand.to_output());
+  if (name == "string") return output_text(operand, *args.budget, pos, "string");
   if (name == "safe") return operand;
   if (name == "length" || name == "count") {
     if (!operand.is_string() && !operand.is_array() && !operand.is_object_like()) {
       return eval_error(pos, std::string("length of a ") + operand.type_name());
     }
+    if (operand.is_string()) PLIMSOLL_TRY(args.budget->step(pos, static_cast<int64_t>(operand.as_string().size())));
     return Value(length_of(operand));
   }
   if (name == "items") {
     if (!operand.is_mapping()) return eval_error(pos, std::string("items of a ") + operand.type_name());
-    return items_of(operand);
+    return items_of(operand, *args.budget, pos);
   }
   if (name == "int" && (operand.is_number() || operand.kind() == Kind::kBool)) {
-    return Value(static_cast<int64_t>(operand.kind() == Kind::kBool ? operand.as_bool() : operand.as_number()));
+    if (operand.kind() == Kind::kBool) return Value(int64_t{operand.as_bool() ? 1 : 0});
+    if (operand.kind() == Kind::kInt) return operand;
+    PLIMSOLL_ASSIGN(const int64_t truncated, checked_float_to_int(operand.as_number(), pos));
+    return Value(truncated);
   }
   if (operand.is_string()) return string_filter(name, operand, args, pos);
   if (operand.is_array()) return array_filter(name, operand, args, pos);
@@ -200,45 +274,63 @@ Result<bool> apply_test(const std::string& name, const Value& v, CallArgs& args,
 
 namespace {
 
-Value string_method(const std::string& s, const std::string& name) {
+Value string_method(const Value& text, const std::string& name) {
   auto fn = [](auto body) { return Value::function(std::move(body)); };
+  // Each method keeps `text` (shared, not copied) and reads it when called.
   if (name == "strip" || name == "lstrip" || name == "rstrip") {
     const bool left = name != "rstrip", right = name != "lstrip";
-    return fn([s, left, right](CallArgs& a) -> Result<Value> {
+    return fn([text, left, right](CallArgs& a) -> Result<Value> {
       const Value chars = a.get(0, "chars");
+      const std::string& s = text.as_string();
+      PLIMSOLL_TRY(a.budget->reserve(static_cast<int64_t>(s.size()), a.pos, "strip"));
       return Value(strip(s, left, right, chars.is_string() ? std::string_view(chars.as_string()) : std::string_view()));
     });
   }
-  if (name == "upper") return fn([s](CallArgs&) -> Result<Value> { return Value(map_ascii(s, [](int c) { return std::toupper(c); })); });
-  if (name == "lower") return fn([s](CallArgs&) -> Result<Value> { return Value(map_ascii(s, [](int c) { return std::tolower(c); })); });
-  if (name == "title") return fn([s](CallArgs&) -> Result<Value> { return Value(title(s)); });
-  if (name == "capitalize") return fn([s](CallArgs&) -> Result<Value> { return Value(capitalize(s)); });
+  using Change = std::string (*)(std::string);
+  const Change change = name == "upper" ? to_upper : name == "lower" ? to_lower : name == "title" ? to_title
+                        : name == "capitalize" ? to_capitalized : nullptr;
+  if (change != nullptr) {
+    return fn([text, change](CallArgs& a) -> Result<Value> {
+      return mapped(text.as_string(), *a.budget, a.pos, "a string method", change);
+    });
+  }
   if (name == "startswith" || name == "endswith") {
     const bool starts = name == "startswith";
-    return fn([s, starts](CallArgs& a) -> Result<Value> {
+    return fn([text, starts](CallArgs& a) -> Result<Value> {
       const Value p = a.get(0, "prefix");
       if (!p.is_string()) return Value(false);
+      const std::string& s = text.as_string();
       return Value(starts ? s.starts_with(p.as_string()) : s.ends_with(p.as_string()));
     });
   }
-  if (name == "split") return fn([s](CallArgs& a) -> Result<Value> { return Value(split(s, a.get(0, "sep"))); });
+  if (name == "split") {
+    return fn([text](CallArgs& a) -> Result<Value> { return split(text.as_string(), a.get(0, "sep"), *a.budget, a.pos); });
+  }
   if (name == "replace") {
-    return fn([s](CallArgs& a) -> Result<Value> {
+    return fn([text](CallArgs& a) -> Result<Value> {
       const Value from = a.get(0, "old"), to = a.get(1, "new"), count = a.get(2, "count");
-      if (!from.is_string() || !to.is_string()) return Value(s);
-      return Value(replace_all(s, from.as_string(), to.as_string(), count.kind() == Kind::kInt ? count.as_int() : -1));
+      if (!from.is_string() || !to.is_string()) return text;
+      return replace_all(text.as_string(), from.as_string(), to.as_string(),
+                         count.kind() == Kind::kInt ? count.as_int() : -1, *a.budget, a.pos);
     });
   }
   return Value();
 }
 
 Value dict_method(const Value& object, const std::string& name) {
-  if (name == "items") return Value::function([object](CallArgs&) -> Result<Value> { return items_of(object); });
+  if (name == "items") {
+    return Value::function([object](CallArgs& a) -> Result<Value> { return items_of(object, *a.budget, a.pos); });
+  }
   if (name == "keys" || name == "values") {
     const bool keys = name == "keys";
-    return Value::function([object, keys](CallArgs&) -> Result<Value> {
+    return Value::function([object, keys](CallArgs& a) -> Result<Value> {
+      const auto& entries = object.as_object().items;
+      int64_t bytes = static_cast<int64_t>(entries.size()) * kItemBytes;
+      for (const auto& [k, v] : entries) bytes += keys ? kItemBytes + static_cast<int64_t>(k.size()) : 0;
+      PLIMSOLL_TRY(a.budget->reserve(bytes, a.pos, keys ? "keys" : "values"));
       Array out;
-      for (const auto& [k, v] : object.as_object().items) out.push_back(keys ? Value(k) : v);
+      out.reserve(entries.size());
+      for (const auto& [k, v] : entries) out.push_back(keys ? Value(k) : v);
       return Value(std::move(out));
     });
   }
@@ -263,6 +355,8 @@ std::string format_now(const std::string& format) {
   return std::string(buffer, n);
 }
 
+// range(stop), range(start, stop[, step]): its length is computed without
+// overflow and budgeted before the list is built.
 Result<Value> range_function(CallArgs& a) {
   int64_t start = 0, stop = 0, step = 1;
   const size_t n = a.positional.size();
@@ -273,10 +367,16 @@ Result<Value> range_function(CallArgs& a) {
   if (n >= 2) start = a.positional[0].as_int(), stop = a.positional[1].as_int();
   if (n == 3) step = a.positional[2].as_int();
   if (n == 0 || n > 3 || step == 0) return make_error(ErrorCode::kInvalidArgument, "chat template: bad range() arguments");
+  const __int128 distance = step > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
+  const __int128 stride = step > 0 ? static_cast<__int128>(step) : -static_cast<__int128>(step);
+  const __int128 count = distance <= 0 ? 0 : (distance - 1) / stride + 1;  // <= 2^64
+  const __int128 bytes = count * kItemBytes;
+  PLIMSOLL_TRY(a.budget->reserve(bytes > INT64_MAX ? INT64_MAX : static_cast<int64_t>(bytes), a.pos,
+                                 "range() of " + std::to_string(static_cast<uint64_t>(count)) + " items"));
   Array out;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-    out.emplace_back(i);
-    if (out.size() > 1000000) return make_error(ErrorCode::kInvalidArgument, "chat template: range() too long");
+  out.reserve(static_cast<size_t>(count));
+  for (int64_t k = 0; k < static_cast<int64_t>(count); ++k) {
+    out.emplace_back(static_cast<int64_t>(start + static_cast<__int128>(k) * step));  // within [start, stop)
   }
   return Value(std::move(out));
 }
@@ -284,7 +384,7 @@ Result<Value> range_function(CallArgs& a) {
 }  // namespace
 
 Value bound_method(const Value& object, const std::string& name, SourcePos) {
-  if (object.is_string()) return string_method(object.as_string(), name);
+  if (object.is_string()) return string_method(object, name);
   if (object.is_mapping()) return dict_method(object, name);
   return Value();
 }
@@ -294,7 +394,12 @@ Object make_globals() {
   g.set("range", Value::function(range_function));
   g.set("namespace", Value::function([](CallArgs& a) -> Result<Value> {
     Object o;
-    if (!a.positional.empty() && a.positional[0].is_mapping()) o = a.positional[0].as_object();
+    if (!a.positional.empty() && a.positional[0].is_mapping()) {
+      const Object& from = a.positional[0].as_object();
+      PLIMSOLL_TRY(a.budget->reserve(static_cast<int64_t>(from.items.size() * sizeof(from.items[0])), a.pos,
+                                     "namespace()"));
+      o = from;
+    }
     for (auto& [k, v] : a.keyword) o.set(k, v);
     return Value::namespace_object(std::move(o));
   }));
@@ -304,7 +409,10 @@ Object make_globals() {
     return Value::object(std::move(o));
   }));
   g.set("raise_exception", Value::function([](CallArgs& a) -> Result<Value> {
-    return make_error(ErrorCode::kInvalidArgument, "chat template raised: " + a.get(0, "message").to_output());
+    const Value m = a.get(0, "message");  // at most 4 KiB of it
+    std::string message = m.is_string() ? m.as_string().substr(0, 4096) : "";
+    if (!m.is_string() && !m.append_output(&message, 4096)) message += "...";
+    return make_error(ErrorCode::kInvalidArgument, "chat template raised: " + message);
   }));
   g.set("strftime_now", Value::function([](CallArgs& a) -> Result<Value> {
     const Value format = a.get(0, "format");

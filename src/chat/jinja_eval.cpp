@@ -1,20 +1,26 @@
 // The evaluator: scopes (a chain of frames; for-loops and macros open one),
-// statements with break/continue, and expressions with HF's operator rules.
+// statements with break/continue, and expressions with HF's operator rules,
+// integer arithmetic checked and every step and allocation within the budget.
 #include "chat/jinja_eval.h"
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <unordered_map>
 
 #include "chat/jinja_builtins.h"
+#include "chat/jinja_math.h"
 
 namespace plimsoll::jinja {
 namespace {
 
-class Scope {
+// Scopes are shared so that a macro can tell whether the scope it was defined
+// in still exists (it holds a weak reference; see make_macro).
+class Scope : public std::enable_shared_from_this<Scope> {
  public:
-  explicit Scope(Scope* parent) : parent_(parent) {}
+  explicit Scope(std::shared_ptr<Scope> parent) : parent_(std::move(parent)) {}
   Value lookup(const std::string& name) const {
-    for (const Scope* s = this; s != nullptr; s = s->parent_) {
+    for (const Scope* s = this; s != nullptr; s = s->parent_.get()) {
       if (const auto it = s->vars_.find(name); it != s->vars_.end()) return it->second;
     }
     return Value();
@@ -22,35 +28,62 @@ class Scope {
   void set(const std::string& name, Value value) { vars_[name] = std::move(value); }
 
  private:
-  Scope* parent_;
+  std::shared_ptr<Scope> parent_;
   std::unordered_map<std::string, Value> vars_;
 };
+using ScopePtr = std::shared_ptr<Scope>;
 
 enum class Flow { kNormal, kBreak, kContinue };
 
-constexpr int kMaxDepth = 256;  // macro recursion and nesting
-
 class Evaluator {
  public:
-  Result<Flow> exec(const Body& body, Scope& scope, std::string* out);
+  explicit Evaluator(Budget& budget) : budget_(budget) {}
+  Result<Flow> exec(const Body& body, Scope& scope, TextSink& out);
   Result<Value> eval(const Expr& e, Scope& scope);
 
  private:
-  Result<Flow> exec_one(const Stmt& s, Scope& scope, std::string* out);
-  Result<Flow> exec_for(const Stmt& s, Scope& scope, std::string* out);
+  // Counts evaluation recursion (kMaxEvalNesting) for its lifetime.
+  class Nesting {
+   public:
+    explicit Nesting(int* depth) : depth_(depth) { ++*depth_; }
+    ~Nesting() { --*depth_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+
+   private:
+    int* depth_;
+  };
+  Status check_nesting(SourcePos pos) const;
+
+  Result<Value> eval_node(const Expr& e, Scope& scope);
+  Result<Flow> exec_one(const Stmt& s, Scope& scope, TextSink& out);
+  Result<Flow> exec_for(const Stmt& s, Scope& scope, TextSink& out);
   Status exec_set(const Stmt& s, Scope& scope);
   Value make_macro(const Stmt& s, Scope& scope);
-  Result<CallArgs> eval_args(const ArgExprs& args, Scope& scope);
+  Result<Value> call_macro(const Stmt& macro, const ScopePtr& defined_in, CallArgs& args);
+  Result<CallArgs> eval_args(const ArgExprs& args, Scope& scope, SourcePos pos);
   Result<Value> eval_binary(const Expr& e, Scope& scope);
   Result<Value> eval_member(const Value& object, const std::string& name, SourcePos pos);
   Result<Value> eval_index(const Value& object, const Value& index, SourcePos pos);
   Result<Value> eval_slice(const Expr& e, Scope& scope);
   Result<Value> eval_call(const Expr& e, Scope& scope);
+  Result<Value> iteration_items(const Value& v, SourcePos pos);
+  Result<Value> concat_text(const Value& l, const Value& r, SourcePos pos, const char* what);
+  Result<Value> repeat_text(const std::string& text, int64_t times, SourcePos pos);
+  Result<Value> arithmetic(const std::string& op, const Value& l, const Value& r, SourcePos pos);
+  Result<Value> compare(const std::string& op, const Value& l, const Value& r, SourcePos pos);
+  Result<Value> contains(const Value& item, const Value& container, SourcePos pos);
 
-  int depth_ = 0;
+  Budget& budget_;
+  int nesting_ = 0;
 };
 
-Result<Flow> Evaluator::exec(const Body& body, Scope& scope, std::string* out) {
+Status Evaluator::check_nesting(SourcePos pos) const {
+  if (nesting_ <= kMaxEvalNesting) return Status::ok_status();
+  return eval_error(pos, "evaluation nests deeper than " + std::to_string(kMaxEvalNesting) + " levels");
+}
+
+Result<Flow> Evaluator::exec(const Body& body, Scope& scope, TextSink& out) {
   for (const StmtPtr& s : body) {
     PLIMSOLL_ASSIGN(const Flow flow, exec_one(*s, scope, out));
     if (flow != Flow::kNormal) return flow;
@@ -58,12 +91,15 @@ Result<Flow> Evaluator::exec(const Body& body, Scope& scope, std::string* out) {
   return Flow::kNormal;
 }
 
-Result<Flow> Evaluator::exec_one(const Stmt& s, Scope& scope, std::string* out) {
+Result<Flow> Evaluator::exec_one(const Stmt& s, Scope& scope, TextSink& out) {
+  const Nesting nesting(&nesting_);
+  PLIMSOLL_TRY(check_nesting(s.pos));
+  PLIMSOLL_TRY(budget_.step(s.pos));
   switch (s.kind) {
-    case StmtKind::kText: out->append(s.text); return Flow::kNormal;
+    case StmtKind::kText: PLIMSOLL_TRY(out.append(s.text, s.pos)); return Flow::kNormal;
     case StmtKind::kOutput: {
       PLIMSOLL_ASSIGN(const Value v, eval(*s.expr, scope));
-      out->append(v.to_output());
+      PLIMSOLL_TRY(out.append_value(v, s.pos));
       return Flow::kNormal;
     }
     case StmtKind::kIf: {
@@ -79,25 +115,37 @@ Result<Flow> Evaluator::exec_one(const Stmt& s, Scope& scope, std::string* out) 
   return Flow::kNormal;
 }
 
-Result<Array> iteration_items(const Value& v, SourcePos pos) {
-  if (v.is_array()) return v.as_array();
+// What a for loop walks: a list as it is (shared, not copied), a dict's keys,
+// a string's characters (UTF-8 sequences), each built within the budget.
+Result<Value> Evaluator::iteration_items(const Value& v, SourcePos pos) {
+  if (v.is_array()) return v;
   if (v.is_mapping()) {
+    const auto& items = v.as_object().items;
+    int64_t bytes = static_cast<int64_t>(items.size()) * kItemBytes;
+    for (const auto& [k, item] : items) bytes += kItemBytes + static_cast<int64_t>(k.size());
+    PLIMSOLL_TRY(budget_.reserve(bytes, pos, "looping over a dict"));
     Array keys;
-    for (const auto& [k, item] : v.as_object().items) keys.emplace_back(k);
-    return keys;
+    keys.reserve(items.size());
+    for (const auto& [k, item] : items) keys.emplace_back(k);
+    return Value(std::move(keys));
   }
   if (v.is_string()) {
-    Array chars;
     const std::string& s = v.as_string();
+    const auto is_lead = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; };
+    const auto n = static_cast<size_t>(std::count_if(s.begin(), s.end(), is_lead));
+    // Each character is a list item and a string of its own.
+    PLIMSOLL_TRY(budget_.reserve(static_cast<int64_t>(n) * 2 * kItemBytes, pos, "looping over a string"));
+    Array chars;
+    chars.reserve(n);
     for (size_t i = 0; i < s.size();) {
-      size_t n = 1;
-      while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xC0) == 0x80) ++n;
-      chars.emplace_back(s.substr(i, n));
-      i += n;
+      size_t len = 1;
+      while (i + len < s.size() && !is_lead(s[i + len])) ++len;
+      chars.emplace_back(s.substr(i, len));
+      i += len;
     }
-    return chars;
+    return Value(std::move(chars));
   }
-  if (v.is_undefined() || v.is_none()) return Array{};
+  if (v.is_undefined() || v.is_none()) return Value(Array{});
   return eval_error(pos, std::string("cannot loop over a ") + v.type_name());
 }
 
@@ -113,26 +161,41 @@ Status bind_targets(const Stmt& s, const Value& item, Scope& scope) {
   return Status::ok_status();
 }
 
-Result<Flow> Evaluator::exec_for(const Stmt& s, Scope& scope, std::string* out) {
+Result<Flow> Evaluator::exec_for(const Stmt& s, Scope& scope, TextSink& out) {
   PLIMSOLL_ASSIGN(const Value iterable, eval(*s.expr, scope));
-  PLIMSOLL_ASSIGN(Array all, iteration_items(iterable, s.pos));
-  Array items;
-  for (const Value& item : all) {  // the loop's `if` filter runs before loop.* is known
-    if (!s.filter) {
-      items.push_back(item);
-      continue;
+  PLIMSOLL_ASSIGN(const Value walked, iteration_items(iterable, s.pos));
+  const Array& all = walked.as_array();
+  // The loop's `if` filter runs before loop.* is known: the kept positions.
+  std::vector<size_t> kept;
+  if (s.filter) {
+    const auto bytes = static_cast<int64_t>(all.size() * sizeof(size_t));
+    PLIMSOLL_TRY(budget_.reserve(bytes, s.pos, "a filtered loop"));
+    kept.reserve(all.size());
+    budget_.meter()->add(bytes);
+    struct Release {
+      Budget& budget;
+      int64_t bytes;
+      ~Release() { budget.meter()->sub(bytes); }
+    } release{budget_, bytes};
+    for (size_t k = 0; k < all.size(); ++k) {
+      PLIMSOLL_TRY(budget_.step(s.pos));
+      auto probe = std::make_shared<Scope>(scope.shared_from_this());
+      PLIMSOLL_TRY(bind_targets(s, all[k], *probe));
+      PLIMSOLL_ASSIGN(const Value keep, eval(*s.filter, *probe));
+      if (keep.truthy()) kept.push_back(k);
     }
-    Scope probe(&scope);
-    PLIMSOLL_TRY(bind_targets(s, item, probe));
-    PLIMSOLL_ASSIGN(const Value keep, eval(*s.filter, probe));
-    if (keep.truthy()) items.push_back(item);
   }
-  if (items.empty()) return exec(s.else_body, scope, out);
-  const auto n = static_cast<int64_t>(items.size());
+  const auto n = static_cast<int64_t>(s.filter ? kept.size() : all.size());
+  const auto item = [&](int64_t i) -> const Value& {
+    return all[s.filter ? kept[static_cast<size_t>(i)] : static_cast<size_t>(i)];
+  };
+  if (n == 0) return exec(s.else_body, scope, out);
   for (int64_t i = 0; i < n; ++i) {
-    Scope inner(&scope);
-    PLIMSOLL_TRY(bind_targets(s, items[static_cast<size_t>(i)], inner));
+    PLIMSOLL_TRY(budget_.step(s.pos));
+    auto inner = std::make_shared<Scope>(scope.shared_from_this());
+    PLIMSOLL_TRY(bind_targets(s, item(i), *inner));
     Object loop;
+    loop.items.reserve(9);
     loop.set("index", Value(i + 1));
     loop.set("index0", Value(i));
     loop.set("revindex", Value(n - i));
@@ -140,10 +203,10 @@ Result<Flow> Evaluator::exec_for(const Stmt& s, Scope& scope, std::string* out) 
     loop.set("first", Value(i == 0));
     loop.set("last", Value(i == n - 1));
     loop.set("length", Value(n));
-    loop.set("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value());
-    loop.set("nextitem", i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value());
-    inner.set("loop", Value::object(std::move(loop)));
-    PLIMSOLL_ASSIGN(const Flow flow, exec(s.body, inner, out));
+    loop.set("previtem", i > 0 ? item(i - 1) : Value());
+    loop.set("nextitem", i + 1 < n ? item(i + 1) : Value());
+    inner->set("loop", Value::object(std::move(loop)));
+    PLIMSOLL_ASSIGN(const Flow flow, exec(s.body, *inner, out));
     if (flow == Flow::kBreak) break;
   }
   return Flow::kNormal;
@@ -154,46 +217,71 @@ Status Evaluator::exec_set(const Stmt& s, Scope& scope) {
   if (s.expr) {
     PLIMSOLL_ASSIGN(value, eval(*s.expr, scope));
   } else {
-    std::string text;
-    PLIMSOLL_TRY(exec(s.body, scope, &text));
-    value = Value(std::move(text));
+    TextSink text(budget_, /*is_output=*/false);
+    PLIMSOLL_TRY(exec(s.body, scope, text));
+    value = Value(text.take());
   }
   if (s.attr.empty()) {
     scope.set(s.targets[0], std::move(value));
     return Status::ok_status();
   }
   const Value target = scope.lookup(s.targets[0]);
+  const std::string where = "set " + s.targets[0] + "." + s.attr;
   if (target.kind() != Kind::kNamespace) {
-    return eval_error(s.pos, "set " + s.targets[0] + "." + s.attr + ": '" + s.targets[0] + "' is not a namespace");
+    return eval_error(s.pos, where + ": '" + s.targets[0] + "' is not a namespace");
+  }
+  // Namespaces are the only values that change after they are built. Keeping
+  // namespaces out of their attributes means no value can contain itself, and
+  // no change can nest a value deeper than twice kMaxValueDepth.
+  if (value.holds_namespace()) return eval_error(s.pos, where + ": a namespace attribute cannot hold a namespace");
+  if (value.depth() >= kMaxValueDepth) {
+    return eval_error(s.pos, where + ": the value nests deeper than " + std::to_string(kMaxValueDepth - 1));
   }
   target.as_object().set(s.attr, std::move(value));
   return Status::ok_status();
 }
 
+// A macro sees the scope it was defined in. That scope may end before the
+// macro is called (a macro defined in a loop body and kept in a namespace):
+// the macro holds it weakly and such a call is an error, never a read of
+// freed memory. (Holding it strongly would make a cycle: scope -> macro -> scope.)
 Value Evaluator::make_macro(const Stmt& s, Scope& scope) {
   const Stmt* macro = &s;
-  Scope* defined_in = &scope;
+  std::weak_ptr<Scope> defined_in = scope.weak_from_this();
   return Value::function([this, macro, defined_in](CallArgs& args) -> Result<Value> {
-    if (++depth_ > kMaxDepth) return eval_error(macro->pos, "macros nest too deeply");
-    Scope local(defined_in);
-    for (size_t i = 0; i < macro->params.size(); ++i) {
-      const auto& [name, fallback] = macro->params[i];
-      Value v = args.get(i, name);
-      if (v.is_undefined() && fallback) {
-        PLIMSOLL_ASSIGN(v, eval(*fallback, local));
-      }
-      local.set(name, std::move(v));
+    const ScopePtr parent = defined_in.lock();
+    if (!parent) {
+      return eval_error(macro->pos, "macro '" + macro->targets[0] +
+                                        "' was called after the block it was defined in had ended");
     }
-    std::string text;
-    Result<Flow> flow = exec(macro->body, local, &text);
-    --depth_;
-    if (!flow.ok()) return flow.error();
-    return Value(std::move(text));
+    return call_macro(*macro, parent, args);
   });
 }
 
-Result<CallArgs> Evaluator::eval_args(const ArgExprs& args, Scope& scope) {
+Result<Value> Evaluator::call_macro(const Stmt& macro, const ScopePtr& defined_in, CallArgs& args) {
+  PLIMSOLL_TRY(budget_.enter_call(macro.pos));
+  struct Leave {
+    Budget& budget;
+    ~Leave() { budget.leave_call(); }
+  } leave{budget_};
+  auto local = std::make_shared<Scope>(defined_in);
+  for (size_t i = 0; i < macro.params.size(); ++i) {
+    const auto& [name, fallback] = macro.params[i];
+    Value v = args.get(i, name);
+    if (v.is_undefined() && fallback) {
+      PLIMSOLL_ASSIGN(v, eval(*fallback, *local));
+    }
+    local->set(name, std::move(v));
+  }
+  TextSink text(budget_, /*is_output=*/false);
+  PLIMSOLL_TRY(exec(macro.body, *local, text));
+  return Value(text.take());
+}
+
+Result<CallArgs> Evaluator::eval_args(const ArgExprs& args, Scope& scope, SourcePos pos) {
   CallArgs out;
+  out.budget = &budget_;
+  out.pos = pos;
   for (const ExprPtr& e : args.positional) {
     PLIMSOLL_ASSIGN(Value v, eval(*e, scope));
     out.positional.push_back(std::move(v));
@@ -206,11 +294,23 @@ Result<CallArgs> Evaluator::eval_args(const ArgExprs& args, Scope& scope) {
 }
 
 Result<Value> Evaluator::eval(const Expr& e, Scope& scope) {
+  const Nesting nesting(&nesting_);
+  PLIMSOLL_TRY(check_nesting(e.pos));
+  PLIMSOLL_TRY(budget_.step(e.pos));
+  PLIMSOLL_ASSIGN(Value v, eval_node(e, scope));
+  if (v.depth() > kMaxValueDepth) {
+    return eval_error(e.pos, "a value nests deeper than " + std::to_string(kMaxValueDepth) + " lists and dicts");
+  }
+  return v;
+}
+
+Result<Value> Evaluator::eval_node(const Expr& e, Scope& scope) {
   switch (e.kind) {
     case ExprKind::kLiteral: return e.literal;
     case ExprKind::kName: return scope.lookup(e.name);
     case ExprKind::kList: {
       Array items;
+      items.reserve(e.items.size());
       for (const ExprPtr& item : e.items) {
         PLIMSOLL_ASSIGN(Value v, eval(*item, scope));
         items.push_back(std::move(v));
@@ -240,12 +340,12 @@ Result<Value> Evaluator::eval(const Expr& e, Scope& scope) {
     case ExprKind::kCall: return eval_call(e, scope);
     case ExprKind::kFilter: {
       PLIMSOLL_ASSIGN(const Value operand, eval(*e.a, scope));
-      PLIMSOLL_ASSIGN(CallArgs args, eval_args(e.args, scope));
+      PLIMSOLL_ASSIGN(CallArgs args, eval_args(e.args, scope, e.pos));
       return apply_filter(e.name, operand, args, e.pos);
     }
     case ExprKind::kTest: {
       PLIMSOLL_ASSIGN(const Value operand, eval(*e.a, scope));
-      PLIMSOLL_ASSIGN(CallArgs args, eval_args(e.args, scope));
+      PLIMSOLL_ASSIGN(CallArgs args, eval_args(e.args, scope, e.pos));
       PLIMSOLL_ASSIGN(const bool result, apply_test(e.name, operand, args, e.pos));
       return Value(result != e.negated);
     }
@@ -254,7 +354,9 @@ Result<Value> Evaluator::eval(const Expr& e, Scope& scope) {
       if (e.name == "not") return Value(!v.truthy());
       if (!v.is_number()) return eval_error(e.pos, "unary " + e.name + " on a " + v.type_name());
       if (e.name == "+") return v;
-      return v.kind() == Kind::kInt ? Value(-v.as_int()) : Value(-v.as_number());
+      if (v.kind() == Kind::kFloat) return Value(-v.as_number());
+      PLIMSOLL_ASSIGN(const int64_t negated, checked_negate(v.as_int(), e.pos));
+      return Value(negated);
     }
     case ExprKind::kBinary: return eval_binary(e, scope);
     case ExprKind::kTernary: {
@@ -282,11 +384,14 @@ Result<Value> Evaluator::eval_member(const Value& object, const std::string& nam
   return Value();
 }
 
+// A negative index counts from the end (index >= INT64_MIN and size >= 0: no overflow).
 int64_t normalize_index(int64_t index, int64_t size) { return index < 0 ? index + size : index; }
 
 Result<Value> Evaluator::eval_index(const Value& object, const Value& index, SourcePos pos) {
   if (index.is_string()) return eval_member(object, index.as_string(), pos);
-  if (index.kind() != Kind::kInt) return eval_error(pos, std::string("an index must be an integer or string, not a ") + index.type_name());
+  if (index.kind() != Kind::kInt) {
+    return eval_error(pos, std::string("an index must be an integer or string, not a ") + index.type_name());
+  }
   if (object.is_array()) {
     const auto size = static_cast<int64_t>(object.as_array().size());
     const int64_t i = normalize_index(index.as_int(), size);
@@ -329,11 +434,20 @@ Result<Value> Evaluator::eval_slice(const Expr& e, Scope& scope) {
   };
   const int64_t start = clamp(parts[0], given[0], step > 0 ? 0 : size - 1);
   const int64_t stop = clamp(parts[1], given[1], step > 0 ? size : -1);
+  // start and stop lie in [-1, size]: their distance fits, and so does
+  // k * step for every k below the count.
+  const int64_t distance = step > 0 ? stop - start : start - stop;
+  const uint64_t stride = step > 0 ? static_cast<uint64_t>(step) : uint64_t{0} - static_cast<uint64_t>(step);
+  const int64_t count = distance <= 0 ? 0 : static_cast<int64_t>((static_cast<uint64_t>(distance) - 1) / stride + 1);
+  PLIMSOLL_TRY(budget_.reserve(is_string ? count : count * kItemBytes, e.pos, "a slice"));
   std::string text;
   Array items;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-    if (is_string) text += object.as_string()[static_cast<size_t>(i)];
-    else items.push_back(object.as_array()[static_cast<size_t>(i)]);
+  if (is_string) text.reserve(static_cast<size_t>(count));
+  else items.reserve(static_cast<size_t>(count));
+  for (int64_t k = 0; k < count; ++k) {
+    const auto i = static_cast<size_t>(start + k * step);
+    if (is_string) text += object.as_string()[i];
+    else items.push_back(object.as_array()[i]);
   }
   return is_string ? Value(std::move(text)) : Value(std::move(items));
 }
@@ -341,12 +455,12 @@ Result<Value> Evaluator::eval_slice(const Expr& e, Scope& scope) {
 Result<Value> Evaluator::eval_call(const Expr& e, Scope& scope) {
   PLIMSOLL_ASSIGN(const Value callee, eval(*e.a, scope));
   if (callee.kind() != Kind::kFunction) {
-    std::string what = e.a->kind == ExprKind::kName ? "function '" + e.a->name + "'"
+    std::string what = e.a->kind == ExprKind::kName     ? "function '" + e.a->name + "'"
                        : e.a->kind == ExprKind::kMember ? "method '" + e.a->name + "'"
-                                                          : std::string("this call");
+                                                        : std::string("this call");
     return unsupported_error(e.pos, what);
   }
-  PLIMSOLL_ASSIGN(CallArgs args, eval_args(e.args, scope));
+  PLIMSOLL_ASSIGN(CallArgs args, eval_args(e.args, scope, e.pos));
   Result<Value> result = callee.as_function()(args);
   if (!result.ok() && result.error().message.starts_with("chat template raised: ")) return result;
   if (!result.ok() && !result.error().message.starts_with("chat template ")) {
@@ -355,11 +469,14 @@ Result<Value> Evaluator::eval_call(const Expr& e, Scope& scope) {
   return result;
 }
 
-Result<Value> compare(const std::string& op, const Value& l, const Value& r, SourcePos pos) {
+Result<Value> Evaluator::compare(const std::string& op, const Value& l, const Value& r, SourcePos pos) {
   int order = 0;
-  if (l.is_number() && r.is_number()) {
+  if (l.kind() == Kind::kInt && r.kind() == Kind::kInt) {
+    order = l.as_int() < r.as_int() ? -1 : l.as_int() > r.as_int() ? 1 : 0;
+  } else if (l.is_number() && r.is_number()) {
     order = l.as_number() < r.as_number() ? -1 : l.as_number() > r.as_number() ? 1 : 0;
   } else if (l.is_string() && r.is_string()) {
+    PLIMSOLL_TRY(budget_.step(pos, static_cast<int64_t>(std::min(l.as_string().size(), r.as_string().size()))));
     order = l.as_string().compare(r.as_string());
   } else {
     return eval_error(pos, "cannot compare a " + std::string(l.type_name()) + " with a " + r.type_name());
@@ -370,15 +487,17 @@ Result<Value> compare(const std::string& op, const Value& l, const Value& r, Sou
   return Value(order >= 0);
 }
 
-Result<Value> contains(const Value& item, const Value& container, SourcePos pos) {
+Result<Value> Evaluator::contains(const Value& item, const Value& container, SourcePos pos) {
   if (container.is_undefined()) return Value(false);
   if (container.is_array()) {
+    PLIMSOLL_TRY(budget_.step(pos, static_cast<int64_t>(container.as_array().size()) * kItemBytes));
     for (const Value& v : container.as_array()) {
       if (values_equal(v, item)) return Value(true);
     }
     return Value(false);
   }
   if (container.is_string() && item.is_string()) {
+    PLIMSOLL_TRY(budget_.step(pos, static_cast<int64_t>(container.as_string().size())));
     return Value(container.as_string().find(item.as_string()) != std::string::npos);
   }
   if (container.is_object_like() && item.is_string()) {
@@ -387,29 +506,59 @@ Result<Value> contains(const Value& item, const Value& container, SourcePos pos)
   return eval_error(pos, std::string("'in' on a ") + container.type_name());
 }
 
-Result<Value> arithmetic(const std::string& op, const Value& l, const Value& r, SourcePos pos) {
-  const bool is_float = l.kind() == Kind::kFloat || r.kind() == Kind::kFloat;
+Error division_by_zero(SourcePos pos, const std::string& op, const Value& l, const Value& r) {
+  return eval_error(pos, std::string(op == "%" ? "modulo" : "division") + " by zero in " + number_text(l) + " " +
+                             op + " " + number_text(r));
+}
+
+Result<Value> Evaluator::arithmetic(const std::string& op, const Value& l, const Value& r, SourcePos pos) {
   const double a = l.as_number(), b = r.as_number();
-  if (op == "/") {
-    if (b == 0) return eval_error(pos, "division by zero");
-    return Value(a / b);
+  if ((op == "/" || op == "//" || op == "%") && b == 0) return division_by_zero(pos, op, l, r);
+  if (op == "/") return Value(a / b);
+  if (l.kind() == Kind::kInt && r.kind() == Kind::kInt && !(op == "**" && r.as_int() < 0)) {
+    PLIMSOLL_ASSIGN(const int64_t v, checked_int_op(op, l.as_int(), r.as_int(), pos));
+    return Value(v);
   }
-  if ((op == "//" || op == "%") && b == 0) return eval_error(pos, "division by zero");
-  if (!is_float) {
-    const int64_t x = l.as_int(), y = r.as_int();
-    if (op == "+") return Value(x + y);
-    if (op == "-") return Value(x - y);
-    if (op == "*") return Value(x * y);
-    if (op == "//") return Value(static_cast<int64_t>(std::floor(static_cast<double>(x) / static_cast<double>(y))));
-    if (op == "%") return Value(((x % y) + y) % y);
-    if (op == "**" && y >= 0) return Value(static_cast<int64_t>(std::pow(a, b)));
-  }
+  if (op == "**" && a == 0 && b < 0) return division_by_zero(pos, op, l, r);  // Python: ZeroDivisionError
   if (op == "+") return Value(a + b);
   if (op == "-") return Value(a - b);
   if (op == "*") return Value(a * b);
   if (op == "//") return Value(std::floor(a / b));
   if (op == "%") return Value(a - b * std::floor(a / b));
-  return Value(std::pow(a, b));
+  if (op == "**") return Value(std::pow(a, b));
+  return eval_error(pos, "cannot apply '" + op + "' to numbers");
+}
+
+// l ~ r, and + with a string: both as {{ }} prints them, within the budget.
+Result<Value> Evaluator::concat_text(const Value& l, const Value& r, SourcePos pos, const char* what) {
+  const int64_t room = budget_.room_bytes();
+  std::string text;
+  if (l.is_string() && r.is_string()) {
+    const auto bytes = static_cast<int64_t>(l.as_string().size() + r.as_string().size());
+    PLIMSOLL_TRY(budget_.reserve(bytes, pos, what));
+    text.reserve(static_cast<size_t>(bytes));
+  }
+  if (!l.append_output(&text, static_cast<size_t>(room)) || !r.append_output(&text, static_cast<size_t>(room))) {
+    return budget_.held_error(room + 1, pos, what);
+  }
+  PLIMSOLL_TRY(budget_.step(pos, static_cast<int64_t>(text.size())));
+  return Value(std::move(text));
+}
+
+Result<Value> Evaluator::repeat_text(const std::string& text, int64_t times, SourcePos pos) {
+  if (times <= 0 || text.empty()) return Value(std::string());
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<int64_t>(text.size()), times, &bytes)) bytes = INT64_MAX;
+  std::string what = "'*' (";
+  what += std::to_string(text.size());
+  what += " bytes x ";
+  what += std::to_string(times);
+  what += ")";
+  PLIMSOLL_TRY(budget_.reserve(bytes, pos, what));
+  std::string out;
+  out.reserve(static_cast<size_t>(bytes));
+  for (int64_t i = 0; i < times; ++i) out += text;
+  return Value(std::move(out));
 }
 
 Result<Value> Evaluator::eval_binary(const Expr& e, Scope& scope) {
@@ -418,42 +567,50 @@ Result<Value> Evaluator::eval_binary(const Expr& e, Scope& scope) {
   if (op == "and") return l.truthy() ? eval(*e.b, scope) : Result<Value>(l);
   if (op == "or") return l.truthy() ? Result<Value>(l) : eval(*e.b, scope);
   PLIMSOLL_ASSIGN(const Value r, eval(*e.b, scope));
-  if (op == "==") return Value(values_equal(l, r));
-  if (op == "!=") return Value(!values_equal(l, r));
+  if (op == "==" || op == "!=") {
+    if (l.is_string() && r.is_string()) {
+      PLIMSOLL_TRY(budget_.step(e.pos, static_cast<int64_t>(std::min(l.as_string().size(), r.as_string().size()))));
+    }
+    return Value(values_equal(l, r) == (op == "=="));
+  }
   if (op == "in" || op == "not in") {
     PLIMSOLL_ASSIGN(const Value found, contains(l, r, e.pos));
     return Value(found.as_bool() == (op == "in"));
   }
-  if (op == "~") return Value(l.to_output() + r.to_output());
+  if (op == "~") return concat_text(l, r, e.pos, "'~'");
   if (l.is_undefined() || r.is_undefined()) return eval_error(e.pos, "'" + op + "' on an undefined value");
   if (l.is_none() || r.is_none()) return eval_error(e.pos, "'" + op + "' on none");
   if (op == "<" || op == ">" || op == "<=" || op == ">=") return compare(op, l, r, e.pos);
   if (l.is_number() && r.is_number()) return arithmetic(op, l, r, e.pos);
   if (op == "+" && l.is_array() && r.is_array()) {
-    Array joined = l.as_array();
+    const size_t n = l.as_array().size() + r.as_array().size();
+    PLIMSOLL_TRY(budget_.reserve(static_cast<int64_t>(n) * kItemBytes, e.pos, "'+' of two lists"));
+    Array joined;
+    joined.reserve(n);
+    joined.insert(joined.end(), l.as_array().begin(), l.as_array().end());
     joined.insert(joined.end(), r.as_array().begin(), r.as_array().end());
     return Value(std::move(joined));
   }
-  if (op == "+" && (l.is_string() || r.is_string())) return Value(l.to_output() + r.to_output());
-  if (op == "*" && l.is_string() && r.kind() == Kind::kInt) {
-    std::string out;
-    for (int64_t i = 0; i < r.as_int(); ++i) out += l.as_string();
-    return Value(std::move(out));
-  }
+  if (op == "+" && (l.is_string() || r.is_string())) return concat_text(l, r, e.pos, "'+'");
+  if (op == "*" && l.is_string() && r.kind() == Kind::kInt) return repeat_text(l.as_string(), r.as_int(), e.pos);
   return eval_error(e.pos, "cannot apply '" + op + "' to a " + l.type_name() + " and a " + r.type_name());
 }
 
 }  // namespace
 
-Result<std::string> render(const Body& body, const Object& context) {
-  Scope globals(nullptr);
-  for (auto& [name, value] : make_globals().items) globals.set(name, value);
-  Scope top(&globals);
-  for (const auto& [name, value] : context.items) top.set(name, value);
-  Evaluator evaluator;
-  std::string out;
-  PLIMSOLL_TRY(evaluator.exec(body, top, &out));
-  return out;
+Result<std::string> render(const Body& body, const Object& context, const RenderLimits& limits) {
+  // Declared first, freed last: every value the render builds is freed
+  // (and uncounted) before the budget and its meter go.
+  Budget budget(limits);
+  const MeterScope meter(budget.meter());
+  auto globals = std::make_shared<Scope>(nullptr);
+  for (auto& [name, value] : make_globals().items) globals->set(name, value);
+  auto top = std::make_shared<Scope>(globals);
+  for (const auto& [name, value] : context.items) top->set(name, value);
+  Evaluator evaluator(budget);
+  TextSink out(budget, /*is_output=*/true);
+  PLIMSOLL_TRY(evaluator.exec(body, *top, out));
+  return out.take();
 }
 
 }  // namespace plimsoll::jinja

@@ -2,6 +2,7 @@
 // ternary < or < and < not < comparison < + - ~ < * / // % < unary < is < | < call/member.
 #include "chat/jinja_parser.h"
 
+#include <algorithm>
 #include <charconv>
 #include <initializer_list>
 
@@ -54,6 +55,9 @@ class Parser {
   Result<ExprPtr> parse_primary();
   Result<ExprPtr> parse_subscript(ExprPtr object, const Token& open);
   Status parse_args(ArgExprs* args);
+  // Sets e's depth from its children's; deeper than kMaxNesting is an error
+  // (left-deep chains like a.b.c... or 1+1+1... nest without a guard).
+  Result<ExprPtr> finish(ExprPtr e) const;
 
   // Nesting of expressions and blocks, bounded so hostile templates cannot
   // exhaust the stack here or in the evaluator.
@@ -87,6 +91,24 @@ ExprPtr binary(const Token& op, ExprPtr left, ExprPtr right) {
   e->name = op.text;
   e->a = std::move(left);
   e->b = std::move(right);
+  return e;
+}
+
+Result<ExprPtr> Parser::finish(ExprPtr e) const {
+  int deepest = 0;
+  const auto see = [&](const ExprPtr& child) {
+    if (child) deepest = std::max(deepest, child->depth);
+  };
+  see(e->a), see(e->b), see(e->c), see(e->d);
+  for (const ExprPtr& item : e->items) see(item);
+  for (const auto& [key, value] : e->entries) see(key), see(value);
+  for (const ExprPtr& arg : e->args.positional) see(arg);
+  for (const auto& [name, arg] : e->args.keyword) see(arg);
+  e->depth = deepest + 1;
+  if (e->depth > kMaxNesting) {
+    return make_error(ErrorCode::kUnsupported,
+                      "chat template " + e->pos.text() + ": nesting deeper than " + std::to_string(kMaxNesting));
+  }
   return e;
 }
 
@@ -184,6 +206,8 @@ Result<StmtPtr> Parser::parse_if(const Token& start) {
   std::string stop;
   PLIMSOLL_ASSIGN(s->body, parse_body({"elif", "else", "endif"}, &stop));
   if (stop == "elif") {
+    const DepthGuard guard(&depth_);  // each elif nests one more if
+    PLIMSOLL_TRY(check_depth());
     PLIMSOLL_ASSIGN(StmtPtr nested, parse_if(start));  // consumes through endif
     s->else_body.push_back(std::move(nested));
     return s;
@@ -290,7 +314,7 @@ Result<ExprPtr> Parser::parse_expression() {
     next();
     PLIMSOLL_ASSIGN(e->c, parse_expression());
   }
-  return e;
+  return finish(std::move(e));
 }
 
 Result<ExprPtr> Parser::parse_or() {
@@ -298,7 +322,7 @@ Result<ExprPtr> Parser::parse_or() {
   while (is_name("or")) {
     const Token& op = next();
     PLIMSOLL_ASSIGN(ExprPtr right, parse_and());
-    left = binary(op, std::move(left), std::move(right));
+    PLIMSOLL_ASSIGN(left, finish(binary(op, std::move(left), std::move(right))));
   }
   return left;
 }
@@ -308,7 +332,7 @@ Result<ExprPtr> Parser::parse_and() {
   while (is_name("and")) {
     const Token& op = next();
     PLIMSOLL_ASSIGN(ExprPtr right, parse_not());
-    left = binary(op, std::move(left), std::move(right));
+    PLIMSOLL_ASSIGN(left, finish(binary(op, std::move(left), std::move(right))));
   }
   return left;
 }
@@ -321,7 +345,7 @@ Result<ExprPtr> Parser::parse_not() {
   ExprPtr e = make_expr(ExprKind::kUnary, token);
   e->name = "not";
   PLIMSOLL_ASSIGN(e->a, parse_not());
-  return e;
+  return finish(std::move(e));
 }
 
 Result<ExprPtr> Parser::parse_comparison() {
@@ -347,7 +371,7 @@ Result<ExprPtr> Parser::parse_comparison() {
     PLIMSOLL_ASSIGN(ExprPtr right, parse_additive());
     Token op_token = token;
     op_token.text = op;
-    left = binary(op_token, std::move(left), std::move(right));
+    PLIMSOLL_ASSIGN(left, finish(binary(op_token, std::move(left), std::move(right))));
   }
 }
 
@@ -356,7 +380,7 @@ Result<ExprPtr> Parser::parse_additive() {
   while (is_op("+") || is_op("-") || is_op("~")) {
     const Token& op = next();
     PLIMSOLL_ASSIGN(ExprPtr right, parse_multiplicative());
-    left = binary(op, std::move(left), std::move(right));
+    PLIMSOLL_ASSIGN(left, finish(binary(op, std::move(left), std::move(right))));
   }
   return left;
 }
@@ -366,7 +390,7 @@ Result<ExprPtr> Parser::parse_multiplicative() {
   while (is_op("*") || is_op("/") || is_op("//") || is_op("%") || is_op("**")) {
     const Token& op = next();
     PLIMSOLL_ASSIGN(ExprPtr right, parse_unary());
-    left = binary(op, std::move(left), std::move(right));
+    PLIMSOLL_ASSIGN(left, finish(binary(op, std::move(left), std::move(right))));
   }
   return left;
 }
@@ -379,7 +403,7 @@ Result<ExprPtr> Parser::parse_unary() {
   ExprPtr e = make_expr(ExprKind::kUnary, token);
   e->name = token.text;
   PLIMSOLL_ASSIGN(e->a, parse_unary());
-  return e;
+  return finish(std::move(e));
 }
 
 Result<ExprPtr> Parser::parse_test() {
@@ -402,7 +426,7 @@ Result<ExprPtr> Parser::parse_test() {
       e->args.positional.push_back(std::move(arg));
     }
     e->a = std::move(operand);
-    operand = std::move(e);
+    PLIMSOLL_ASSIGN(operand, finish(std::move(e)));
   }
   return operand;
 }
@@ -418,7 +442,7 @@ Result<ExprPtr> Parser::parse_filter() {
       PLIMSOLL_TRY(parse_args(&e->args));
     }
     e->a = std::move(operand);
-    operand = std::move(e);
+    PLIMSOLL_ASSIGN(operand, finish(std::move(e)));
   }
   return operand;
 }
@@ -448,16 +472,17 @@ Result<ExprPtr> Parser::parse_postfix() {
       ExprPtr member = make_expr(ExprKind::kMember, token);
       PLIMSOLL_ASSIGN(member->name, expect_name());
       member->a = std::move(e);
-      e = std::move(member);
+      PLIMSOLL_ASSIGN(e, finish(std::move(member)));
     } else if (is_op("[")) {
       const Token& token = next();
-      PLIMSOLL_ASSIGN(e, parse_subscript(std::move(e), token));
+      PLIMSOLL_ASSIGN(ExprPtr subscript, parse_subscript(std::move(e), token));
+      PLIMSOLL_ASSIGN(e, finish(std::move(subscript)));
     } else if (is_op("(")) {
       const Token& token = next();
       ExprPtr call = make_expr(ExprKind::kCall, token);
       PLIMSOLL_TRY(parse_args(&call->args));
       call->a = std::move(e);
-      e = std::move(call);
+      PLIMSOLL_ASSIGN(e, finish(std::move(call)));
     } else {
       return e;
     }
@@ -511,8 +536,11 @@ Result<ExprPtr> Parser::parse_primary() {
       return e;
     }
     case TokenKind::kFloat: {
+      double v = 0;  // digits '.' digits; from_chars never throws (stod would past 1e308)
+      const auto r = std::from_chars(token.text.data(), token.text.data() + token.text.size(), v);
+      if (r.ec != std::errc()) return error_at(token, "float literal out of range");
       ExprPtr e = make_expr(ExprKind::kLiteral, token);
-      e->literal = Value(std::stod(token.text));
+      e->literal = Value(v);
       return e;
     }
     case TokenKind::kName: {
@@ -544,7 +572,7 @@ Result<ExprPtr> Parser::parse_primary() {
       next();
     }
     PLIMSOLL_TRY(expect_op("]"));
-    return e;
+    return finish(std::move(e));
   }
   if (token.text == "{") {
     ExprPtr e = make_expr(ExprKind::kDict, token);
@@ -557,7 +585,7 @@ Result<ExprPtr> Parser::parse_primary() {
       next();
     }
     PLIMSOLL_TRY(expect_op("}"));
-    return e;
+    return finish(std::move(e));
   }
   return error_at(token, "expected an expression, found '" + token.text + "'");
 }

@@ -64,7 +64,7 @@ TEST(ChatTemplate, TypeErrorsNameTheOperation) {
             "chat template 1:8: cannot apply '-' to a list and a integer");
   EXPECT_EQ(render_error("{{ missing.attr }}").message,
             "chat template 1:11: cannot read 'attr' of an undefined value");
-  EXPECT_EQ(render_error("{{ 1 // 0 }}").message, "chat template 1:6: division by zero");
+  EXPECT_EQ(render_error("{{ 1 // 0 }}").message, "chat template 1:6: division by zero in 1 // 0");
 }
 
 TEST(ChatTemplate, RendersAConversation) {
@@ -93,7 +93,7 @@ TEST(ChatTemplate, DeepNestingIsAnErrorNotACrash) {
 TEST(ChatTemplate, DeepMacroRecursionIsAnErrorNotACrash) {
   const Error e = render_error("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
   EXPECT_EQ(e.code, ErrorCode::kInvalidArgument);
-  EXPECT_NE(e.message.find("macros nest too deeply"), std::string::npos) << e.message;
+  EXPECT_EQ(e.message, "chat template 1:4: macro calls nest deeper than the call-depth budget of 64");
 }
 
 }  // namespace
