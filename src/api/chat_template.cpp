@@ -8,12 +8,25 @@
 
 namespace plimsoll::api {
 
-Result<std::string> default_chat_template(const std::vector<ChatMessage>& messages) {
+Result<std::string> default_chat_template(const std::vector<ChatMessage>& messages, const ChatRenderBudget&) {
   std::string prompt;
   for (const ChatMessage& m : messages) prompt += m.role + ": " + m.content + "\n";
   prompt += "assistant:";
   return prompt;
 }
+
+namespace {
+
+ChatRenderLimits chat_render_limits(const ChatRenderBudget& budget) {
+  ChatRenderLimits limits;
+  if (budget.max_prompt_bytes > 0 && budget.max_prompt_bytes < limits.max_output_bytes) {
+    limits.max_output_bytes = budget.max_prompt_bytes;
+    limits.max_held_bytes = 2 * budget.max_prompt_bytes + (int64_t{4} << 20);
+  }
+  return limits;
+}
+
+}  // namespace
 
 Result<ChatPromptFormat> model_chat_format(std::string_view source, const std::string& source_name,
                                            std::string bos_token, std::string eos_token) {
@@ -23,13 +36,13 @@ Result<ChatPromptFormat> model_chat_format(std::string_view source, const std::s
   ChatPromptFormat format;
   format.add_special = false;
   format.render = [tmpl, bos = std::move(bos_token), eos = std::move(eos_token)](
-                      const std::vector<ChatMessage>& messages) -> Result<std::string> {
+                      const std::vector<ChatMessage>& messages, const ChatRenderBudget& budget) -> Result<std::string> {
     ChatRenderInput input;
     for (const ChatMessage& m : messages) input.messages.push_back({{"role", m.role}, {"content", m.content}});
     input.add_generation_prompt = true;
     input.bos_token = bos;
     input.eos_token = eos;
-    return tmpl->render(input);
+    return tmpl->render(input, chat_render_limits(budget));
   };
   return format;
 }

@@ -17,12 +17,19 @@ struct ChatMessage {
   std::string content;  // text (array-of-parts content joined by the route)
 };
 
+// The longest prompt a render may produce: a rendered text longer than this
+// could not pass max_input_tokens anyway (build_prompt refuses it by bytes).
+// 0: unbounded here (the Jinja renderer's own defaults apply).
+struct ChatRenderBudget {
+  int64_t max_prompt_bytes = 0;
+};
+
 // Renders a conversation, ending where the assistant's reply begins. An error
-// (e.g. a role the template rejects) is answered with 422.
-using ChatTemplateFn = std::function<Result<std::string>(const std::vector<ChatMessage>&)>;
+// (e.g. a role the template rejects, or a render over its budget) is answered with 422.
+using ChatTemplateFn = std::function<Result<std::string>(const std::vector<ChatMessage>&, const ChatRenderBudget&)>;
 
 // "<role>: <content>\n" per message, then "assistant:" — for models without a template.
-Result<std::string> default_chat_template(const std::vector<ChatMessage>& messages);
+Result<std::string> default_chat_template(const std::vector<ChatMessage>& messages, const ChatRenderBudget& = {});
 
 // How /v1/chat/completions makes its prompt: the renderer, and whether the
 // rendered text gets the tokenizer's special tokens (unset: yes, unless the
@@ -36,8 +43,10 @@ struct ChatPromptFormat {
 // GGUF tokenizer.chat_template): rendered with messages, bos_token, eos_token
 // and add_generation_prompt=true; raise_exception(msg) is an error (422) with
 // the template's message. Its text is encoded with add_special=false, as
-// transformers' apply_chat_template(tokenize=True) does. Fails (naming
-// `source_name`) when the template does not parse.
+// transformers' apply_chat_template(tokenize=True) does. Each render's
+// output budget is the request's max_prompt_bytes, its held-bytes budget
+// twice that plus 4 MiB (chat_render_limits). Fails (naming `source_name`)
+// when the template does not parse.
 Result<ChatPromptFormat> model_chat_format(std::string_view source, const std::string& source_name,
                                            std::string bos_token, std::string eos_token);
 

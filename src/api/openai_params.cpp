@@ -168,7 +168,10 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body) {
   PLIMSOLL_TRY(read_common(ctx, f, &call));
   PLIMSOLL_ASSIGN(auto messages, read_messages(f));
   const ChatTemplateFn& render = ctx.chat.render ? ctx.chat.render : default_chat_template;
-  PLIMSOLL_ASSIGN(std::string prompt, render(messages));
+  // A rendered prompt over (max_input_tokens + 2) x the longest token's bytes is refused by build_prompt.
+  const int64_t max_input_tokens = ctx.service.limits().max_input_tokens;
+  const ChatRenderBudget budget{max_input_tokens > 0 ? (max_input_tokens + 2) * ctx.tokenizer.max_token_bytes() : 0};
+  PLIMSOLL_ASSIGN(std::string prompt, render(messages, budget));
   call.prompts = {std::move(prompt)};
   PLIMSOLL_ASSIGN(auto logprobs, f.boolean("logprobs"));
   PLIMSOLL_ASSIGN(auto top_logprobs, f.integer("top_logprobs"));

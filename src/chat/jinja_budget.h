@@ -16,7 +16,7 @@ namespace plimsoll::jinja {
 struct RenderLimits {
   // Expressions and statements evaluated and loop iterations, plus one per
   // KiB that an operator or builtin reads or builds.
-  int64_t max_steps = 10'000'000;
+  int64_t max_steps = 2'000'000;
   int64_t max_output_bytes = int64_t{16} << 20;  // the rendered text
   // What a render holds at once: its output, the text of block sets and
   // macro calls being written, and every string, list and dict it built.

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <unordered_map>
 
 #include "chat/jinja_builtins.h"
 #include "chat/jinja_math.h"
@@ -21,15 +20,15 @@ class Scope : public std::enable_shared_from_this<Scope> {
   explicit Scope(std::shared_ptr<Scope> parent) : parent_(std::move(parent)) {}
   Value lookup(const std::string& name) const {
     for (const Scope* s = this; s != nullptr; s = s->parent_.get()) {
-      if (const auto it = s->vars_.find(name); it != s->vars_.end()) return it->second;
+      if (const Value* v = s->vars_.find(name)) return *v;
     }
     return Value();
   }
-  void set(const std::string& name, Value value) { vars_[name] = std::move(value); }
+  void set(const std::string& name, Value value) { vars_.set(name, std::move(value)); }
 
  private:
   std::shared_ptr<Scope> parent_;
-  std::unordered_map<std::string, Value> vars_;
+  Object vars_;  // few names per scope: a list searched in order is fastest
 };
 using ScopePtr = std::shared_ptr<Scope>;
 
@@ -194,17 +193,17 @@ Result<Flow> Evaluator::exec_for(const Stmt& s, Scope& scope, TextSink& out) {
     PLIMSOLL_TRY(budget_.step(s.pos));
     auto inner = std::make_shared<Scope>(scope.shared_from_this());
     PLIMSOLL_TRY(bind_targets(s, item(i), *inner));
-    Object loop;
+    Object loop;  // distinct keys: appended, not set
     loop.items.reserve(9);
-    loop.set("index", Value(i + 1));
-    loop.set("index0", Value(i));
-    loop.set("revindex", Value(n - i));
-    loop.set("revindex0", Value(n - i - 1));
-    loop.set("first", Value(i == 0));
-    loop.set("last", Value(i == n - 1));
-    loop.set("length", Value(n));
-    loop.set("previtem", i > 0 ? item(i - 1) : Value());
-    loop.set("nextitem", i + 1 < n ? item(i + 1) : Value());
+    loop.items.emplace_back("index", Value(i + 1));
+    loop.items.emplace_back("index0", Value(i));
+    loop.items.emplace_back("revindex", Value(n - i));
+    loop.items.emplace_back("revindex0", Value(n - i - 1));
+    loop.items.emplace_back("first", Value(i == 0));
+    loop.items.emplace_back("last", Value(i == n - 1));
+    loop.items.emplace_back("length", Value(n));
+    loop.items.emplace_back("previtem", i > 0 ? item(i - 1) : Value());
+    loop.items.emplace_back("nextitem", i + 1 < n ? item(i + 1) : Value());
     inner->set("loop", Value::object(std::move(loop)));
     PLIMSOLL_ASSIGN(const Flow flow, exec(s.body, *inner, out));
     if (flow == Flow::kBreak) break;

@@ -35,11 +35,15 @@ std::string read_text(const fs::path& path) {
 class ModelChatTest : public ::testing::Test {
  protected:
   void serve(const std::string& family, const std::string& template_name, api::ApiConfig config = {}) {
+    serve_source(family, read_text(kDataDir / "chat_templates" / (template_name + ".jinja")), template_name,
+                 std::move(config));
+  }
+  void serve_source(const std::string& family, const std::string& source, const std::string& template_name,
+                    api::ApiConfig config = {}) {
     auto t = HfTokenizer::load_dir((kDataDir / "hf_tokenizer" / (family + "-small")).string());
     ASSERT_TRUE(t.ok()) << t.error().message;
     tokenizer_ = std::make_unique<HfTokenizer>(std::move(t).value());
     service_ = std::make_unique<FakeService>(*tokenizer_);
-    const std::string source = read_text(kDataDir / "chat_templates" / (template_name + ".jinja"));
     const std::string eos = family == "qwen2_5" ? "<|im_end|>" : "<|eot_id|>";
     const std::string bos = family == "qwen2_5" ? "" : "<|begin_of_text|>";
     auto format = api::model_chat_format(source, template_name + ".jinja", bos, eos);
@@ -108,6 +112,46 @@ TEST_F(ModelChatTest, RaiseExceptionIs422WithTheTemplatesMessage) {
                 "Conversation roles must alternate user/assistant/user/assistant"),
             std::string::npos)
       << res->body;
+}
+
+// A hostile template's render stops at its budget: the output budget is the
+// longest prompt max_input_tokens allows ((64 + 2) x the longest token's
+// bytes), and the error (422) names the budget and its value.
+const json kHello = {{"messages", {{{"role", "user"}, {"content", "hello"}}}}};
+
+TEST_F(ModelChatTest, ARenderOverItsOutputBudgetIs422NamingTheBudget) {
+  serve_source("llama3",
+               "{% for i in range(1000) %}{% for j in range(1000) %}{{ messages[0].content }}{% endfor %}{% endfor %}",
+               "loop");
+  auto res = chat(kHello);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 422) << res->body;
+  const std::string budget = std::to_string(66 * tokenizer_->max_token_bytes());
+  EXPECT_NE(res->body.find("the rendered text would pass the output budget of " + budget + " bytes"),
+            std::string::npos)
+      << res->body;
+
+}
+
+// The reported case: a message repeated 10^8 times is refused before the
+// 500 MB string is built.
+TEST_F(ModelChatTest, ARepeatedMessageIsRefusedBeforeItIsBuilt) {
+  serve_source("llama3", "{{ messages[0].content * 100000000 }}", "repeat");
+  auto res = chat(kHello);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 422) << res->body;
+  EXPECT_NE(res->body.find("'*' (5 bytes x 100000000) would build 500000000 bytes"), std::string::npos) << res->body;
+  EXPECT_NE(res->body.find("held-bytes budget"), std::string::npos) << res->body;
+
+}
+
+// The reported SIGFPE: INT64_MIN % -1 is 0 (as in Python), INT64_MIN // -1 an error.
+TEST_F(ModelChatTest, IntegerOverflowInATemplateIs422) {
+  serve_source("llama3", "{{ (-9223372036854775807 - 1) % -1 }}{{ (-9223372036854775807 - 1) // -1 }}", "fpe");
+  auto res = chat(kHello);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 422) << res->body;
+  EXPECT_NE(res->body.find("integer overflow in -9223372036854775808 // -1"), std::string::npos) << res->body;
 }
 
 TEST_F(ModelChatTest, GenerationConfigDefaultsFillWhatTheRequestLeavesOut) {

@@ -139,7 +139,7 @@ TEST_F(ApiTest, ChatTemplateHookIsUsed) {
   stop();
   server_ = std::make_unique<api::ApiServer>(
       api::ApiConfig{.hostname = "127.0.0.1", .port = 0, .threads = 8}, service_, tokenizer_, metrics_,
-      [](const std::vector<api::ChatMessage>& m) -> Result<std::string> {
+      [](const std::vector<api::ChatMessage>& m, const api::ChatRenderBudget&) -> Result<std::string> {
         if (m[0].role == "bad") return make_error(ErrorCode::kInvalidArgument, "role bad is not allowed");
         return std::string("<s>zz");
       });
