@@ -19,7 +19,7 @@ namespace {
 
 ChatRenderLimits chat_render_limits(const ChatRenderBudget& budget) {
   ChatRenderLimits limits;
-  if (budget.max_prompt_bytes > 0 && budget.max_prompt_bytes < limits.max_output_bytes) {
+  if (budget.max_prompt_bytes > 0) {
     limits.max_output_bytes = budget.max_prompt_bytes;
     limits.max_held_bytes = 2 * budget.max_prompt_bytes + (int64_t{4} << 20);
   }
