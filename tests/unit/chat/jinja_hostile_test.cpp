@@ -214,7 +214,8 @@ TEST(JinjaBudget, RaiseExceptionKeepsAtMost4KiBOfItsMessage) {
 
 TEST(JinjaScopes, AMacroKeptAfterItsLoopEndedIsAnErrorNotAUseAfterFree) {
   // The macro sees `i` in the loop body's scope; that scope is gone after the
-  // loop. Under ASan this read freed memory before the fix.
+  // loop. Before the fix this read a dead stack frame (ASan with
+  // detect_stack_use_after_return=1: stack-use-after-return in Scope::lookup).
   const std::string escaped =
       "{% set ns = namespace(m=none) %}{% for i in ['a', 'b'] %}{% macro m() %}[{{ i }}]{% endmacro %}"
       "{% set ns.m = m %}{{ m() }}{% endfor %}{{ ns.m() }}";
@@ -225,6 +226,11 @@ TEST(JinjaScopes, AMacroKeptAfterItsLoopEndedIsAnErrorNotAUseAfterFree) {
       "{% set ns = namespace(m=none) %}{% for i in ['a', 'b'] %}{% if ns.m %}{{ ns.m() }}{% endif %}"
       "{% macro m() %}[{{ i }}]{% endmacro %}{% set ns.m = m %}{% endfor %}";
   EXPECT_TRUE(has(failure(next), "macro 'm' was called after the block it was defined in had ended"));
+  // A macro defined in a macro call, kept after the call returned.
+  const std::string inner =
+      "{% set ns = namespace(f=none) %}{% macro outer(x) %}{% macro inner() %}{{ x }}{% endmacro %}"
+      "{% set ns.f = inner %}{% endmacro %}{{ outer(1) }}{{ ns.f() }}";
+  EXPECT_TRUE(has(failure(inner), "macro 'inner' was called after the block it was defined in had ended"));
 }
 
 TEST(JinjaScopes, MacrosWorkWhileTheirScopeLives) {
