@@ -77,6 +77,19 @@ class Server:
                 out[name] = float(value)
         return out
 
+    def metrics_when(self, predicate, timeout_s=15, interval_s=0.05):
+        """The first /metrics scrape for which predicate(metrics) holds, or the last one after
+        timeout_s (the caller's assertions then say what is wrong). Gauges and counters the
+        server updates after the client heard back (plimsoll_kv_blocks_used is refreshed after
+        the step whose final events went out; a cancelled request is counted when its handler
+        ends) are read this way, never right after a response."""
+        deadline = time.time() + timeout_s
+        m = self.metrics()
+        while not predicate(m) and time.time() < deadline:
+            time.sleep(interval_s)
+            m = self.metrics()
+        return m
+
     def peak_rss_bytes(self):
         with open("/proc/%d/status" % self.proc.pid) as f:
             for line in f:
