@@ -22,10 +22,11 @@ ApiError api_error(const Error& error) {
       return {503, "unavailable", error.message};
     case ErrorCode::kCancelled:
       return {500, "incomplete_generation", error.message};
+    case ErrorCode::kInternal:  // a fault contained on the engine thread (sched/fault.h)
+      return {500, "internal", error.message};
     case ErrorCode::kInvalidFile:
     case ErrorCode::kNotFound:
     case ErrorCode::kIo:
-    case ErrorCode::kInternal:
       break;
   }
   return {424, "generation", error.message};

@@ -22,7 +22,7 @@ struct ApiError {
 
 // The table:  kInvalidArgument, kOutOfMemory, kUnsupported -> 422 validation;
 // kOverloaded -> 429 overloaded; kUnavailable -> 503 unavailable;
-// kCancelled -> 500 incomplete_generation; anything else -> 424 generation.
+// kCancelled -> 500 incomplete_generation; kInternal -> 500 internal; anything else -> 424 generation.
 ApiError api_error(const Error& error);
 // As above, plus Retry-After = ceil(retry_after_seconds), at least 1, for 429.
 ApiError api_error(const sched::Rejection& rejection);

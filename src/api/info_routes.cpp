@@ -52,6 +52,7 @@ void refresh_load_gauges(RouteContext& ctx) {
   m.kv_blocks_capacity.set(double(s.kv_blocks_total));
   m.kv_blocks_used.set(double(s.kv_blocks_used));
   m.preemptions_total.advance_to(double(s.preemptions_total));
+  m.engine_faults_total.advance_to(double(s.engine_faults_total));
   if (ctx.scrape_hook) ctx.scrape_hook();
 }
 

@@ -67,6 +67,9 @@ inline constexpr Name kRejectionsTotal{"plimsoll_rejections_total",
 inline constexpr const char* kReasonLabel = "reason";
 inline constexpr Name kPreemptionsTotal{"plimsoll_preemptions_total",
                                         "Sequences preempted to free KV blocks."};
+inline constexpr Name kEngineFaultsTotal{"plimsoll_engine_faults_total",
+                                         "Faults (exceptions, failed steps) contained on the engine thread; "
+                                         "the requests they hit ended with an error."};
 inline constexpr Name kTimeToFirstTokenSeconds{"plimsoll_time_to_first_token_seconds",
                                                "Seconds from receiving a request to its first token."};
 inline constexpr Name kInterTokenLatencySeconds{"plimsoll_inter_token_latency_seconds",

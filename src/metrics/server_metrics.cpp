@@ -61,6 +61,7 @@ ServerMetrics::ServerMetrics(MetricsRegistry& r)
       rejections_total(r.counter_family(names::kRejectionsTotal.name,
                                         names::kRejectionsTotal.help, {names::kReasonLabel})),
       preemptions_total(counter(r, names::kPreemptionsTotal)),
+      engine_faults_total(counter(r, names::kEngineFaultsTotal)),
       time_to_first_token_seconds(
           histogram(r, names::kTimeToFirstTokenSeconds, names::kDurationBucketsSeconds)),
       inter_token_latency_seconds(

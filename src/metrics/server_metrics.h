@@ -44,6 +44,7 @@ struct ServerMetrics {
   Gauge& kv_blocks_used;
   CounterFamily& rejections_total;  // {reason}
   Counter& preemptions_total;
+  Counter& engine_faults_total;
   Histogram& time_to_first_token_seconds;
   Histogram& inter_token_latency_seconds;
 

@@ -26,6 +26,7 @@ EngineService::EngineService(EngineServiceConfig config, std::unique_ptr<BatchEn
       engine_(std::move(engine)),
       tokenizer_(tokenizer),
       scheduler_(config_.scheduler, *pool_, tokenizer) {
+  scheduler_.set_fault_hook(config_.fault_hook);
   ready_ = true;
   thread_ = std::thread([this] { run(); });
 }
@@ -104,7 +105,15 @@ SubmitResult EngineService::submit(std::vector<GenerationRequest> items, EventSi
   auto remaining = std::make_shared<size_t>(items.size());
   sub->sink = [this, sink = std::move(sink), remaining, ticket](TokenEvent&& ev) {
     const bool last = ev.final && --*remaining == 0;
-    sink(std::move(ev));
+    try {
+      sink(std::move(ev));
+    } catch (...) {  // the slot is released all the same; the scheduler contains the fault
+      if (last) {
+        std::lock_guard<std::mutex> g(mu_);
+        release_ticket(ticket);
+      }
+      throw;
+    }
     if (last) {
       std::lock_guard<std::mutex> g(mu_);
       release_ticket(ticket);
@@ -138,6 +147,7 @@ ServiceStats EngineService::stats() const {
   s.kv_blocks_total = pool_->n_blocks();
   s.kv_blocks_used = st_blocks_used_;
   s.generated_tokens_per_second = st_tokens_per_second_;
+  s.engine_faults_total = st_faults_;
   return s;
 }
 
@@ -177,6 +187,7 @@ void EngineService::record_step(int64_t tokens, double seconds) {
   st_batch_size_ = scheduler_.last_batch_size();
   st_batch_tokens_ = scheduler_.last_batch_tokens();
   st_blocks_used_ = pool_->used_blocks();
+  st_faults_ = scheduler_.faults();
 }
 
 void EngineService::run() {
@@ -187,24 +198,46 @@ void EngineService::run() {
     if (stop_) break;
     lock.unlock();
     const auto t0 = std::chrono::steady_clock::now();
-    StepPlan plan = scheduler_.schedule();
-    if (!plan.empty()) {
-      auto logits = engine_->step(plan.steps);
-      if (!logits.ok()) {
-        spdlog::error("step failed: {}", logits.error().message);
-        scheduler_.abort_all(Error{ErrorCode::kInternal, "generation failed: " + logits.error().message});
-      } else {
-        scheduler_.update(plan, *logits, engine_->config().vocab_size);
-      }
-    }
-    int64_t generated = 0;  // sequences that got a token this step
-    for (const SeqStep& st : plan.steps) generated += st.want_logits ? 1 : 0;
+    const int64_t generated = step_once();
     record_step(generated,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     lock.lock();
   }
   lock.unlock();
   scheduler_.abort_all(Error{ErrorCode::kUnavailable, "the server shut down before this request finished"});
+}
+
+// An exception here never leaves the engine thread: the step's sequences (all of them
+// when it came before a plan existed) end with an internal error; the rest go on.
+int64_t EngineService::step_once() {
+  StepPlan plan;
+  try {
+    plan = scheduler_.schedule();
+    if (plan.empty()) return 0;
+    scheduler_.inject_fault(FaultSite::kStep);
+    auto logits = engine_->step(plan.steps);
+    if (!logits.ok()) {
+      spdlog::error("step of {} sequences failed: {}; they end with an error", plan.steps.size(),
+                    logits.error().message);
+      scheduler_.fail_step(plan, Error{ErrorCode::kInternal, "generation failed: " + logits.error().message});
+      return 0;
+    }
+    scheduler_.update(plan, *logits, engine_->config().vocab_size);
+  } catch (...) {
+    const std::string what = describe_current_exception();
+    if (plan.empty()) {
+      spdlog::error("engine fault while scheduling: {}; every queued and running request ends with an error, "
+                    "the server goes on", what);
+    } else {
+      spdlog::error("engine fault in a step of {} sequences: {}; they end with an error, the server goes on",
+                    plan.steps.size(), what);
+    }
+    scheduler_.fail_step(plan, fault_error(what));
+    return 0;
+  }
+  int64_t generated = 0;  // sequences that got a token this step
+  for (const SeqStep& st : plan.steps) generated += st.want_logits ? 1 : 0;
+  return generated;
 }
 
 void EngineService::shutdown(double grace_seconds) {

@@ -23,6 +23,7 @@ struct EngineServiceConfig {
   ServiceLimits limits;            // published; validated against at submit
   SchedulerLimits scheduler;
   const MemoryPressure* memory_pressure = nullptr;  // the backstop (memory/memory_watcher.h); null: none
+  FaultHook fault_hook;            // tests only: throws at a chosen site (sched/fault.h)
 };
 
 class EngineService final : public GenerationService {
@@ -47,6 +48,7 @@ class EngineService final : public GenerationService {
   // The memory backstop: 429 while the kernel's usage figure is above its high-water mark.
   std::optional<Rejection> check_memory_pressure() const;
   void run();
+  int64_t step_once();  // one step, faults contained; returns the sequences that got a token
   void drain_inbox(std::unique_lock<std::mutex>& lock);
   void record_step(int64_t tokens, double seconds);
   void release_ticket(uint64_t ticket);  // under mu_: the submission is over (done or cancelled)
@@ -71,7 +73,7 @@ class EngineService final : public GenerationService {
   std::atomic<bool> ready_{false};
   // stats written by the engine thread
   std::atomic<int64_t> st_queued_{0}, st_queued_tokens_{0}, st_running_{0}, st_batch_size_{0},
-      st_batch_tokens_{0}, st_blocks_used_{0}, st_generated_{0};
+      st_batch_tokens_{0}, st_blocks_used_{0}, st_generated_{0}, st_faults_{0};
   std::atomic<double> st_tokens_per_second_{0.0};
   std::thread thread_;
 };

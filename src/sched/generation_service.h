@@ -43,6 +43,7 @@ struct ServiceStats {
   int64_t kv_blocks_used = 0;
   int64_t preemptions_total = 0;
   double generated_tokens_per_second = 0;  // recent drain rate
+  int64_t engine_faults_total = 0;         // faults contained on the engine thread (sched/fault.h)
 };
 
 struct Rejection {

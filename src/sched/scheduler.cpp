@@ -5,9 +5,26 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <spdlog/spdlog.h>
 
 namespace plimsoll::sched {
 namespace {
+
+// Ends one item with an error event. A sink that throws is logged, never rethrown: the
+// final counts as sent (EngineService's wrapper settles the ticket either way).
+void send_error_final(Submission& sub, size_t index, const Error& error) noexcept {
+  try {
+    TokenEvent ev;
+    ev.index = index;
+    ev.token.id = -1;
+    ev.final = true;
+    ev.error = error;
+    sub.sink(std::move(ev));
+  } catch (...) {
+    spdlog::error("request {} item {}: its error event could not be delivered: {}", sub.ticket, index,
+                  describe_current_exception());
+  }
+}
 
 // The n most likely tokens of raw logits, with log-softmax values.
 void top_tokens(std::span<const float> logits, int32_t n, const TextTokenizer& tok,
@@ -51,7 +68,20 @@ Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokeni
 
 void Scheduler::add(std::unique_ptr<Submission> submission) {
   submission->unfinished = submission->pending.size();
-  submissions_.push_back(std::move(submission));
+  try {
+    submissions_.push_back(std::move(submission));  // strong guarantee: still ours if it throws
+  } catch (...) {
+    const std::string what = describe_current_exception();
+    for (size_t i = 0; i < submission->pending.size(); ++i) fail_item(*submission, i, what);
+  }
+}
+
+void Scheduler::fail_item(Submission& sub, size_t index, const std::string& what) {
+  ++faults_;
+  spdlog::error("engine fault queueing request {} item {}: {}; that item ends with an error", sub.ticket, index,
+                what);
+  send_error_final(sub, index, fault_error(what));
+  finish_submission_item(sub);
 }
 
 int64_t Scheduler::waiting_count() const {
@@ -80,12 +110,19 @@ void Scheduler::feed_waiting() {
       if (sub->pending.empty() || waiting_.size() >= target) continue;
       GenerationRequest req = std::move(sub->pending.front());
       sub->pending.pop_front();  // O(1): a client batch of any length is fed in linearly
-      const uint64_t seed = req.params.seed.value_or(random_seed());
-      waiting_.push_back(std::make_unique<Sequence>(sub.get(), sub->next_index++, std::move(req), tokenizer_, seed));
-      waiting_.back()->queued_at = sub->submitted_at;
+      const size_t index = sub->next_index++;
       moved = true;
+      try {
+        inject_fault(FaultSite::kAdmit, sub->ticket);
+        const uint64_t seed = req.params.seed.value_or(random_seed());
+        waiting_.push_back(std::make_unique<Sequence>(sub.get(), index, std::move(req), tokenizer_, seed));
+        waiting_.back()->queued_at = sub->submitted_at;
+      } catch (...) {
+        fail_item(*sub, index, describe_current_exception());
+      }
     }
   }
+  submissions_.remove_if([](const std::unique_ptr<Submission>& s) { return s->unfinished == 0; });
 }
 
 bool Scheduler::try_admit(Sequence& seq) {
@@ -140,6 +177,7 @@ void Scheduler::add_prefills(StepPlan& plan, int64_t& budget) {
 }
 
 StepPlan Scheduler::schedule() {
+  inject_fault(FaultSite::kSchedule);
   feed_waiting();
   admit();
   StepPlan plan;
@@ -175,7 +213,6 @@ void Scheduler::emit_token(Sequence& seq, const SampledToken& token, std::span<c
       ev.text += tail;
       seq.stops.push(tail);
     }
-    ev.final = true;
     ev.finish_reason = *seq.finish;
     ev.generated_tokens = seq.generated();
     ev.input_tokens = seq.prompt_len;
@@ -194,7 +231,11 @@ void Scheduler::emit_token(Sequence& seq, const SampledToken& token, std::span<c
       }
     }
   }
-  if (seq.finish) release(seq);  // blocks are back before the client hears it is done
+  if (seq.finish) {
+    release(seq);  // blocks are back before the client hears it is done
+    ev.final = true;
+    seq.final_sent = true;  // even if the sink throws: no second final event
+  }
   seq.owner->sink(std::move(ev));
 }
 
@@ -206,12 +247,42 @@ void Scheduler::update(const StepPlan& plan, std::span<const float> logits, int6
     seq.kv_len += static_cast<int64_t>(plan.steps[i].tokens.size());
     if (!plan.steps[i].want_logits) continue;
     const std::span<const float> l = logits.subspan(row++ * static_cast<size_t>(vocab_size), static_cast<size_t>(vocab_size));
-    std::copy(l.begin(), l.end(), logits_copy_.begin());
-    const SampledToken token = seq.sampler.sample(logits_copy_, scratch_);
-    seq.sampler.accept(token.id);
-    seq.tokens.push_back(token.id);
-    emit_token(seq, token, l);
+    try {
+      sample_and_emit(seq, l);
+    } catch (...) {  // contained: only this sequence ends
+      ++faults_;
+      const std::string what = describe_current_exception();
+      spdlog::error("engine fault sampling or detokenizing request {} item {}: {}; that sequence ends with an error",
+                    seq.owner->ticket, seq.index, what);
+      fail(seq, fault_error(what));
+    }
   }
+  remove_finished();
+}
+
+void Scheduler::sample_and_emit(Sequence& seq, std::span<const float> logits) {
+  inject_fault(FaultSite::kSample, seq.owner->ticket);
+  std::copy(logits.begin(), logits.end(), logits_copy_.begin());
+  const SampledToken token = seq.sampler.sample(logits_copy_, scratch_);
+  seq.sampler.accept(token.id);
+  seq.tokens.push_back(token.id);  // reserved to the full length: does not allocate
+  emit_token(seq, token, logits);
+}
+
+void Scheduler::fail(Sequence& seq, const Error& error) {
+  release(seq);
+  if (seq.final_sent) return;
+  seq.final_sent = true;
+  send_error_final(*seq.owner, seq.index, error);
+}
+
+void Scheduler::fail_step(const StepPlan& plan, const Error& error) {
+  ++faults_;
+  if (plan.empty()) {
+    abort_all(error);
+    return;
+  }
+  for (Sequence* seq : plan.owners) fail(*seq, error);
   remove_finished();
 }
 
@@ -226,7 +297,7 @@ void Scheduler::finish_submission_item(Submission& sub) {
 
 void Scheduler::remove_finished() {
   for (auto it = running_.begin(); it != running_.end();) {
-    if ((*it)->finish) {
+    if ((*it)->final_sent) {
       finish_submission_item(*(*it)->owner);
       it = running_.erase(it);
     } else {
@@ -253,21 +324,10 @@ void Scheduler::cancel(uint64_t ticket) {
 }
 
 void Scheduler::abort_all(const Error& error) {
-  auto fail = [&](Submission& sub, size_t index) {
-    TokenEvent ev;
-    ev.index = index;
-    ev.token.id = -1;
-    ev.final = true;
-    ev.error = error;
-    sub.sink(std::move(ev));
-  };
-  for (auto& s : running_) {
-    release(*s);
-    fail(*s->owner, s->index);
-  }
-  for (auto& s : waiting_) fail(*s->owner, s->index);
+  for (auto& s : running_) fail(*s, error);
+  for (auto& s : waiting_) send_error_final(*s->owner, s->index, error);
   for (auto& sub : submissions_) {
-    for (size_t i = 0; i < sub->pending.size(); ++i) fail(*sub, sub->next_index + i);
+    for (size_t i = 0; i < sub->pending.size(); ++i) send_error_final(*sub, sub->next_index + i, error);
   }
   running_.clear();
   waiting_.clear();

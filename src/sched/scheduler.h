@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/batch_engine.h"
+#include "sched/fault.h"
 #include "sched/sequence.h"
 
 namespace plimsoll::sched {
@@ -42,8 +43,18 @@ class Scheduler {
   void add(std::unique_ptr<Submission> submission);
   // Drops every sequence of the ticket, frees its blocks; no more events.
   void cancel(uint64_t ticket);
-  // Ends everything with an error event (shutdown).
+  // Ends everything with an error event (shutdown, or a fault no sequence can be blamed for).
   void abort_all(const Error& error);
+  // A step that threw or failed: ends the plan's unfinished sequences with an error
+  // event and returns their blocks; every other sequence goes on. An empty plan (the
+  // fault came before there was one) ends every sequence: none can be blamed.
+  void fail_step(const StepPlan& plan, const Error& error);
+  // Faults contained so far: per sequence in schedule/update, and each fail_step.
+  int64_t faults() const { return faults_; }
+  void set_fault_hook(FaultHook hook) { fault_hook_ = std::move(hook); }
+  void inject_fault(FaultSite site, uint64_t ticket = 0) const {
+    if (fault_hook_) fault_hook_(site, ticket);
+  }
 
   // Phases of one step.
   StepPlan schedule();
@@ -67,6 +78,9 @@ class Scheduler {
   void emit_token(Sequence& seq, const SampledToken& token, std::span<const float> logits);
   void release(Sequence& seq);
   void remove_finished();
+  void fail(Sequence& seq, const Error& error);  // error final event, blocks returned
+  void fail_item(Submission& sub, size_t index, const std::string& what);  // before it had a Sequence
+  void sample_and_emit(Sequence& seq, std::span<const float> logits);
   void finish_submission_item(Submission& sub);
 
   SchedulerLimits limits_;
@@ -79,6 +93,8 @@ class Scheduler {
   std::vector<std::unique_ptr<Sequence>> running_; // holding blocks
   int64_t last_batch_size_ = 0;
   int64_t last_batch_tokens_ = 0;
+  int64_t faults_ = 0;
+  FaultHook fault_hook_;
 };
 
 }  // namespace plimsoll::sched

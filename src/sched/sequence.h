@@ -37,6 +37,7 @@ struct Sequence {
   StopMatcher stops;
   StreamDecoder decoder;
   std::optional<FinishReason> finish;
+  bool final_sent = false;           // its final event (result or error) went to the sink
   Clock::time_point queued_at = Clock::now();
   std::optional<Clock::time_point> started_at;
   int64_t skipped_steps = 0;         // times smaller requests were admitted ahead of it

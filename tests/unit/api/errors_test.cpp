@@ -127,15 +127,15 @@ TEST_F(ApiTest, RejectionTableMapsCodes) {
   expect_error(post("/generate", with_params({})), 422, "validation", "needs 9 blocks");
 }
 
-TEST_F(ApiTest, FailedGenerationIs424) {
+TEST_F(ApiTest, EngineFaultIs500JsonOrTheStreamsLastEvent) {
   service_.fail_with_ = make_error(ErrorCode::kInternal, "kernel exploded");
-  expect_error(post("/generate", with_params({{"max_new_tokens", 2}})), 424, "generation", "kernel exploded");
+  expect_error(post("/generate", with_params({{"max_new_tokens", 2}})), 500, "internal", "kernel exploded");
   auto r = post("/generate_stream", with_params({{"max_new_tokens", 2}}));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);  // the stream had started: the error is its last event
   auto events = sse_data(r->body, "data:");
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(json::parse(events[1]), json::parse(R"({"error":"kernel exploded","error_type":"generation"})"));
+  EXPECT_EQ(json::parse(events[1]), json::parse(R"({"error":"kernel exploded","error_type":"internal"})"));
 }
 
 TEST(ErrorTable, StatusesAndTypes) {
@@ -150,7 +150,7 @@ TEST(ErrorTable, StatusesAndTypes) {
   check(ErrorCode::kOverloaded, 429, "overloaded");
   check(ErrorCode::kUnavailable, 503, "unavailable");
   check(ErrorCode::kCancelled, 500, "incomplete_generation");
-  check(ErrorCode::kInternal, 424, "generation");
+  check(ErrorCode::kInternal, 500, "internal");
   check(ErrorCode::kIo, 424, "generation");
 }
 
