@@ -2,6 +2,7 @@
 // infos, data-section bounds and alignment. Every count is bounded by the bytes left.
 #include "formats/gguf.h"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <set>
@@ -45,6 +46,15 @@ Result<std::vector<T>> read_pod_array(ByteReader& r, uint64_t count, const std::
   return out;
 }
 
+// Reserves room for `count` elements, but never more bytes than the file has left:
+// a count is only a claim until its elements parse (an array of n empty strings takes
+// 8n bytes of file and 32n bytes of std::string), so a hostile count allocates nothing.
+template <typename T>
+void reserve_within_file(std::vector<T>& v, uint64_t count, const ByteReader& r) {
+  const uint64_t affordable = static_cast<uint64_t>(r.remaining_bytes()) / sizeof(T);
+  v.reserve(static_cast<size_t>(std::min(count, affordable)));
+}
+
 Result<bool> read_bool(ByteReader& r, const std::string& key) {
   PLIMSOLL_ASSIGN(const uint8_t b, r.read<uint8_t>("bool '" + key + "'"));
   if (b > 1) {
@@ -68,9 +78,9 @@ Result<GgufArray> read_array(ByteReader& r, int depth, const std::string& key) {
   const uint64_t max_count = static_cast<uint64_t>(r.remaining_bytes()) / min_value_bytes(elem);
   if (count > max_count) {
     return r.error(ErrorCode::kInvalidFile, "key '" + key + "' claims " + std::to_string(count) +
-                                                " array elements, but only " +
-                                                std::to_string(r.remaining_bytes()) +
-                                                " bytes are left");
+                                                " array elements of " + std::string(gguf_type_name(elem)) +
+                                                ", but only " + std::to_string(r.remaining_bytes()) +
+                                                " bytes are left (at most " + std::to_string(max_count) + ")");
   }
   GgufArray a;
   switch (elem) {
@@ -101,7 +111,7 @@ Result<GgufArray> read_array(ByteReader& r, int depth, const std::string& key) {
     }
     case GgufType::kString: {
       std::vector<std::string> v;
-      v.reserve(static_cast<size_t>(count));
+      reserve_within_file(v, count, r);
       for (uint64_t i = 0; i < count; ++i) {
         PLIMSOLL_ASSIGN(std::string s, read_value_string(r, key));
         v.push_back(std::move(s));
@@ -111,7 +121,7 @@ Result<GgufArray> read_array(ByteReader& r, int depth, const std::string& key) {
     }
     case GgufType::kArray: {
       std::vector<GgufArray> v;
-      v.reserve(static_cast<size_t>(count));
+      reserve_within_file(v, count, r);
       for (uint64_t i = 0; i < count; ++i) {
         PLIMSOLL_ASSIGN(GgufArray inner, read_array(r, depth + 1, key));
         v.push_back(std::move(inner));

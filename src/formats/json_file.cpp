@@ -80,6 +80,11 @@ Result<JsonFile> read_json_file(const std::string& path) {
   if (!std::filesystem::exists(path, ec)) return make_error(ErrorCode::kNotFound, path + ": no such file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(ErrorCode::kIo, path + ": cannot open: " + std::strerror(errno));
+  const auto size_bytes = std::filesystem::file_size(path, ec);
+  if (!ec && size_bytes > static_cast<uintmax_t>(kMaxJsonFileBytes)) {
+    return make_error(ErrorCode::kInvalidFile, path + ": " + std::to_string(size_bytes) + " bytes, more than the " +
+                                                   std::to_string(kMaxJsonFileBytes) + " a JSON side file may have");
+  }
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return make_error(ErrorCode::kIo, path + ": read failed");

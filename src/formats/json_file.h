@@ -30,8 +30,13 @@ struct JsonFile {
   Error field_error(const std::string& field, const std::string& problem) const;
 };
 
+// config.json, generation_config.json, tokenizer_config.json, a shard index: larger ones are
+// refused before they are read (a JSON tree takes ~25x its text; real ones are kilobytes).
+inline constexpr int64_t kMaxJsonFileBytes = int64_t{64} << 20;
+
 // Reads and parses `path`; its top level must be an object. kNotFound when the
-// file does not exist, kIo when it cannot be read, kInvalidFile when it is not JSON.
+// file does not exist, kIo when it cannot be read, kInvalidFile when it is not JSON
+// or larger than kMaxJsonFileBytes.
 Result<JsonFile> read_json_file(const std::string& path);
 // Parses text (tests; safetensors headers): `path` is used in errors.
 Result<JsonFile> parse_json_text(const std::string& text, const std::string& path);

@@ -69,10 +69,16 @@ Result<HfBpe> HfBpe::load(const Json& model, const std::string& where) {
 }
 
 Status HfBpe::load_vocab(const Json& vocab, const std::string& where) {
+  const int64_t limit = token_id_limit(static_cast<int64_t>(vocab.size()));
   for (const auto& [token, id_json] : vocab.items()) {
-    if (!id_json.is_number_integer() || id_json.get<int64_t>() < 0 ||
-        id_json.get<int64_t>() >= kMaxTokenIds) {
+    if (!id_json.is_number_integer() || id_json.get<int64_t>() < 0) {
       return invalid_field(where, "vocab", "id of '" + token + "' is not a valid id");
+    }
+    if (id_json.get<int64_t>() >= limit) {
+      return invalid_field(where, "vocab", "id " + std::to_string(id_json.get<int64_t>()) + " of '" + token +
+                                               "' is not below " + std::to_string(limit) + " (its " +
+                                               std::to_string(vocab.size()) + " entries + " +
+                                               std::to_string(kMaxTokenIdGap) + ")");
     }
     const auto id = id_json.get<int32_t>();
     vocab_.emplace(token, id);

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,16 @@ using Json = nlohmann::json;
 
 // Token ids at or above this are refused (tables are sized by the largest id).
 inline constexpr int64_t kMaxTokenIds = int64_t{1} << 24;
+// Ids may leave holes (added tokens past a padded vocabulary) but not many: an id must be
+// below the number of tokens the file defines plus this gap, so a table sized by the
+// largest id stays proportional to the file (one id of 2^24 - 1 would take 512 MiB).
+inline constexpr int64_t kMaxTokenIdGap = int64_t{1} << 16;
+// tokenizer.json / tokenizer_config.json larger than this are refused before they are
+// read (their JSON tree takes ~25x the text; real ones are below 40 MB).
+inline constexpr int64_t kMaxTokenizerFileBytes = int64_t{128} << 20;
+
+// The largest id + 1 a file defining `n_tokens` tokens may use.
+inline int64_t token_id_limit(int64_t n_tokens) { return std::min(kMaxTokenIds, n_tokens + kMaxTokenIdGap); }
 
 // Parses JSON text; kInvalidFile naming `file_name` when it is not JSON.
 Result<Json> parse_json(std::string_view text, const std::string& file_name);

@@ -1,6 +1,7 @@
 // Building an HfTokenizer from tokenizer.json (+ tokenizer_config.json):
 // each top-level section checked and turned into its component.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -28,6 +29,20 @@ Status load_components(const Json& json, const std::string& where, TokenizerData
   }
   if (const Json* p = find_member(json, "post_processor")) {
     PLIMSOLL_ASSIGN(data->wrap, parse_post_processor(*p, field_name(where, "post_processor")));
+  }
+  return Status::ok_status();
+}
+
+// Added tokens may extend the vocab, within token_id_limit of the tokens the file defines.
+Status check_added_ids(const TokenizerData& data, const std::string& where) {
+  const int64_t defined = static_cast<int64_t>(data.model.tokens().size() + data.added_tokens.size());
+  const int64_t limit = token_id_limit(defined);
+  for (const AddedToken& token : data.added_tokens) {
+    if (token.id >= limit) {
+      return invalid_field(where, "id", std::to_string(token.id) + " of '" + token.content + "' is not below " +
+                                            std::to_string(limit) + " (the " + std::to_string(defined) +
+                                            " tokens defined + " + std::to_string(kMaxTokenIdGap) + ")");
+    }
   }
   return Status::ok_status();
 }
@@ -145,6 +160,7 @@ Result<std::shared_ptr<const TokenizerData>> load_tokenizer_data(const Json& jso
   PLIMSOLL_TRY(load_components(json, where, data.get()));
   if (const Json* added = find_member(json, "added_tokens")) {
     PLIMSOLL_ASSIGN(data->added_tokens, parse_added_tokens(*added, field_name(where, "added_tokens")));
+    PLIMSOLL_TRY(check_added_ids(*data, field_name(where, "added_tokens")));
   }
   index_added_tokens(data.get());
   PLIMSOLL_TRY(check_wrap_ids(*data, where));
@@ -156,6 +172,13 @@ Result<std::shared_ptr<const TokenizerData>> load_tokenizer_data(const Json& jso
 Result<std::string> read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(ErrorCode::kNotFound, path + ": cannot open");
+  std::error_code ec;
+  const auto size_bytes = std::filesystem::file_size(path, ec);
+  if (!ec && size_bytes > static_cast<uintmax_t>(kMaxTokenizerFileBytes)) {
+    return make_error(ErrorCode::kInvalidFile, path + ": " + std::to_string(size_bytes) + " bytes, more than the " +
+                                                   std::to_string(kMaxTokenizerFileBytes) +
+                                                   " a tokenizer file may have");
+  }
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return make_error(ErrorCode::kIo, path + ": read failed");
