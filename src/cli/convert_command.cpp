@@ -10,6 +10,7 @@
 #include "convert/gguf_export.h"
 #include "convert/random_model.h"
 #include "core/bytes.h"
+#include "core/stop_signals.h"
 #include "formats/model_file.h"
 #include "kernels/kernels.h"
 
@@ -81,6 +82,7 @@ int run_convert(const ConvertFlags& f) {
   if (!dtype || *dtype == DType::kQ8_K) {
     return fail("--dtype '" + f.dtype + "' is not one of f32, f16, bf16, q8_0, q4_0, q4_k, q4_k_m, q5_k, q6_k");
   }
+  catch_stop_signals();  // Ctrl-C / SIGTERM: the writer stops and removes its .tmp file
   const auto t0 = std::chrono::steady_clock::now();
   Result<ExportReport> report = make_error(ErrorCode::kInternal, "nothing done");
   ModelConfig config;
@@ -108,7 +110,10 @@ int run_convert(const ConvertFlags& f) {
     config = model->config;
     report = export_llama_gguf(f.output, config, vocab, tensors_of(*model), *dtype, mix);
   }
-  if (!report) return fail(report.error().message);
+  if (!report) {
+    fail(report.error().message);
+    return stop_requested() ? stop_exit_code() : 1;
+  }
   for (const std::string& fb : report->fallbacks) std::fprintf(stderr, "note: %s\n", fb.c_str());
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr, "wrote %s: %lld tensors, %s of tensor data, %s, in %.1f s\n", f.output.c_str(),

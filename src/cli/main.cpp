@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "core/stop_signals.h"
 
 int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("plimsoll"));
@@ -22,5 +23,8 @@ int main(int argc, char** argv) {
   runners["webhook"] = plimsoll::cli::add_webhook_command(app);
   runners["plan"] = plimsoll::cli::add_plan_command(app);
   CLI11_PARSE(app, argc, argv);
+  // Ctrl-C and SIGTERM stop every command, also one started with them ignored; commands
+  // with something to clean up catch them instead (core/stop_signals.h).
+  plimsoll::default_stop_signals();
   return runners.at(app.get_subcommands().front()->get_name())();
 }

@@ -9,6 +9,7 @@
 #include "cli/kv_cache_flag.h"
 #include "cli/model_reference.h"
 #include "core/bytes.h"
+#include "core/stop_signals.h"
 #include "memory/process_memory.h"
 #include "memory/resident_model.h"
 #include "planner/local_ramp.h"
@@ -178,12 +179,18 @@ int run(PlanFlags& f) {
     LocalRampOptions o;
     o.child_args = child_args(f, r);
     o.use_cgroup = !f.no_cgroup;
+    catch_stop_signals();  // a stop kills the step's child and removes its cgroup before exiting
     auto ramp = run_local_ramp(*plan, o, stderr_progress_bar());
     if (!ramp) return fail(ramp.error());
     rep.ramp = *ramp;
   }
   if (!f.chart_path.empty()) write_chart(rep, f.chart_path, chart_title(f.model_path, r));
-  return print(rep, f.json);
+  const int printed = print(rep, f.json);
+  if (!stop_requested()) return printed;
+  std::fprintf(stderr, "%s: stopped the ramp with %zu step(s) recorded; the running child was killed and no "
+               "plimsoll-ramp memory cgroup remains\n",
+               stop_signal_name(), rep.ramp ? rep.ramp->steps.size() : size_t{0});
+  return stop_exit_code();
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/stop_signals.h"
 #include "core/tensor.h"
 #include "formats/byte_reader.h"
 
@@ -240,7 +241,13 @@ Status GgufWriter::write(const std::string& path) const {
   Status s = [&]() -> Status {
     OutFile f(tmp);
     PLIMSOLL_TRY(f.opened());
-    PLIMSOLL_TRY(emit([&](const std::byte* data, size_t n) { return f.write_all(data, n); }));
+    PLIMSOLL_TRY(emit([&](const std::byte* data, size_t n) -> Status {
+      if (stop_requested()) {  // only under catch_stop_signals(): the partial .tmp is removed below
+        return make_error(ErrorCode::kCancelled,
+                          path + ": stopped by " + stop_signal_name() + " before it was complete; nothing written");
+      }
+      return f.write_all(data, n);
+    }));
     return f.sync_and_close();
   }();
   if (s.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {

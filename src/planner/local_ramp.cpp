@@ -3,14 +3,18 @@
 #include "planner/local_ramp.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <optional>
 
+#include "core/stop_signals.h"
 #include "memory/resident_model.h"
 #include "planner/child_cgroup.h"
 #include "planner/ramp_child.h"
@@ -21,6 +25,7 @@ namespace {
 struct ChildRun {
   std::string stdout_text;
   int wait_status = 0;
+  bool interrupted = false;  // a stop signal came: the child was killed (SIGKILL) and reaped
 };
 
 void drop_page_cache(const std::string& path) {
@@ -57,10 +62,28 @@ Result<ChildRun> spawn(const std::string& exe, const std::vector<std::string>& a
   ::close(out[1]);
   ChildRun run;
   char buf[4096];
-  ssize_t n;
-  while ((n = ::read(out[0], buf, sizeof buf)) > 0) run.stdout_text.append(buf, static_cast<size_t>(n));
+  for (;;) {  // the child's report, looking for a stop signal every 100 ms
+    if (stop_requested()) {
+      ::kill(pid, SIGKILL);
+      run.interrupted = true;
+      break;
+    }
+    pollfd p{out[0], POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;  // timeout or EINTR
+    const ssize_t n = ::read(out[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    run.stdout_text.append(buf, static_cast<size_t>(n));
+  }
   ::close(out[0]);
-  ::waitpid(pid, &run.wait_status, 0);
+  while (::waitpid(pid, &run.wait_status, 0) < 0 && errno == EINTR) {
+    if (stop_requested() && !run.interrupted) {
+      ::kill(pid, SIGKILL);
+      run.interrupted = true;
+    }
+  }
+  // A terminal's Ctrl-C reaches the child too: it may have died of it before we looked.
+  run.interrupted = run.interrupted || stop_requested();
   return run;
 }
 
@@ -95,6 +118,11 @@ RampStep measure_step(const StaticPlan& sp, const LocalRampOptions& o, int64_t b
   const std::string log = "/tmp/plimsoll-ramp-" + std::to_string(::getpid()) + "-" + std::to_string(batch) + ".log";
   auto run = spawn(o.self_exe, args, cg ? cg->procs_file() : "", log);
   if (!run.ok()) return failed(step, run.error());
+  if (run->interrupted) {  // the child is gone; its cgroup goes with `cg`
+    ::unlink(log.c_str());
+    step.outcome = std::string("interrupted by ") + stop_signal_name();
+    return step;
+  }
   const ChildReport r = parse_child_report(last_line(run->stdout_text));
   if (r.fits && r.batch > 0 && r.batch < batch) {  // the child's own plan held a few fewer (see ramp_child)
     step.batch = r.batch;
@@ -135,13 +163,18 @@ Result<RampResult> run_local_ramp(const StaticPlan& sp, const LocalRampOptions& 
   }
   const std::vector<int64_t> batches = ramp_batches(std::max<int64_t>(1, sp.max_concurrent_sequences));
   for (size_t i = 0; i < batches.size(); ++i) {
+    if (stop_requested()) {
+      r.stopped_because = std::string("interrupted by ") + stop_signal_name();
+      break;
+    }
     progress(static_cast<int64_t>(i), static_cast<int64_t>(batches.size()),
              "batch " + std::to_string(batches[i]) + " x " + std::to_string(sp.sequence_tokens) + " tokens");
     r.steps.push_back(measure_step(sp, o, batches[i], cgroup_ok));
-    r.stopped_because = stop_reason(r);
+    r.stopped_because = stop_requested() ? std::string("interrupted by ") + stop_signal_name() : stop_reason(r);
     if (!r.stopped_because.empty()) break;
   }
-  progress(static_cast<int64_t>(batches.size()), static_cast<int64_t>(batches.size()), "done");
+  if (!stop_requested()) progress(static_cast<int64_t>(batches.size()), static_cast<int64_t>(batches.size()), "done");
+  if (stop_requested()) std::fprintf(stderr, "\n");
   if (r.stopped_because.empty()) r.stopped_because = "reached the plan's concurrent sequences";
   set_ceiling(r);
   return r;

@@ -4,8 +4,10 @@ stories260K and on a random 134M Q8_0 model (predicted resident bytes within
 recommended flags in the planned limit survives the incident (2,048 prompts in
 one call, nothing killed, cgroup peak below the limit)."""
 
+import glob
 import json
 import os
+import signal
 import subprocess
 import time
 import unittest
@@ -68,6 +70,72 @@ class PlannerRampTest(unittest.TestCase):
 
     def test_ramp_random_134m_q8_0(self):
         self.check_ramp("llama-134m-q8_0", random_134m(), "768Mi", 16, 112)
+
+
+def ramp_leftovers(pid):
+    """The memory cgroups and logs a ramp run by `pid` made, and ramp children still running."""
+    own_dir, _ = memcg._own_memory_cgroup()
+    cgroups = glob.glob(os.path.join(own_dir, "plimsoll-ramp-*-%d" % pid))
+    logs = glob.glob("/tmp/plimsoll-ramp-%d-*.log" % pid)
+    children = []
+    for cmdline in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            with open(cmdline, "rb") as f:
+                if b"--ramp-child-batch" in f.read():
+                    children.append(cmdline.split("/")[2])
+        except OSError:
+            pass
+    return cgroups, logs, children
+
+
+@unittest.skipIf(SKIP, "no writable memory cgroup: %s" % SKIP)
+class PlannerStopTest(unittest.TestCase):
+    """Ctrl-C and SIGTERM stop `plan --ramp` at once: its child killed, its memory cgroups
+    removed, the steps done so far printed, exit 130 / 143 (it once ran on through two more
+    batch sizes after SIGINT, and SIGTERM left plimsoll-ramp-* cgroups behind)."""
+
+    def stop_mid_ramp(self, sig, ignore_sigint=False):
+        # As a shell's background job, started with SIGINT ignored (how the SIGINT was missed).
+        preexec = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
+        p = subprocess.Popen([BINARY, "plan", "--json", "--model", STORIES, "--memory-limit", "256Mi",
+                              "--prompt-tokens", "16", "--max-new-tokens", "256", "--ramp"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
+        try:
+            # A step past the first is running: its cgroup exists (it may end before the signal lands,
+            # then the signal meets the ramp between steps, which must stop as promptly).
+            deadline = time.time() + 120
+            while time.time() < deadline and p.poll() is None:
+                if any(not c.endswith("-1-%d" % p.pid) for c in ramp_leftovers(p.pid)[0]):
+                    break
+                time.sleep(0.02)
+            self.assertIsNone(p.poll(), "the ramp ended before it could be stopped")
+            t0 = time.time()
+            p.send_signal(sig)
+            out, err = p.communicate(timeout=30)
+            seconds = time.time() - t0
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        name = signal.Signals(sig).name
+        print("\n%s: exit %d after %.2f s; %s" % (name, p.returncode, seconds, err.strip().splitlines()[-1]))
+        self.assertEqual(p.returncode, 128 + sig, err[-2000:])
+        self.assertLess(seconds, 5)
+        cgroups, logs, children = ramp_leftovers(p.pid)
+        self.assertEqual(cgroups, [])
+        self.assertEqual(logs, [])
+        self.assertEqual(children, [])
+        ramp = json.loads(out)["ramp"]
+        self.assertEqual(ramp["stopped_because"], "interrupted by " + name)
+        self.assertGreaterEqual(len(ramp["steps"]), 1, ramp)
+        self.assertIn("interrupted by " + name, ramp["steps"][-1]["outcome"] + " " + ramp["stopped_because"])
+        self.assertIn(name + ": stopped the ramp", err)
+
+    def test_sigint_stops_the_ramp_even_when_started_ignoring_it(self):
+        self.stop_mid_ramp(signal.SIGINT, ignore_sigint=True)
+
+    def test_sigterm_stops_the_ramp_and_removes_its_cgroups(self):
+        self.stop_mid_ramp(signal.SIGTERM)
 
 
 @unittest.skipIf(SKIP, "no writable memory cgroup: %s" % SKIP)
