@@ -102,7 +102,7 @@ Status read_options(const FieldReader& f, const sched::ServiceLimits& limits, bo
 
 }  // namespace
 
-Status check_stop(const std::vector<std::string>& stop, const sched::ServiceLimits& limits) {
+Status check_stop(const StopList& stop, const sched::ServiceLimits& limits) {
   if (static_cast<int64_t>(stop.size()) > limits.max_stop_sequences) {
     return invalid("`stop` supports up to " + std::to_string(limits.max_stop_sequences) +
                    " stop sequences. Given: " + std::to_string(stop.size()));

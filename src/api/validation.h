@@ -11,6 +11,7 @@
 #include "api/json_text.h"
 #include "core/result.h"
 #include "sched/generation_service.h"
+#include "sched/request_cost.h"
 #include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll::api {
@@ -64,7 +65,7 @@ Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
                     sched::GenerationRequest* request);
 
 // Checks a stop list against max_stop_sequences (and empty entries).
-Status check_stop(const std::vector<std::string>& stop, const sched::ServiceLimits& limits);
+Status check_stop(const StopList& stop, const sched::ServiceLimits& limits);
 // Checks a client batch's length against max_client_batch_size (0 = unlimited).
 Status check_client_batch(size_t items, const sched::ServiceLimits& limits);
 

@@ -75,3 +75,42 @@ TEST(MemoryPlan, WorkspaceScalesWithStepTokens) {
 
 }  // namespace
 }  // namespace plimsoll
+
+namespace plimsoll {
+namespace {
+
+TEST(MemoryPlan, RequestAndTransportMemoryAreNamedTermsOfThePlan) {
+  PlanInputs in;
+  in.config = stories260k();
+  in.weights_bytes = 1056512;
+  in.budget_bytes = 256 * kMiB;
+  in.max_concurrent_requests = 128;
+  in.transport_bytes = 3 * kMiB;
+  auto p = plan_memory(in);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  // Default: every request at max_total_tokens x 256 B, at least 64 MiB.
+  EXPECT_EQ(p->request_bytes, std::max<int64_t>(64 * kMiB, 128 * 512 * kRequestBytesPerToken));
+  EXPECT_EQ(p->transport_bytes, 3 * kMiB);
+  EXPECT_EQ(p->planned_bytes(), p->weights_bytes + p->workspace_bytes + p->request_bytes + p->transport_bytes +
+                                    p->runtime_bytes + p->kv_pool_bytes);
+  const std::string table = p->table();
+  EXPECT_NE(table.find("requests+responses"), std::string::npos) << table;
+  EXPECT_NE(table.find("transport"), std::string::npos) << table;
+  EXPECT_NE(table.find(format_bytes(p->request_bytes)), std::string::npos) << table;
+
+  // An explicit budget (--max-request-memory) is taken as given, and comes out of the KV pool.
+  in.request_budget_bytes = 100 * kMiB;
+  auto q = plan_memory(in);
+  ASSERT_TRUE(q.ok()) << q.error().message;
+  EXPECT_EQ(q->request_bytes, 100 * kMiB);
+  EXPECT_LT(q->kv_pool_bytes, p->kv_pool_bytes);
+  EXPECT_LE(p->kv_pool_bytes - q->kv_pool_bytes, 100 * kMiB - p->request_bytes + p->kv_block_bytes);
+}
+
+TEST(MemoryPlan, TheDefaultRequestBudgetGrowsWithContextAndRequests) {
+  EXPECT_EQ(default_request_budget_bytes(512, 16), kMinRequestBudgetBytes);
+  EXPECT_EQ(default_request_budget_bytes(4096, 128), 4096 * 128 * kRequestBytesPerToken);
+}
+
+}  // namespace
+}  // namespace plimsoll
