@@ -83,7 +83,8 @@ Runner add_serve_command(CLI::App& app) {
       "Cap on the KV cache bytes all running sequences may hold, e.g. 4Gi");
   opt("--max-request-memory", f->max_request_memory, "PLIMSOLL_MAX_REQUEST_MEMORY",
       "Request memory in flight (prompts, stops, bookkeeping, responses), e.g. 256Mi; beyond it: 429 "
-      "(default: 256 B x max-total-tokens x max-concurrent-requests, at least 64Mi)");
+      "(default: a third of what the plan leaves for KV, up to 64Mi, or 256 B x max-total-tokens x "
+      "max-concurrent-requests when more)");
   opt("--max-concurrent-requests", c.engine.max_concurrent_requests, "MAX_CONCURRENT_REQUESTS",
       "Client calls in flight (running + queued); beyond it: 429");
   opt("--max-input-tokens", f->max_input_tokens, "MAX_INPUT_TOKENS", "Prompt tokens per request (default: max-total-tokens - 1)");
@@ -94,7 +95,7 @@ Runner add_serve_command(CLI::App& app) {
       "KV tokens of all running sequences (default 0: what the plan holds; more is refused)");
   opt("--max-batch-size", c.engine.step_seqs, "MAX_BATCH_SIZE", "Sequences per engine step");
   opt("--max-queued-tokens", f->max_queued_tokens, "PLIMSOLL_MAX_QUEUED_TOKENS",
-      "Tokens of single requests in flight before 429 (default 0: 4 x max-batch-total-tokens)");
+      "Tokens in flight (prompt + new, every item of every request) before 429 (default 0: 4 x max-batch-total-tokens)");
   opt("--max-waiting-tokens", c.max_waiting_tokens, "MAX_WAITING_TOKENS",
       "Steps a waiting request that does not fit may be overtaken by smaller ones");
   opt("--waiting-served-ratio", c.waiting_served_ratio, "WAITING_SERVED_RATIO",

@@ -62,8 +62,9 @@ int64_t kv_bytes_per_token(const ModelConfig& c, DType kv_dtype) {
          dtype_traits(kv_dtype).block_elems;
 }
 
-int64_t default_request_budget_bytes(int64_t max_total_tokens, int64_t max_concurrent_requests) {
-  return std::max(kMinRequestBudgetBytes, max_concurrent_requests * max_total_tokens * kRequestBytesPerToken);
+int64_t default_request_budget_bytes(int64_t max_total_tokens, int64_t max_concurrent_requests, int64_t free_bytes) {
+  return std::max(max_concurrent_requests * max_total_tokens * kRequestBytesPerToken,
+                  std::min(kDefaultRequestBudgetCapBytes, std::max<int64_t>(0, free_bytes) / 3));
 }
 
 Result<MemoryPlan> plan_memory(const PlanInputs& in) {
@@ -79,14 +80,16 @@ Result<MemoryPlan> plan_memory(const PlanInputs& in) {
   p.weights_bytes = in.weights_bytes;
   p.workspace = step_workspace_sizes(c, in.step_tokens, in.step_seqs, in.n_threads, p.max_total_tokens);
   p.workspace_bytes = p.workspace.total_bytes();
-  p.request_bytes = in.request_budget_bytes > 0
-                        ? in.request_budget_bytes
-                        : default_request_budget_bytes(p.max_total_tokens, in.max_concurrent_requests);
   p.transport_bytes = in.transport_bytes;
   p.runtime_bytes = in.runtime_bytes;
   p.kv_bytes_per_token = kv_bytes_per_token(c, in.kv_dtype);
   p.kv_block_bytes = p.kv_bytes_per_token * in.block_tokens;
   p.blocks_per_full_sequence = ceil_div(p.max_total_tokens, in.block_tokens);
+  const int64_t free_bytes = in.budget_bytes - p.weights_bytes - p.workspace_bytes - p.transport_bytes -
+                             p.runtime_bytes - p.blocks_per_full_sequence * p.kv_block_bytes;
+  p.request_bytes = in.request_budget_bytes > 0
+                        ? in.request_budget_bytes
+                        : default_request_budget_bytes(p.max_total_tokens, in.max_concurrent_requests, free_bytes);
 
   const int64_t fixed = p.weights_bytes + p.workspace_bytes + p.request_bytes + p.transport_bytes + p.runtime_bytes;
   int64_t pool_bytes = in.budget_bytes - fixed;

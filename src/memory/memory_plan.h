@@ -96,12 +96,14 @@ struct MemoryPlan {
 Result<MemoryPlan> plan_memory(const PlanInputs& inputs);
 
 // The default request budget (--max-request-memory): every request in flight
-// at max_total_tokens, kRequestBytesPerToken each (a plain answer's records
-// and texts, its sequence state), and at least kMinRequestBudgetBytes (room
-// for a large client batch). Requests with details or logprobs cost more and
-// share it: admission answers 429, or 422 with the numbers.
+// at max_total_tokens, kRequestBytesPerToken each (a plain answer's texts and
+// sequence state), or, when more, a third of what the plan leaves for the KV
+// pool (`free_bytes`: after the fixed parts and one full sequence) up to
+// kDefaultRequestBudgetCapBytes (room for a large client batch). Requests
+// with details or logprobs cost more and share it: admission answers 429, or
+// 422 with the numbers.
 inline constexpr int64_t kRequestBytesPerToken = 256;
-inline constexpr int64_t kMinRequestBudgetBytes = int64_t{64} << 20;
-int64_t default_request_budget_bytes(int64_t max_total_tokens, int64_t max_concurrent_requests);
+inline constexpr int64_t kDefaultRequestBudgetCapBytes = int64_t{64} << 20;
+int64_t default_request_budget_bytes(int64_t max_total_tokens, int64_t max_concurrent_requests, int64_t free_bytes);
 
 }  // namespace plimsoll

@@ -88,8 +88,9 @@ TEST(MemoryPlan, RequestAndTransportMemoryAreNamedTermsOfThePlan) {
   in.transport_bytes = 3 * kMiB;
   auto p = plan_memory(in);
   ASSERT_TRUE(p.ok()) << p.error().message;
-  // Default: every request at max_total_tokens x 256 B, at least 64 MiB.
-  EXPECT_EQ(p->request_bytes, std::max<int64_t>(64 * kMiB, 128 * 512 * kRequestBytesPerToken));
+  // Default: a third of what is left for KV, capped at 64 MiB (here the cap), or
+  // every request at max_total_tokens x 256 B when more.
+  EXPECT_EQ(p->request_bytes, 64 * kMiB);
   EXPECT_EQ(p->transport_bytes, 3 * kMiB);
   EXPECT_EQ(p->planned_bytes(), p->weights_bytes + p->workspace_bytes + p->request_bytes + p->transport_bytes +
                                     p->runtime_bytes + p->kv_pool_bytes);
@@ -107,9 +108,23 @@ TEST(MemoryPlan, RequestAndTransportMemoryAreNamedTermsOfThePlan) {
   EXPECT_LE(p->kv_pool_bytes - q->kv_pool_bytes, 100 * kMiB - p->request_bytes + p->kv_block_bytes);
 }
 
-TEST(MemoryPlan, TheDefaultRequestBudgetGrowsWithContextAndRequests) {
-  EXPECT_EQ(default_request_budget_bytes(512, 16), kMinRequestBudgetBytes);
-  EXPECT_EQ(default_request_budget_bytes(4096, 128), 4096 * 128 * kRequestBytesPerToken);
+TEST(MemoryPlan, TheDefaultRequestBudgetGrowsWithContextAndRequestsAndFitsSmallPlans) {
+  EXPECT_EQ(default_request_budget_bytes(512, 16, kGiB), kDefaultRequestBudgetCapBytes);
+  EXPECT_EQ(default_request_budget_bytes(512, 16, 30 * kMiB), 10 * kMiB);
+  EXPECT_EQ(default_request_budget_bytes(512, 16, -5), 512 * 16 * kRequestBytesPerToken);
+  EXPECT_EQ(default_request_budget_bytes(4096, 128, kGiB), 4096 * 128 * kRequestBytesPerToken);
+  // A small plan that fitted before the request term still fits.
+  PlanInputs in;
+  in.config = stories260k();
+  in.config.max_seq_len = 200;
+  in.weights_bytes = 1056512;
+  in.max_concurrent_requests = 40;
+  in.runtime_bytes = 40 * kMiB;
+  in.budget_bytes = 51 * kMiB;
+  auto p = plan_memory(in);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_GE(p->request_bytes, 40 * 200 * kRequestBytesPerToken);
+  EXPECT_LT(p->request_bytes, 3 * kMiB);
 }
 
 }  // namespace

@@ -94,7 +94,8 @@ TEST(PlanMatch, MatchesTheTableBenchPrints) {
   // The rows compared do not depend on the budget (ASan raises the runtime bench measures);
   // serve counts HTTP buffers bench does not.
   const json args = {"--max-total-tokens", "256", "--max-batch-prefill-tokens", "128", "--threads", "2"};
-  const json c = testing::serve_container(json::array(), testing::memory("128Mi", "128Mi"), args);
+  // 512Mi like bench's: the request term (a third of what is left, capped) is then the cap on both.
+  const json c = testing::serve_container(json::array(), testing::memory("512Mi", "512Mi"), args);
   const Decision d = decide(testing::deployment(c, annotations_for(*model, "40Mi")), {});
   ASSERT_TRUE(d.allowed) << d.message;
   const MemoryPlan& p = *d.verdicts.at(0).plan;
