@@ -52,7 +52,9 @@ std::optional<Rejection> Admission::check_items(const std::vector<GenerationRequ
   return std::nullopt;
 }
 
-std::optional<Rejection> Admission::memory_pressure_refusal() const { return std::nullopt; }
+std::optional<Rejection> Admission::memory_pressure_refusal() const {
+  return limits_.memory_pressure ? limits_.memory_pressure() : std::nullopt;
+}
 
 double Admission::retry_after_seconds(double drain_tokens_per_second) const {
   const double rate = std::max(1.0, drain_tokens_per_second);
@@ -69,6 +71,7 @@ std::optional<Rejection> Admission::check_bytes(int64_t bytes, const std::string
                       ", so it can never fit (send fewer items, fewer tokens or alternatives, or raise "
                       "--max-request-memory)");
   }
+  if (auto r = memory_pressure_refusal()) return r;
   if (in_flight_bytes_ + bytes > lim.request_budget_bytes) {
     return reject(ErrorCode::kOverloaded,
                   "Model is overloaded: " + what + " needs " + std::to_string(bytes) + " bytes of request memory (" +
@@ -76,7 +79,7 @@ std::optional<Rejection> Admission::check_bytes(int64_t bytes, const std::string
                       bytes_text(lim.request_budget_bytes) + " are in use",
                   retry_after);
   }
-  return memory_pressure_refusal();
+  return std::nullopt;
 }
 
 std::optional<Rejection> Admission::check_counts(int64_t tokens, double retry_after) const {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,6 +29,8 @@ struct AdmissionLimits {
   int64_t max_queued_tokens = 0;        // tokens of every item in flight
   int64_t request_budget_bytes = 0;     // request memory in flight (request_cost.h); the plan's request term
   CostModel cost;
+  // The cgroup backstop: a 429 while measured usage is above its mark (null: none).
+  std::function<std::optional<Rejection>()> memory_pressure;
 };
 
 // A submission let in: its ticket and what it was charged. The bytes are
@@ -64,16 +67,15 @@ class Admission {
  private:
   // Per-item checks that need no lock (422).
   std::optional<Rejection> check_items(const std::vector<GenerationRequest>& items) const;
-  // Under mu_: 503 (shutting down), 422 (more than the whole budget), 429
-  // (not now) for `bytes` more of request memory; then memory pressure.
+  // Under mu_: 503 (shutting down), 422 (more than the whole budget), memory
+  // pressure (429), 429 (not now) for `bytes` more of request memory.
   std::optional<Rejection> check_bytes(int64_t bytes, const std::string& what, double retry_after) const;
   // Under mu_: 429 when the submission or token bound is reached.
   std::optional<Rejection> check_counts(int64_t tokens, double retry_after) const;
   // Under mu_: Retry-After from the tokens in flight and the drain rate (1-60 s).
   double retry_after_seconds(double drain_tokens_per_second) const;
-  // Under mu_: the single place in admission for a refusal by measured
-  // memory (none today: the cgroup backstop answers first, in
-  // EngineService::check_memory_pressure, for submissions and reservations).
+  // Under mu_: the single place a refusal by measured memory goes (the
+  // cgroup backstop, AdmissionLimits::memory_pressure), after the 422s.
   std::optional<Rejection> memory_pressure_refusal() const;
   void give_back_bytes(int64_t bytes);
   // Under mu_: takes `bytes`; the returned handle gives them back.

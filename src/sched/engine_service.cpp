@@ -18,7 +18,8 @@ Rejection reject(ErrorCode code, std::string message, double retry_after = 0) {
   return Rejection{Error{code, std::move(message)}, retry_after};
 }
 
-AdmissionLimits admission_limits(const EngineServiceConfig& c, const KvBlockPool& pool, const TextTokenizer& tok) {
+AdmissionLimits admission_limits(const EngineServiceConfig& c, const KvBlockPool& pool, const TextTokenizer& tok,
+                                 std::function<std::optional<Rejection>()> memory_pressure) {
   AdmissionLimits a;
   a.max_input_tokens = c.limits.max_input_tokens;
   a.max_total_tokens = c.limits.max_total_tokens;
@@ -29,6 +30,7 @@ AdmissionLimits admission_limits(const EngineServiceConfig& c, const KvBlockPool
   a.request_budget_bytes = c.request_budget_bytes > 0 ? c.request_budget_bytes : std::numeric_limits<int64_t>::max() / 4;
   a.cost.token_text_bytes = tok.max_token_bytes();
   a.cost.sequence_slots = 3 * c.scheduler.step_seqs;
+  a.memory_pressure = std::move(memory_pressure);
   return a;
 }
 
@@ -41,7 +43,7 @@ EngineService::EngineService(EngineServiceConfig config, std::unique_ptr<BatchEn
       engine_(std::move(engine)),
       tokenizer_(tokenizer),
       scheduler_(config_.scheduler, *pool_, tokenizer),
-      admission_(admission_limits(config_, *pool_, tokenizer)) {
+      admission_(admission_limits(config_, *pool_, tokenizer, [this] { return check_memory_pressure(); })) {
   ready_ = true;
   thread_ = std::thread([this] { run(); });
 }
@@ -61,7 +63,6 @@ std::optional<Rejection> EngineService::check_memory_pressure() const {
 }
 
 SubmitResult EngineService::submit(std::vector<GenerationRequest> items, EventSink sink) {
-  if (auto r = check_memory_pressure()) return SubmitResult{0, std::move(r)};
   std::variant<Admitted, Rejection> admitted = admission_.admit(items, st_tokens_per_second_.load());
   if (auto* r = std::get_if<Rejection>(&admitted)) return SubmitResult{0, std::move(*r)};
   const uint64_t ticket = std::get<Admitted>(admitted).ticket;

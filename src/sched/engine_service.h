@@ -36,7 +36,6 @@ class EngineService final : public GenerationService {
 
   SubmitResult submit(std::vector<GenerationRequest> items, EventSink sink) override;
   ByteReservation reserve_bytes(int64_t bytes, const std::string& what) override {
-    if (auto r = check_memory_pressure()) return ByteReservation{nullptr, std::move(r)};
     return admission_.reserve(bytes, what);
   }
   void cancel(uint64_t ticket) override;
