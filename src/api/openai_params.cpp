@@ -85,7 +85,7 @@ Status expand(RouteContext& ctx, std::optional<int64_t> max_tokens, int64_t defa
   sched::ServiceLimits limits = ctx.service.limits();
   PLIMSOLL_TRY(check_client_batch(call->prompts.size() * static_cast<size_t>(call->n), limits));
   int64_t text_bytes = 0;
-  for (const std::string& prompt : call->prompts) text_bytes += static_cast<int64_t>(prompt.size());
+  for (const std::string& prompt : call->prompts) text_bytes += tokenized_bytes(prompt, ctx.tokenizer, limits);
   const int64_t n_items = static_cast<int64_t>(call->prompts.size()) * call->n;
   call->build_hold = ctx.service.reserve_bytes(sched::prompt_build_bytes(n_items, call->n * text_bytes),
                                                "tokenizing this request");

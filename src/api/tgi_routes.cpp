@@ -49,7 +49,7 @@ Result<TgiCall> parse_call(RouteContext& ctx, const json& body, bool streaming) 
   PLIMSOLL_ASSIGN(call.parameters, parse_tgi_parameters(params, limits, streaming, ctx.config.generation_defaults));
   const TgiOptions& o = call.parameters.options;
   int64_t text_bytes = 0;
-  for (const std::string& input : call.inputs) text_bytes += static_cast<int64_t>(input.size());
+  for (const std::string& input : call.inputs) text_bytes += tokenized_bytes(input, ctx.tokenizer, limits);
   call.build_hold = ctx.service.reserve_bytes(
       sched::prompt_build_bytes(static_cast<int64_t>(call.inputs.size()), text_bytes), "tokenizing this request");
   if (!call.build_hold.ok()) return call.build_hold.rejection->error;
