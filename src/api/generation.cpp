@@ -14,12 +14,12 @@ ApiError stopping_error() {
   return ApiError{503, "unavailable", "the server is shutting down"};
 }
 
-void add_event(const sched::TokenEvent& event, ItemOutcome* item) {
-  if (event.token.id >= 0) {
+void add_event(sched::TokenEvent&& event, bool keep_tokens, ItemOutcome* item) {
+  if (keep_tokens && event.token.id >= 0) {
     item->tokens.push_back(event.token);
     item->top_tokens.push_back(event.top_tokens);
   }
-  if (event.final) item->final = event;
+  if (event.final) item->final = std::move(event);
 }
 
 // One stream's state, shared by httplib's content provider and releaser.
@@ -95,11 +95,12 @@ std::optional<ApiError> submit(RouteContext& ctx, std::vector<sched::GenerationR
     return api_error(*result.rejection);
   }
   out->ticket = result.ticket;
+  out->charge = std::move(result.charge);
   return std::nullopt;
 }
 
 std::optional<ApiError> collect(RouteContext& ctx, const Submission& submission,
-                                RequestRecorder& recorder, std::vector<ItemOutcome>* out) {
+                                RequestRecorder& recorder, std::vector<ItemOutcome>* out, bool keep_tokens) {
   out->assign(submission.queue->items(), ItemOutcome{});
   while (!submission.queue->finished()) {
     if (ctx.stopping.load()) {
@@ -113,7 +114,8 @@ std::optional<ApiError> collect(RouteContext& ctx, const Submission& submission,
       if (!submission.queue->finished()) ctx.service.cancel(submission.ticket);
       return api_error(*event->error);
     }
-    add_event(*event, &(*out)[event->index]);
+    const size_t index = event->index;
+    add_event(std::move(*event), keep_tokens, &(*out)[index]);
   }
   return std::nullopt;
 }

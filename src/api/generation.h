@@ -17,6 +17,7 @@ namespace plimsoll::api {
 struct Submission {
   std::shared_ptr<EventQueue> queue;
   uint64_t ticket = 0;
+  std::shared_ptr<void> charge;  // admission's byte charge: held until the answer is sent
 };
 
 // One item's answer, gathered from its events.
@@ -31,9 +32,11 @@ std::optional<ApiError> submit(RouteContext& ctx, std::vector<sched::GenerationR
                                RequestRecorder& recorder, Submission* out);
 
 // Waits for every item's final event. An item's error, or the server
-// stopping, fails the whole request (the rest is cancelled).
+// stopping, fails the whole request (the rest is cancelled). Each generated
+// token (and its alternatives) is kept only with `keep_tokens` (details,
+// logprobs), as admission charged it.
 std::optional<ApiError> collect(RouteContext& ctx, const Submission& submission,
-                                RequestRecorder& recorder, std::vector<ItemOutcome>* out);
+                                RequestRecorder& recorder, std::vector<ItemOutcome>* out, bool keep_tokens);
 
 // Turns events into SSE frames for one wire format.
 class StreamFormatter {

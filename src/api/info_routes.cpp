@@ -5,8 +5,10 @@
 #include "api/errors.h"
 #include "api/field_reader.h"
 #include "api/json_text.h"
+#include "api/request_json.h"
 #include "api/route_context.h"
 #include "api/tokenize.h"
+#include "sched/request_cost.h"
 
 #ifndef PLIMSOLL_VERSION
 #define PLIMSOLL_VERSION "0.0.0"
@@ -66,11 +68,19 @@ void health(RouteContext& ctx, httplib::Response& res) {
 }
 
 void tokenize(RouteContext& ctx, const httplib::Request& req, httplib::Response& res) {
-  json body = json::parse(req.body);
-  Result<std::optional<std::string>> inputs = FieldReader(body).string("inputs");
+  Result<json> body = parse_request_json(req.body);
+  if (!body) return send_error(res, api_error(body.error()));
+  Result<std::optional<std::string>> inputs = FieldReader(*body).string("inputs");
+  release_json(*body);
   if (!inputs) return send_error(res, api_error(inputs.error()));
   if (!*inputs) return send_error(res, validation_error("`inputs` is required"));
   const std::string& text = **inputs;
+  // Ids, spans and one JSON record per token, charged before tokenizing.
+  sched::CostModel cost;
+  cost.token_text_bytes = ctx.tokenizer.max_token_bytes();
+  const sched::ByteReservation hold = ctx.service.reserve_bytes(
+      sched::tokenize_cost_bytes(static_cast<int64_t>(text.size()), cost), "tokenizing " + std::to_string(text.size()) + " bytes");
+  if (!hold.ok()) return send_error(res, api_error(*hold.rejection));
   std::vector<int32_t> ids = ctx.tokenizer.encode(text, ctx.tokenizer.add_special_by_default());
   json out = json::array();
   for (const TokenSpan& s : token_spans(ctx.tokenizer, text, ids)) {

@@ -84,25 +84,40 @@ Status expand(RouteContext& ctx, std::optional<int64_t> max_tokens, int64_t defa
               bool parse_special, std::optional<bool> add_special, OpenAiCall* call) {
   sched::ServiceLimits limits = ctx.service.limits();
   PLIMSOLL_TRY(check_client_batch(call->prompts.size() * static_cast<size_t>(call->n), limits));
+  int64_t text_bytes = 0;
+  for (const std::string& prompt : call->prompts) text_bytes += tokenized_bytes(prompt, ctx.tokenizer, limits);
+  const int64_t n_items = static_cast<int64_t>(call->prompts.size()) * call->n;
+  call->build_hold = ctx.service.reserve_bytes(sched::prompt_build_bytes(n_items, call->n * text_bytes),
+                                               "tokenizing this request");
+  if (!call->build_hold.ok()) return call->build_hold.rejection->error;
+  call->items.reserve(static_cast<size_t>(n_items));
   for (const std::string& prompt : call->prompts) {
     sched::GenerationRequest item;
-    item.params = call->sampling;
+    item.params = call->sampling;  // the stop list is shared, not copied
     item.top_n_tokens = call->top_logprobs;
+    item.token_records = call->logprobs;
+    item.streamed = call->stream;
     const GenerationDefaults& d = ctx.config.generation_defaults;
     PromptPlan plan{prompt, max_tokens, std::nullopt, parse_special, add_special,
                     d.max_new_tokens ? std::nullopt : d.max_length};
     PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits, default_max_new_tokens(d, default_max_tokens), &item));
+    call->prompt_tokens += static_cast<int64_t>(item.prompt_ids.size());
     for (int64_t j = 0; j < call->n; ++j) {
       sched::GenerationRequest copy = item;
       if (copy.params.seed && j > 0) *copy.params.seed += static_cast<uint64_t>(j);  // n distinct choices
+      copy.held_text_bytes = call->echo ? static_cast<int64_t>(prompt.size()) : 0;  // echoed in each choice
       call->items.push_back(std::move(copy));
     }
   }
+  call->item_count = call->items.size();
+  if (!call->echo) call->prompts.assign(call->prompts.size(), std::string());
   return {};
 }
 
-Result<std::string> message_text(const json& content) {
-  if (content.is_null()) return std::string();
+// `content` may be null (absent). Read in place: a request tree is never copied.
+Result<std::string> message_text(const json* content_or_null) {
+  if (!content_or_null) return std::string();
+  const json& content = *content_or_null;
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array()) return invalid("`messages[].content` must be a string or a list of parts");
   std::string text;
@@ -128,8 +143,7 @@ Result<std::vector<ChatMessage>> read_messages(const FieldReader& f) {
     FieldReader mf(m);
     PLIMSOLL_ASSIGN(auto role, mf.string("role"));
     if (!role) return invalid("`messages[].role` is required");
-    const json* content = mf.raw("content");
-    PLIMSOLL_ASSIGN(std::string text, message_text(content ? *content : json()));
+    PLIMSOLL_ASSIGN(std::string text, message_text(mf.raw("content")));
     out.push_back({*role, std::move(text)});
   }
   return out;

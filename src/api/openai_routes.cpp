@@ -9,6 +9,7 @@
 #include "api/generation.h"
 #include "api/json_text.h"
 #include "api/openai_params.h"
+#include "api/request_json.h"
 #include "api/route_context.h"
 
 namespace plimsoll::api {
@@ -80,13 +81,7 @@ json usage_json(int64_t prompt_tokens, int64_t completion_tokens) {
 }
 
 // The prompt's tokens count once per prompt, however many choices it has.
-int64_t prompt_tokens(const OpenAiCall& call) {
-  int64_t total = 0;
-  for (size_t i = 0; i < call.items.size(); i += static_cast<size_t>(call.n)) {
-    total += static_cast<int64_t>(call.items[i].prompt_ids.size());
-  }
-  return total;
-}
+int64_t prompt_tokens(const OpenAiCall& call) { return call.prompt_tokens; }
 
 const std::string& prompt_of(const OpenAiCall& call, size_t item) {
   return call.prompts[item / static_cast<size_t>(call.n)];
@@ -117,7 +112,7 @@ class OpenAiStreamFormatter final : public StreamFormatter {
  public:
   OpenAiStreamFormatter(OpenAiCall call, std::string model)
       : call_(std::move(call)), id_(response_id(call_.chat)), created_(unix_seconds()),
-        model_(std::move(model)), started_(call_.items.size(), false) {}
+        model_(std::move(model)), started_(call_.item_count, false) {}
 
   std::string on_event(const sched::TokenEvent& event, bool* end) override {
     if (event.error) {
@@ -170,15 +165,16 @@ void respond(RouteContext& ctx, Result<OpenAiCall> call, httplib::Response& res,
              std::shared_ptr<RequestRecorder> recorder) {
   auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
   if (!call) return fail(api_error(call.error()));
+  call->build_hold = {};  // the submission's charge covers the items from here
   Submission submission;
-  if (auto e = submit(ctx, call->items, *recorder, &submission)) return fail(*e);
+  if (auto e = submit(ctx, std::move(call->items), *recorder, &submission)) return fail(*e);
   if (call->stream) {
     return start_stream(ctx, res, std::move(submission),
                         std::make_unique<OpenAiStreamFormatter>(std::move(*call), ctx.model_id()),
                         recorder);
   }
   std::vector<ItemOutcome> items;
-  if (auto e = collect(ctx, submission, *recorder, &items)) return fail(*e);
+  if (auto e = collect(ctx, submission, *recorder, &items, call->logprobs)) return fail(*e);
   json out = envelope(*call, response_id(call->chat), unix_seconds(), ctx.model_id(), false);
   out["choices"] = json::array();
   int64_t completion_tokens = 0;
@@ -197,12 +193,20 @@ void add_openai_routes(httplib::Server& server, RouteContext& ctx) {
   server.Post("/v1/completions",
               route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
                 auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
-                respond(ctx, parse_completion_call(ctx, json::parse(req.body)), res, recorder);
+                Result<json> body = parse_request_json(req.body);
+                if (!body) return send_error(res, api_error(body.error()));
+                Result<OpenAiCall> call = parse_completion_call(ctx, *body);
+                release_json(*body);  // the validated call holds what is needed
+                respond(ctx, std::move(call), res, recorder);
               }));
   server.Post("/v1/chat/completions",
               route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
                 auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
-                respond(ctx, parse_chat_call(ctx, json::parse(req.body)), res, recorder);
+                Result<json> body = parse_request_json(req.body);
+                if (!body) return send_error(res, api_error(body.error()));
+                Result<OpenAiCall> call = parse_chat_call(ctx, *body);
+                release_json(*body);  // the validated call holds what is needed
+                respond(ctx, std::move(call), res, recorder);
               }));
 }
 

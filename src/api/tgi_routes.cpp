@@ -6,6 +6,7 @@
 #include "api/field_reader.h"
 #include "api/generation.h"
 #include "api/json_text.h"
+#include "api/request_json.h"
 #include "api/route_context.h"
 #include "api/validation.h"
 
@@ -14,10 +15,11 @@ namespace {
 
 // A validated TGI request, ready to submit.
 struct TgiCall {
-  std::vector<std::string> inputs;
+  std::vector<std::string> inputs;  // kept only for return_full_text
   bool list_input = false;
   TgiParameters parameters;
   std::vector<sched::GenerationRequest> items;
+  sched::ByteReservation build_hold;  // the prompts' tokenization, until the items are submitted
 };
 
 Result<std::vector<std::string>> read_inputs(const json& body, bool streaming, bool* list_input) {
@@ -46,17 +48,27 @@ Result<TgiCall> parse_call(RouteContext& ctx, const json& body, bool streaming) 
   const json* params = params_it == body.end() ? nullptr : &*params_it;
   PLIMSOLL_ASSIGN(call.parameters, parse_tgi_parameters(params, limits, streaming, ctx.config.generation_defaults));
   const TgiOptions& o = call.parameters.options;
+  int64_t text_bytes = 0;
+  for (const std::string& input : call.inputs) text_bytes += tokenized_bytes(input, ctx.tokenizer, limits);
+  call.build_hold = ctx.service.reserve_bytes(
+      sched::prompt_build_bytes(static_cast<int64_t>(call.inputs.size()), text_bytes), "tokenizing this request");
+  if (!call.build_hold.ok()) return call.build_hold.rejection->error;
+  call.items.reserve(call.inputs.size());
   for (const std::string& input : call.inputs) {
     sched::GenerationRequest item;
-    item.params = call.parameters.sampling;
+    item.params = call.parameters.sampling;  // the stop list is shared, not copied
     item.top_n_tokens = o.top_n_tokens;
     item.prompt_details = o.decoder_input_details;
+    item.token_records = o.details;
+    item.streamed = streaming;
+    item.held_text_bytes = o.return_full_text ? static_cast<int64_t>(input.size()) : 0;
     const GenerationDefaults& d = ctx.config.generation_defaults;
     PromptPlan plan{input, o.max_new_tokens, o.truncate, false, std::nullopt, d.max_new_tokens ? std::nullopt : d.max_length};
     PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits,
                               default_max_new_tokens(d, ctx.config.default_max_new_tokens), &item));
     call.items.push_back(std::move(item));
   }
+  if (!o.return_full_text) call.inputs = std::vector<std::string>(call.inputs.size());
   return call;
 }
 
@@ -157,15 +169,17 @@ class TgiStreamFormatter final : public StreamFormatter {
   int64_t index_ = 0;
 };
 
-void generate(RouteContext& ctx, const json& body, bool wrap_in_list, httplib::Response& res) {
+void generate(RouteContext& ctx, json body, bool wrap_in_list, httplib::Response& res) {
   auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
   auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
   Result<TgiCall> call = parse_call(ctx, body, /*streaming=*/false);
+  release_json(body);  // the validated call holds what is needed
   if (!call) return fail(api_error(call.error()));
+  call->build_hold = {};  // the submission's charge covers the items from here
   Submission submission;
-  if (auto e = submit(ctx, call->items, *recorder, &submission)) return fail(*e);
+  if (auto e = submit(ctx, std::move(call->items), *recorder, &submission)) return fail(*e);
   std::vector<ItemOutcome> items;
-  if (auto e = collect(ctx, submission, *recorder, &items)) return fail(*e);
+  if (auto e = collect(ctx, submission, *recorder, &items, call->parameters.options.details)) return fail(*e);
   json out = json::array();
   for (size_t i = 0; i < items.size(); ++i) out.push_back(generate_json(*call, i, items[i]));
   set_generate_headers(items, res);
@@ -173,13 +187,15 @@ void generate(RouteContext& ctx, const json& body, bool wrap_in_list, httplib::R
   send_json(res, dump_json(call->list_input || wrap_in_list ? out : out[0]));
 }
 
-void generate_stream(RouteContext& ctx, const json& body, httplib::Response& res) {
+void generate_stream(RouteContext& ctx, json body, httplib::Response& res) {
   auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
   auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
   Result<TgiCall> call = parse_call(ctx, body, /*streaming=*/true);
+  release_json(body);
   if (!call) return fail(api_error(call.error()));
+  call->build_hold = {};
   Submission submission;
-  if (auto e = submit(ctx, call->items, *recorder, &submission)) return fail(*e);
+  if (auto e = submit(ctx, std::move(call->items), *recorder, &submission)) return fail(*e);
   start_stream(ctx, res, std::move(submission),
                std::make_unique<TgiStreamFormatter>(std::move(*call)), recorder);
 }
@@ -188,20 +204,24 @@ void generate_stream(RouteContext& ctx, const json& body, httplib::Response& res
 
 void add_tgi_routes(httplib::Server& server, RouteContext& ctx) {
   server.Post("/generate", route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
-    generate(ctx, json::parse(req.body), false, res);
+    Result<json> body = parse_request_json(req.body);
+    if (!body) return send_error(res, api_error(body.error()));
+    generate(ctx, std::move(*body), false, res);
   }));
   server.Post("/generate_stream",
               route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
-                generate_stream(ctx, json::parse(req.body), res);
+                Result<json> body = parse_request_json(req.body);
+                if (!body) return send_error(res, api_error(body.error()));
+                generate_stream(ctx, std::move(*body), res);
               }));
   // TGI's compat route: streams when "stream" is true, else a one-element list.
   server.Post("/", route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
-    json body = json::parse(req.body);
-    FieldReader f(body);
-    Result<std::optional<bool>> stream = f.boolean("stream");
+    Result<json> body = parse_request_json(req.body);
+    if (!body) return send_error(res, api_error(body.error()));
+    Result<std::optional<bool>> stream = FieldReader(*body).boolean("stream");
     if (!stream) return send_error(res, api_error(stream.error()));
-    if (stream->value_or(false)) return generate_stream(ctx, body, res);
-    generate(ctx, body, true, res);
+    if (stream->value_or(false)) return generate_stream(ctx, std::move(*body), res);
+    generate(ctx, std::move(*body), true, res);
   }));
 }
 

@@ -2,6 +2,7 @@
 // prompt tokenization with the input / total token limits.
 #include "api/validation.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "api/field_reader.h"
@@ -102,7 +103,7 @@ Status read_options(const FieldReader& f, const sched::ServiceLimits& limits, bo
 
 }  // namespace
 
-Status check_stop(const std::vector<std::string>& stop, const sched::ServiceLimits& limits) {
+Status check_stop(const StopList& stop, const sched::ServiceLimits& limits) {
   if (static_cast<int64_t>(stop.size()) > limits.max_stop_sequences) {
     return invalid("`stop` supports up to " + std::to_string(limits.max_stop_sequences) +
                    " stop sequences. Given: " + std::to_string(stop.size()));
@@ -120,6 +121,12 @@ Status check_client_batch(size_t items, const sched::ServiceLimits& limits) {
                    std::to_string(limits.max_client_batch_size) + " per request (max_client_batch_size)");
   }
   return {};
+}
+
+int64_t tokenized_bytes(const std::string& text, const TextTokenizer& tokenizer, const sched::ServiceLimits& limits) {
+  const int64_t size = static_cast<int64_t>(text.size());
+  if (limits.max_input_tokens <= 0) return size;
+  return std::min(size, (limits.max_input_tokens + 2) * tokenizer.max_token_bytes());
 }
 
 int64_t default_max_new_tokens(const GenerationDefaults& d, int64_t fallback) {

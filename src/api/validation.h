@@ -11,6 +11,7 @@
 #include "api/json_text.h"
 #include "core/result.h"
 #include "sched/generation_service.h"
+#include "sched/request_cost.h"
 #include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll::api {
@@ -63,8 +64,12 @@ Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
                     const sched::ServiceLimits& limits, int64_t default_max_new_tokens,
                     sched::GenerationRequest* request);
 
+// The bytes of `text` that build_prompt can tokenize: longer texts are
+// refused (or cut, with truncate) by their length first.
+int64_t tokenized_bytes(const std::string& text, const TextTokenizer& tokenizer, const sched::ServiceLimits& limits);
+
 // Checks a stop list against max_stop_sequences (and empty entries).
-Status check_stop(const std::vector<std::string>& stop, const sched::ServiceLimits& limits);
+Status check_stop(const StopList& stop, const sched::ServiceLimits& limits);
 // Checks a client batch's length against max_client_batch_size (0 = unlimited).
 Status check_client_batch(size_t items, const sched::ServiceLimits& limits);
 

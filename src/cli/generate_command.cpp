@@ -20,6 +20,7 @@ struct GenerateFlags {
   std::string tokenizer;
   std::string prompt;
   SamplingParams params;
+  std::vector<std::string> stop;  // --stop (repeatable), into params.stop
   int64_t seed = -1;
   bool do_sample = false;
   int threads = 0;
@@ -29,6 +30,7 @@ struct GenerateFlags {
 SamplingParams sampling_for(const GenerateFlags& f, const CLI::App& cmd, const LoadedModel& model) {
   SamplingParams params = f.params;
   params.do_sample = f.do_sample;
+  params.stop = f.stop;
   if (!model.generation_defaults) return params;
   const GenerationDefaults& d = *model.generation_defaults;
   SamplingParams with = params;
@@ -115,7 +117,7 @@ Runner add_generate_command(CLI::App& app) {
   cmd->add_option("--frequency-penalty", f->params.frequency_penalty, "0 = off");
   cmd->add_option("--presence-penalty", f->params.presence_penalty, "0 = off");
   cmd->add_option("-s,--seed", f->seed, "Random seed (default: random; printed at the end)");
-  cmd->add_option("--stop", f->params.stop, "Stop sequence (repeatable)");
+  cmd->add_option("--stop", f->stop, "Stop sequence (repeatable)");
   cmd->add_flag("--ignore-eos", f->params.ignore_eos, "Keep generating after EOS");
   cmd->add_option("--threads", f->threads, "Worker threads (default: the cores available)");
   return [f, cmd] { return run_generate(*f, *cmd); };

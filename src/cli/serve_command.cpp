@@ -17,6 +17,7 @@ struct ServeFlags {
   ServeConfig config;
   std::string memory_limit;
   std::string max_batch_memory;
+  std::string max_request_memory;
   std::string payload_limit = "2000000";
   std::string memory_high_water = "0.95";
   int64_t max_input_tokens = 0;
@@ -43,6 +44,11 @@ int run(ServeFlags& f) {
   auto high_water = parse_high_water(f.memory_high_water);
   if (!high_water) return std::fprintf(stderr, "error: %s\n", high_water.error().message.c_str()), 2;
   c.memory_high_water = *high_water;
+  if (!f.max_request_memory.empty()) {
+    auto b = parse_bytes(f.max_request_memory);
+    if (!b) return std::fprintf(stderr, "error: --max-request-memory: %s\n", b.error().message.c_str()), 2;
+    c.engine.request_budget_bytes = *b;
+  }
   auto payload = parse_bytes(f.payload_limit);
   if (!payload) return std::fprintf(stderr, "error: --payload-limit: %s\n", payload.error().message.c_str()), 2;
   c.api.payload_limit_bytes = *payload;
@@ -75,6 +81,10 @@ Runner add_serve_command(CLI::App& app) {
       "Backstop: from this usage of the limit (a fraction, or a size e.g. 480Mi) new requests get 429 until it falls");
   opt("--max-batch-memory", f->max_batch_memory, "PLIMSOLL_MAX_BATCH_MEMORY",
       "Cap on the KV cache bytes all running sequences may hold, e.g. 4Gi");
+  opt("--max-request-memory", f->max_request_memory, "PLIMSOLL_MAX_REQUEST_MEMORY",
+      "Request memory in flight (prompts, stops, bookkeeping, responses), e.g. 256Mi; beyond it: 429 "
+      "(default: a third of what the plan leaves for KV, up to 64Mi, or 256 B x max-total-tokens x "
+      "max-concurrent-requests when more)");
   opt("--max-concurrent-requests", c.engine.max_concurrent_requests, "MAX_CONCURRENT_REQUESTS",
       "Client calls in flight (running + queued); beyond it: 429");
   opt("--max-input-tokens", f->max_input_tokens, "MAX_INPUT_TOKENS", "Prompt tokens per request (default: max-total-tokens - 1)");
@@ -85,7 +95,7 @@ Runner add_serve_command(CLI::App& app) {
       "KV tokens of all running sequences (default 0: what the plan holds; more is refused)");
   opt("--max-batch-size", c.engine.step_seqs, "MAX_BATCH_SIZE", "Sequences per engine step");
   opt("--max-queued-tokens", f->max_queued_tokens, "PLIMSOLL_MAX_QUEUED_TOKENS",
-      "Tokens of single requests in flight before 429 (default 0: 4 x max-batch-total-tokens)");
+      "Tokens in flight (prompt + new, every item of every request) before 429 (default 0: 4 x max-batch-total-tokens)");
   opt("--max-waiting-tokens", c.max_waiting_tokens, "MAX_WAITING_TOKENS",
       "Steps a waiting request that does not fit may be overtaken by smaller ones");
   opt("--waiting-served-ratio", c.waiting_served_ratio, "WAITING_SERVED_RATIO",

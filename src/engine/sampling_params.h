@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +13,38 @@
 #include "formats/hf_settings.h"
 
 namespace plimsoll {
+
+// Stop sequences, held once: copies of a StopList (every item of a
+// submission, its sampler and stop matcher) share one immutable list.
+class StopList {
+ public:
+  StopList() = default;
+  StopList(std::vector<std::string> stops)  // NOLINT(google-explicit-constructor): a list of strings
+      : list_(stops.empty() ? nullptr : std::make_shared<const std::vector<std::string>>(std::move(stops))) {}
+  StopList(std::initializer_list<std::string> stops) : StopList(std::vector<std::string>(stops)) {}
+
+  const std::vector<std::string>& strings() const { return list_ ? *list_ : empty_list(); }
+  auto begin() const { return strings().begin(); }
+  auto end() const { return strings().end(); }
+  size_t size() const { return strings().size(); }
+  bool empty() const { return strings().empty(); }
+  const std::string& operator[](size_t i) const { return strings()[i]; }
+  // The list's heap bytes (strings and their slots), as admission charges it once.
+  int64_t bytes() const {
+    int64_t total = 0;
+    for (const std::string& s : strings()) total += static_cast<int64_t>(sizeof(std::string) + s.size()) + 16;
+    return total;
+  }
+  // Equal for copies of one list (how admission counts a shared list once).
+  const void* identity() const { return list_.get(); }
+
+ private:
+  static const std::vector<std::string>& empty_list() {
+    static const std::vector<std::string> kEmpty;
+    return kEmpty;
+  }
+  std::shared_ptr<const std::vector<std::string>> list_;
+};
 
 struct SamplingParams {
   bool do_sample = false;          // false: greedy unless a warper below asks for sampling
@@ -23,7 +57,7 @@ struct SamplingParams {
   float presence_penalty = 0.0f;   // logit -= penalty if the token appeared at all
   std::optional<uint64_t> seed;    // same seed, same output; unset: a random seed is drawn
   int64_t max_new_tokens = 20;
-  std::vector<std::string> stop;   // stop sequences (matched on the generated text)
+  StopList stop;                   // stop sequences (matched on the generated text), shared by copies
   bool ignore_eos = false;
 
   // TGI: sampling happens when do_sample is set or any warper is active.

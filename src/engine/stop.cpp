@@ -5,7 +5,7 @@
 
 namespace plimsoll {
 
-StopMatcher::StopMatcher(std::vector<std::string> stops) : stops_(std::move(stops)) {
+StopMatcher::StopMatcher(StopList stops) : stops_(std::move(stops)) {
   for (const std::string& s : stops_) longest_ = std::max(longest_, s.size());
 }
 

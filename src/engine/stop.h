@@ -6,11 +6,14 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/sampling_params.h"
+
 namespace plimsoll {
 
 class StopMatcher {
  public:
-  explicit StopMatcher(std::vector<std::string> stops);
+  // Keeps the list shared (no copy of the stop strings).
+  explicit StopMatcher(StopList stops);
 
   // Appends new text; true when a stop sequence now ends inside the text.
   bool push(std::string_view piece);
@@ -20,7 +23,7 @@ class StopMatcher {
   size_t match_begin() const { return match_begin_; }
 
  private:
-  std::vector<std::string> stops_;
+  StopList stops_;
   size_t longest_ = 0;
   std::string text_;
   size_t match_begin_ = std::string::npos;

@@ -62,10 +62,9 @@ int64_t kv_bytes_per_token(const ModelConfig& c, DType kv_dtype) {
          dtype_traits(kv_dtype).block_elems;
 }
 
-int64_t default_request_overhead_bytes(int64_t max_total_tokens) {
-  // ids (4 B) + text (~8 B a token) + logprob/detail records (~24 B) + block table,
-  // plus 16 KiB of fixed per-request state (sampler, stop matcher, JSON buffers).
-  return 16 * kKiB + max_total_tokens * 40;
+int64_t default_request_budget_bytes(int64_t max_total_tokens, int64_t max_concurrent_requests, int64_t free_bytes) {
+  return std::max(max_concurrent_requests * max_total_tokens * kRequestBytesPerToken,
+                  std::min(kDefaultRequestBudgetCapBytes, std::max<int64_t>(0, free_bytes) / 3));
 }
 
 Result<MemoryPlan> plan_memory(const PlanInputs& in) {
@@ -81,16 +80,18 @@ Result<MemoryPlan> plan_memory(const PlanInputs& in) {
   p.weights_bytes = in.weights_bytes;
   p.workspace = step_workspace_sizes(c, in.step_tokens, in.step_seqs, in.n_threads, p.max_total_tokens);
   p.workspace_bytes = p.workspace.total_bytes();
-  const int64_t per_request = in.request_overhead_bytes > 0
-                                  ? in.request_overhead_bytes
-                                  : default_request_overhead_bytes(p.max_total_tokens);
-  p.request_overhead_bytes = per_request * in.max_concurrent_requests;
+  p.transport_bytes = in.transport_bytes;
   p.runtime_bytes = in.runtime_bytes;
   p.kv_bytes_per_token = kv_bytes_per_token(c, in.kv_dtype);
   p.kv_block_bytes = p.kv_bytes_per_token * in.block_tokens;
   p.blocks_per_full_sequence = ceil_div(p.max_total_tokens, in.block_tokens);
+  const int64_t free_bytes = in.budget_bytes - p.weights_bytes - p.workspace_bytes - p.transport_bytes -
+                             p.runtime_bytes - p.blocks_per_full_sequence * p.kv_block_bytes;
+  p.request_bytes = in.request_budget_bytes > 0
+                        ? in.request_budget_bytes
+                        : default_request_budget_bytes(p.max_total_tokens, in.max_concurrent_requests, free_bytes);
 
-  const int64_t fixed = p.weights_bytes + p.workspace_bytes + p.request_overhead_bytes + p.runtime_bytes;
+  const int64_t fixed = p.weights_bytes + p.workspace_bytes + p.request_bytes + p.transport_bytes + p.runtime_bytes;
   int64_t pool_bytes = in.budget_bytes - fixed;
   if (in.max_kv_bytes) pool_bytes = std::min(pool_bytes, *in.max_kv_bytes);
   p.kv_blocks = pool_bytes > 0 ? pool_bytes / p.kv_block_bytes : 0;
@@ -101,14 +102,15 @@ Result<MemoryPlan> plan_memory(const PlanInputs& in) {
     return make_error(
         ErrorCode::kOutOfMemory,
         "the model does not fit the memory budget: weights " + format_bytes(p.weights_bytes) +
-            " + workspace " + format_bytes(p.workspace_bytes) + " + request overhead " +
-            format_bytes(p.request_overhead_bytes) + " + runtime " + format_bytes(p.runtime_bytes) +
+            " + workspace " + format_bytes(p.workspace_bytes) + " + request memory " +
+            format_bytes(p.request_bytes) + " + transport " + format_bytes(p.transport_bytes) + " + runtime " +
+            format_bytes(p.runtime_bytes) +
             " + KV for one sequence of " + std::to_string(p.max_total_tokens) + " tokens " +
             format_bytes(p.blocks_per_full_sequence * p.kv_block_bytes) + " = " + format_bytes(need) +
             ", budget " + format_bytes(in.budget_bytes) +
             (in.max_kv_bytes ? " (KV capped at " + format_bytes(*in.max_kv_bytes) + " by --max-batch-memory)" : "") +
             "; raise --memory-limit or --memory-fraction, or lower --max-total-tokens, "
-            "--max-batch-prefill-tokens or --max-concurrent-requests");
+            "--max-batch-prefill-tokens, --max-concurrent-requests or --max-request-memory");
   }
   return p;
 }
@@ -119,8 +121,10 @@ std::string MemoryPlan::table() const {
   s += row("step workspace", workspace_bytes,
            std::to_string(workspace.step_tokens) + " tokens x " + std::to_string(workspace.step_seqs) +
                " sequences per step");
-  s += row("request overhead", request_overhead_bytes,
-           std::to_string(inputs.max_concurrent_requests) + " requests");
+  s += row("requests+responses", request_bytes,
+           "prompts, stops, bookkeeping and responses in flight (admission's byte budget, " +
+               std::to_string(inputs.max_concurrent_requests) + " requests)");
+  s += row("transport", transport_bytes, "request bodies being read and parsed, connection buffers");
   s += row("runtime", runtime_bytes, "code, libraries, stacks");
   s += row("kv block pool", kv_pool_bytes,
            std::to_string(kv_blocks) + " blocks x " + std::to_string(inputs.block_tokens) + " tokens x " +

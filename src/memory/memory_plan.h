@@ -1,6 +1,7 @@
 // The memory plan: every byte the server will use, decided before the first
-// request — weights + fixed step workspace + bounded request overhead +
-// runtime, and the rest of the budget becomes the KV block pool. The one
+// request — weights + fixed step workspace + request memory (admission's byte
+// budget) + transport (bodies in flight and their JSON) + runtime, and the
+// rest of the budget becomes the KV block pool. The one
 // memory model shared by the server, the planner and the admission webhook.
 #pragma once
 
@@ -51,7 +52,12 @@ struct PlanInputs {
   int64_t step_seqs = 64;              // sequences per step (max_batch_size)
   int64_t n_threads = 1;
   int64_t max_concurrent_requests = 128;   // in flight + queued
-  int64_t request_overhead_bytes = 0;  // per request (token lists, text, buffers); 0 = derived
+  // Request memory in flight: what admission may charge all submissions
+  // together (sched/request_cost.h); 0 = default_request_budget_bytes.
+  int64_t request_budget_bytes = 0;
+  // HTTP bodies being read and parsed (x (1 + the JSON tree factor)) and
+  // connection buffers: the transport's worst case.
+  int64_t transport_bytes = 0;
   int64_t runtime_bytes = 48 << 20;    // code, libraries, thread stacks, allocator slack
   int64_t budget_bytes = 0;            // what the plan may spend (limit x fraction)
   std::optional<int64_t> max_kv_bytes; // cap on the pool (--max-batch-memory)
@@ -61,7 +67,8 @@ struct MemoryPlan {
   PlanInputs inputs;
   int64_t weights_bytes = 0;
   int64_t workspace_bytes = 0;
-  int64_t request_overhead_bytes = 0;  // all requests together
+  int64_t request_bytes = 0;           // admission's byte budget: prompts, stops, bookkeeping, responses
+  int64_t transport_bytes = 0;         // bodies in flight and their JSON trees, connection buffers
   int64_t runtime_bytes = 0;
   int64_t kv_bytes_per_token = 0;
   int64_t kv_block_bytes = 0;
@@ -73,7 +80,7 @@ struct MemoryPlan {
   StepWorkspaceSizes workspace;
 
   int64_t planned_bytes() const {
-    return weights_bytes + workspace_bytes + request_overhead_bytes + runtime_bytes + kv_pool_bytes;
+    return weights_bytes + workspace_bytes + request_bytes + transport_bytes + runtime_bytes + kv_pool_bytes;
   }
   // Sequences of max_total_tokens that fit the pool at once.
   int64_t full_sequences() const {
@@ -83,12 +90,20 @@ struct MemoryPlan {
   std::string table() const;
 };
 
-// Plans; fails with kOutOfMemory when weights + workspace + overhead + one
-// full-length sequence do not fit, with the numbers and the flags to change.
+// Plans; fails with kOutOfMemory when weights + workspace + request and
+// transport memory + runtime + one full-length sequence do not fit, with the
+// numbers and the flags to change.
 Result<MemoryPlan> plan_memory(const PlanInputs& inputs);
 
-// The derived per-request overhead: token ids, text, block table, sampler and
-// stream state for a sequence of max_total_tokens, plus fixed buffers.
-int64_t default_request_overhead_bytes(int64_t max_total_tokens);
+// The default request budget (--max-request-memory): every request in flight
+// at max_total_tokens, kRequestBytesPerToken each (a plain answer's texts and
+// sequence state), or, when more, a third of what the plan leaves for the KV
+// pool (`free_bytes`: after the fixed parts and one full sequence) up to
+// kDefaultRequestBudgetCapBytes (room for a large client batch). Requests
+// with details or logprobs cost more and share it: admission answers 429, or
+// 422 with the numbers.
+inline constexpr int64_t kRequestBytesPerToken = 256;
+inline constexpr int64_t kDefaultRequestBudgetCapBytes = int64_t{64} << 20;
+int64_t default_request_budget_bytes(int64_t max_total_tokens, int64_t max_concurrent_requests, int64_t free_bytes);
 
 }  // namespace plimsoll

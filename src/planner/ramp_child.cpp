@@ -90,7 +90,7 @@ EngineOptions serve_engine_options(const PlanRequest& r, const std::string& toke
   o.step_seqs = r.serve.step_seqs;
   o.max_total_tokens = r.prompt_tokens + r.max_new_tokens;
   o.max_concurrent_requests = r.serve.max_concurrent_requests;
-  o.extra_runtime_bytes =
+  o.transport_bytes =
       http_body_runtime_bytes(r.serve.http_threads, r.serve.max_concurrent_requests, r.serve.payload_limit_bytes);
   o.threads = static_cast<int>(r.serve.threads);
   return o;

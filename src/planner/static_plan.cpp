@@ -21,9 +21,8 @@ PlanInputs serve_plan_inputs(const PlanRequest& r, int64_t budget_bytes) {
   in.step_seqs = s.step_seqs;
   in.n_threads = s.threads > 0 ? s.threads : ThreadPool::hardware_threads();
   in.max_concurrent_requests = s.max_concurrent_requests;
-  in.runtime_bytes = planned_runtime_bytes(
-      r.model.runtime_base_bytes,
-      http_body_runtime_bytes(s.http_threads, s.max_concurrent_requests, s.payload_limit_bytes));
+  in.runtime_bytes = planned_runtime_bytes(r.model.runtime_base_bytes, 0);
+  in.transport_bytes = http_body_runtime_bytes(s.http_threads, s.max_concurrent_requests, s.payload_limit_bytes);
   in.budget_bytes = budget_bytes;
   return in;
 }

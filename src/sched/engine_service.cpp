@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <spdlog/spdlog.h>
 
 #include "core/bytes.h"
@@ -17,6 +18,22 @@ Rejection reject(ErrorCode code, std::string message, double retry_after = 0) {
   return Rejection{Error{code, std::move(message)}, retry_after};
 }
 
+AdmissionLimits admission_limits(const EngineServiceConfig& c, const KvBlockPool& pool, const TextTokenizer& tok,
+                                 std::function<std::optional<Rejection>()> memory_pressure) {
+  AdmissionLimits a;
+  a.max_input_tokens = c.limits.max_input_tokens;
+  a.max_total_tokens = c.limits.max_total_tokens;
+  a.kv_blocks = pool.n_blocks();
+  a.block_tokens = pool.block_tokens();
+  a.max_concurrent_requests = c.limits.max_concurrent_requests;
+  a.max_queued_tokens = c.limits.max_queued_tokens;
+  a.request_budget_bytes = c.request_budget_bytes > 0 ? c.request_budget_bytes : std::numeric_limits<int64_t>::max() / 4;
+  a.cost.token_text_bytes = tok.max_token_bytes();
+  a.cost.sequence_slots = 3 * c.scheduler.step_seqs;
+  a.memory_pressure = std::move(memory_pressure);
+  return a;
+}
+
 }  // namespace
 
 EngineService::EngineService(EngineServiceConfig config, std::unique_ptr<BatchEngine> engine,
@@ -25,46 +42,14 @@ EngineService::EngineService(EngineServiceConfig config, std::unique_ptr<BatchEn
       pool_(std::move(pool)),
       engine_(std::move(engine)),
       tokenizer_(tokenizer),
-      scheduler_(config_.scheduler, *pool_, tokenizer) {
+      scheduler_(config_.scheduler, *pool_, tokenizer),
+      admission_(admission_limits(config_, *pool_, tokenizer, [this] { return check_memory_pressure(); })) {
   scheduler_.set_fault_hook(config_.fault_hook);
   ready_ = true;
   thread_ = std::thread([this] { run(); });
 }
 
 EngineService::~EngineService() { shutdown(0.0); }
-
-std::optional<Rejection> EngineService::check(const std::vector<GenerationRequest>& items) const {
-  const ServiceLimits& lim = config_.limits;
-  if (items.empty()) return reject(ErrorCode::kInvalidArgument, "no inputs given");
-  for (size_t i = 0; i < items.size(); ++i) {
-    const GenerationRequest& r = items[i];
-    const std::string where = items.size() > 1 ? "input " + std::to_string(i) + ": " : "";
-    const int64_t n_in = static_cast<int64_t>(r.prompt_ids.size());
-    if (n_in == 0) return reject(ErrorCode::kInvalidArgument, where + "the input is empty");
-    if (Status st = r.params.validate(); !st.ok()) return reject(ErrorCode::kInvalidArgument, where + st.error().message);
-    if (r.params.max_new_tokens < 1) {
-      return reject(ErrorCode::kInvalidArgument, where + "`max_new_tokens` must be strictly positive");
-    }
-    if (n_in > lim.max_input_tokens) {
-      return reject(ErrorCode::kInvalidArgument, where + "`inputs` must have less than " +
-                                                     std::to_string(lim.max_input_tokens + 1) +
-                                                     " tokens. Given: " + std::to_string(n_in));
-    }
-    if (n_in + r.params.max_new_tokens > lim.max_total_tokens) {
-      return reject(ErrorCode::kInvalidArgument,
-                    where + "`inputs` tokens + `max_new_tokens` must be <= " + std::to_string(lim.max_total_tokens) +
-                        ". Given: " + std::to_string(n_in) + " `inputs` tokens and " +
-                        std::to_string(r.params.max_new_tokens) + " `max_new_tokens`");
-    }
-    const int64_t need = blocks_for_tokens(n_in + r.params.max_new_tokens, pool_->block_tokens());
-    if (need > pool_->n_blocks()) {
-      return reject(ErrorCode::kOutOfMemory,
-                    where + "needs " + std::to_string(need) + " KV blocks but the whole pool has " +
-                        std::to_string(pool_->n_blocks()) + "; it can never fit");
-    }
-  }
-  return std::nullopt;
-}
 
 std::optional<Rejection> EngineService::check_memory_pressure() const {
   const MemoryPressure* p = config_.memory_pressure;
@@ -79,54 +64,33 @@ std::optional<Rejection> EngineService::check_memory_pressure() const {
 }
 
 SubmitResult EngineService::submit(std::vector<GenerationRequest> items, EventSink sink) {
-  if (auto r = check(items)) return SubmitResult{0, std::move(r)};
-  if (auto r = check_memory_pressure()) return SubmitResult{0, std::move(r)};
-  int64_t tokens = 0;
-  if (items.size() == 1) tokens = static_cast<int64_t>(items[0].prompt_ids.size()) + items[0].params.max_new_tokens;
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!accepting_ || stop_) {
-    return SubmitResult{0, reject(ErrorCode::kUnavailable, "the server is shutting down")};
-  }
-  const ServiceLimits& lim = config_.limits;
-  if (in_flight_ >= lim.max_concurrent_requests || in_flight_tokens_ + tokens > lim.max_queued_tokens) {
-    const double rate = std::max(1.0, st_tokens_per_second_.load());
-    const double wait = std::clamp(std::ceil(static_cast<double>(in_flight_tokens_) / rate), 1.0, 60.0);
-    return SubmitResult{0, reject(ErrorCode::kOverloaded,
-                                  "Model is overloaded: " + std::to_string(in_flight_) + " requests (limit " +
-                                      std::to_string(lim.max_concurrent_requests) + ") and " +
-                                      std::to_string(in_flight_tokens_) + " tokens (limit " +
-                                      std::to_string(lim.max_queued_tokens) + ") in flight",
-                                  wait)};
-  }
+  std::variant<Admitted, Rejection> admitted = admission_.admit(items, st_tokens_per_second_.load());
+  if (auto* r = std::get_if<Rejection>(&admitted)) return SubmitResult{0, std::move(*r)};
+  const uint64_t ticket = std::get<Admitted>(admitted).ticket;
   auto sub = std::make_unique<Submission>();
-  sub->ticket = next_ticket_++;
-  const uint64_t ticket = sub->ticket;
-  // The sink also tells us when the submission is over, to release its slot.
+  sub->ticket = ticket;
+  sub->charge = std::get<Admitted>(admitted).charge;
+  // The sink also tells us when the submission is over: its counts are
+  // released before the client hears the last final event.
   auto remaining = std::make_shared<size_t>(items.size());
   sub->sink = [this, sink = std::move(sink), remaining, ticket](TokenEvent&& ev) {
     const bool last = ev.final && --*remaining == 0;
-    try {
-      sink(std::move(ev));
-    } catch (...) {  // the slot is released all the same; the scheduler contains the fault
-      if (last) {
-        std::lock_guard<std::mutex> g(mu_);
-        release_ticket(ticket);
-      }
-      throw;
-    }
-    if (last) {
-      std::lock_guard<std::mutex> g(mu_);
-      release_ticket(ticket);
-    }
+    // Released before the client hears the last final event, and even when the sink throws
+    // (the scheduler contains that fault).
+    if (last) admission_.release(ticket);
+    sink(std::move(ev));
   };
   sub->pending.assign(std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
-  ++in_flight_;
-  in_flight_tokens_ += tokens;
-  active_[ticket] = tokens;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stop_) {
+    lock.unlock();
+    admission_.release(ticket);
+    return SubmitResult{0, reject(ErrorCode::kUnavailable, "the server is shutting down")};
+  }
   inbox_.push_back(std::move(sub));
   lock.unlock();
   cv_.notify_one();
-  return SubmitResult{ticket, std::nullopt};
+  return SubmitResult{ticket, std::nullopt, std::get<Admitted>(admitted).charge};
 }
 
 void EngineService::cancel(uint64_t ticket) {
@@ -160,18 +124,9 @@ void EngineService::drain_inbox(std::unique_lock<std::mutex>& lock) {
   for (auto& s : subs) scheduler_.add(std::move(s));
   for (uint64_t t : cancels) {
     scheduler_.cancel(t);
-    std::lock_guard<std::mutex> g(mu_);
-    release_ticket(t);  // a cancelled submission sends no final events
+    admission_.release(t);  // a cancelled submission sends no final events
   }
   lock.lock();
-}
-
-void EngineService::release_ticket(uint64_t ticket) {
-  auto it = active_.find(ticket);
-  if (it == active_.end()) return;
-  --in_flight_;
-  in_flight_tokens_ -= it->second;
-  active_.erase(it);
 }
 
 void EngineService::record_step(int64_t tokens, double seconds) {
@@ -244,14 +199,11 @@ void EngineService::shutdown(double grace_seconds) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!thread_.joinable()) return;
-    accepting_ = false;
   }
+  admission_.stop_accepting();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_seconds);
   while (std::chrono::steady_clock::now() < deadline) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (in_flight_ == 0) break;
-    }
+    if (admission_.in_flight() == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   {

@@ -14,6 +14,7 @@
 
 #include "engine/batch_engine.h"
 #include "memory/memory_pressure.h"
+#include "sched/admission.h"
 #include "sched/generation_service.h"
 #include "sched/scheduler.h"
 
@@ -24,6 +25,7 @@ struct EngineServiceConfig {
   SchedulerLimits scheduler;
   const MemoryPressure* memory_pressure = nullptr;  // the backstop (memory/memory_watcher.h); null: none
   FaultHook fault_hook;            // tests only: throws at a chosen site (sched/fault.h)
+  int64_t request_budget_bytes = 0;  // request memory in flight (the plan's request term); 0: not bounded
 };
 
 class EngineService final : public GenerationService {
@@ -34,6 +36,9 @@ class EngineService final : public GenerationService {
   ~EngineService() override;
 
   SubmitResult submit(std::vector<GenerationRequest> items, EventSink sink) override;
+  ByteReservation reserve_bytes(int64_t bytes, const std::string& what) override {
+    return admission_.reserve(bytes, what);
+  }
   void cancel(uint64_t ticket) override;
   ServiceLimits limits() const override { return config_.limits; }
   ServiceStats stats() const override;
@@ -44,30 +49,24 @@ class EngineService final : public GenerationService {
   void shutdown(double grace_seconds);
 
  private:
-  std::optional<Rejection> check(const std::vector<GenerationRequest>& items) const;
   // The memory backstop: 429 while the kernel's usage figure is above its high-water mark.
   std::optional<Rejection> check_memory_pressure() const;
   void run();
   int64_t step_once();  // one step, faults contained; returns the sequences that got a token
   void drain_inbox(std::unique_lock<std::mutex>& lock);
   void record_step(int64_t tokens, double seconds);
-  void release_ticket(uint64_t ticket);  // under mu_: the submission is over (done or cancelled)
 
   EngineServiceConfig config_;
   std::unique_ptr<KvBlockPool> pool_;
   std::unique_ptr<BatchEngine> engine_;
   const TextTokenizer& tokenizer_;
   Scheduler scheduler_;  // engine thread only
+  Admission admission_;  // limits, tickets, what is in flight (its own lock)
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Submission>> inbox_;
   std::vector<uint64_t> cancels_;
-  uint64_t next_ticket_ = 1;
-  int64_t in_flight_ = 0;          // submissions accepted and not finished
-  int64_t in_flight_tokens_ = 0;   // tokens of single-item submissions in flight
-  std::unordered_map<uint64_t, int64_t> active_;  // ticket -> its tokens in in_flight_tokens_
-  bool accepting_ = true;
   bool stop_ = false;
 
   std::atomic<bool> ready_{false};

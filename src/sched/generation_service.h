@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,10 +55,20 @@ struct Rejection {
 
 // Rejection::reason of the memory backstop's 429s.
 inline constexpr const char* kMemoryPressureReason = "memory_pressure";
+// Bytes of request memory held by a call that is not a submission (/tokenize)
+// or not one yet; given back when the last copy of `hold` is dropped.
+struct ByteReservation {
+  std::shared_ptr<void> hold;
+  std::optional<Rejection> rejection;  // set when refused (429 fits later, 422 never)
+  bool ok() const { return !rejection.has_value(); }
+};
 
 struct SubmitResult {
   uint64_t ticket = 0;                 // for cancel(), when accepted
   std::optional<Rejection> rejection;  // set when the whole submission was refused
+  // The request memory admission charged: given back when the engine is done
+  // with the submission and the caller has dropped this (its answer is sent).
+  std::shared_ptr<void> charge;
   bool accepted() const { return !rejection.has_value(); }
 };
 
@@ -73,6 +84,13 @@ class GenerationService {
   // Cancels every item of a submission still running or queued (the client went
   // away); their KV blocks return to the pool; no further events are sent.
   virtual void cancel(uint64_t ticket) = 0;
+
+  // Holds `bytes` of request memory while a call that is not a submission
+  // runs, answered like a submission (429 / 422 / 503). Default: not counted.
+  virtual ByteReservation reserve_bytes(int64_t bytes, const std::string& what) {
+    (void)bytes, (void)what;
+    return {};
+  }
 
   virtual ServiceLimits limits() const = 0;
   virtual ServiceStats stats() const = 0;

@@ -19,6 +19,11 @@ struct GenerationRequest {
   SamplingParams params;             // max_new_tokens, stop, seed, ...
   int32_t top_n_tokens = 0;          // alternatives reported per generated token (0 = none)
   bool prompt_details = false;       // report the prompt tokens' logprobs (TGI decoder_input_details)
+  // What the HTTP side keeps for the answer, so admission can charge it
+  // before any work starts (sched/request_cost.h):
+  bool token_records = false;        // the answer lists every generated token (TGI details, OpenAI logprobs)
+  bool streamed = false;             // events go out as they come; no per-token records accumulate
+  int64_t held_text_bytes = 0;       // prompt text kept for the answer (echo, return_full_text)
 };
 
 struct TokenInfo {

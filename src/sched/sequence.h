@@ -56,6 +56,7 @@ struct Submission {
   size_t unfinished = 0;                   // items without their final event yet
   bool cancelled = false;
   Clock::time_point submitted_at = Clock::now();
+  std::shared_ptr<void> charge;            // admission's byte charge, held while the engine has it
 };
 
 }  // namespace plimsoll::sched

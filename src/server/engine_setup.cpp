@@ -30,6 +30,8 @@ PlanInputs plan_inputs_for(const EngineOptions& o, const ModelConfig& config, in
   in.step_seqs = o.step_seqs;
   in.n_threads = n_threads;
   in.max_concurrent_requests = o.max_concurrent_requests;
+  in.request_budget_bytes = o.request_budget_bytes;
+  in.transport_bytes = o.transport_bytes;
   in.runtime_bytes = runtime_bytes;
   in.budget_bytes = budget_bytes;
   in.max_kv_bytes = o.max_batch_memory_bytes;

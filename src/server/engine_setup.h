@@ -30,7 +30,9 @@ struct EngineOptions {
   int64_t step_seqs = 64;                   // --max-batch-size
   int64_t max_total_tokens = 0;             // 0: the model's context
   int64_t max_concurrent_requests = 128;
-  int64_t extra_runtime_bytes = 0;          // e.g. HTTP buffers, counted into the plan
+  int64_t extra_runtime_bytes = 0;          // counted into the plan's runtime
+  int64_t request_budget_bytes = 0;         // --max-request-memory: admission's byte budget; 0: the default
+  int64_t transport_bytes = 0;              // HTTP bodies in flight and their JSON (the API's worst case)
   int threads = 0;                          // 0: the cores available
   bool huge_pages = true;                   // weights read into huge pages (FileBacking)
 };

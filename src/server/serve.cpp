@@ -76,7 +76,7 @@ void publish_plan(metrics::ServerMetrics& m, const EngineSetup& s, const sched::
   m.memory_planned_bytes.labels({"kv"}).set(static_cast<double>(s.plan.kv_pool_bytes));
   m.memory_planned_bytes.labels({"workspace"}).set(static_cast<double>(s.plan.workspace_bytes));
   m.memory_planned_bytes.labels({"overhead"}).set(
-      static_cast<double>(s.plan.request_overhead_bytes + s.plan.runtime_bytes));
+      static_cast<double>(s.plan.request_bytes + s.plan.transport_bytes + s.plan.runtime_bytes));
   m.kv_blocks_capacity.set(static_cast<double>(s.plan.kv_blocks));
   m.batch_max_total_tokens.set(static_cast<double>(l.max_batch_total_tokens));
 }
@@ -133,9 +133,8 @@ api::ChatPromptFormat chat_format(const ModelTokenizer& t) {
 
 int run_serve(ServeConfig c) {
   const sigset_t signals = block_shutdown_signals();
-  // HTTP request bodies are held while parsed: count one payload per worker
-  // that can read a body at once (bounded by the concurrent-request limit).
-  c.engine.extra_runtime_bytes +=
+  // HTTP request bodies are held while parsed: the plan's transport term.
+  c.engine.transport_bytes =
       http_body_runtime_bytes(c.api.threads, c.engine.max_concurrent_requests, c.api.payload_limit_bytes);
   auto setup = load_engine_model(c.engine);
   if (!setup) {
@@ -193,6 +192,7 @@ int run_serve(ServeConfig c) {
   service_config.scheduler.max_skips = c.max_waiting_tokens;
   service_config.scheduler.extra_eos_ids = c.api.generation_defaults.eos_token_ids;
   service_config.memory_pressure = &pressure;
+  service_config.request_budget_bytes = s.plan.request_bytes;
   publish_plan(server_metrics, s, *limits);
   sched::EngineService service(service_config, std::move(s.engine), std::move(s.pool), *s.tokenizer.tokenizer);
   front.attach(&service);

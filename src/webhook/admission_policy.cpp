@@ -144,8 +144,8 @@ void Check::check_plan(const MemoryPlan& plan, const std::string& within) {
     return deny("MAX_BATCH_TOTAL_TOKENS " + std::to_string(*want) + " but " + within + " holds a KV pool of " +
                 std::to_string(plan.max_batch_total_tokens) + " tokens (" + format_bytes(plan.kv_pool_bytes) +
                 " after weights " + format_bytes(plan.weights_bytes) + ", workspace " +
-                format_bytes(plan.workspace_bytes) + ", request overhead " +
-                format_bytes(plan.request_overhead_bytes) + ", runtime " + format_bytes(plan.runtime_bytes) +
+                format_bytes(plan.workspace_bytes) + ", request memory " +
+                format_bytes(plan.request_bytes) + ", transport " + format_bytes(plan.transport_bytes) + ", runtime " + format_bytes(plan.runtime_bytes) +
                 "): serve would refuse to start; raise it to at least " +
                 format_bytes(quantity_for_blocks(plan, blocks, fraction)) + " or lower MAX_BATCH_TOTAL_TOKENS");
   }
@@ -168,7 +168,8 @@ void add_audit(Decision& d, const ContainerVerdict& v) {
   d.audit_annotations[prefix + "planned-bytes"] = std::to_string(p.planned_bytes());
   d.audit_annotations[prefix + "weights-bytes"] = std::to_string(p.weights_bytes);
   d.audit_annotations[prefix + "workspace-bytes"] = std::to_string(p.workspace_bytes);
-  d.audit_annotations[prefix + "request-overhead-bytes"] = std::to_string(p.request_overhead_bytes);
+  d.audit_annotations[prefix + "request-bytes"] = std::to_string(p.request_bytes);
+  d.audit_annotations[prefix + "transport-bytes"] = std::to_string(p.transport_bytes);
   d.audit_annotations[prefix + "runtime-bytes"] = std::to_string(p.runtime_bytes);
   d.audit_annotations[prefix + "kv-pool-bytes"] = std::to_string(p.kv_pool_bytes);
   d.audit_annotations[prefix + "max-batch-total-tokens"] = std::to_string(p.max_batch_total_tokens);

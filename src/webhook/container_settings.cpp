@@ -126,6 +126,11 @@ const std::vector<Setting>& plan_settings() {
          PLIMSOLL_ASSIGN(s.serve.engine.max_batch_memory_bytes, to_bytes(what, v));
          return {};
        }},
+      {"--max-request-memory", "PLIMSOLL_MAX_REQUEST_MEMORY",
+       [](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
+         PLIMSOLL_ASSIGN(s.serve.engine.request_budget_bytes, to_bytes(what, v));
+         return {};
+       }},
       {"--payload-limit", "PAYLOAD_LIMIT",
        [](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
          PLIMSOLL_ASSIGN(s.serve.api.payload_limit_bytes, to_bytes(what, v));

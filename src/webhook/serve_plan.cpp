@@ -24,8 +24,10 @@ int64_t serve_threads(const ContainerSettings& s, int64_t node_cpus) {
 PlanInputs serve_plan_inputs(const ServeConfig& serve, const ModelMetadata& model, int64_t threads,
                              int64_t budget_bytes) {
   const EngineOptions& o = serve.engine;
-  return plan_inputs_for(o, model.config, model.weights_bytes, threads,
-                         model.runtime_bytes + o.extra_runtime_bytes + serve_http_buffer_bytes(serve), budget_bytes);
+  PlanInputs in = plan_inputs_for(o, model.config, model.weights_bytes, threads,
+                                  model.runtime_bytes + o.extra_runtime_bytes, budget_bytes);
+  in.transport_bytes = serve_http_buffer_bytes(serve);
+  return in;
 }
 
 }  // namespace plimsoll::webhook

@@ -50,6 +50,7 @@ class FakeService final : public sched::GenerationService {
   bool endless_ = false;                     // tokens until cancelled
   std::chrono::milliseconds token_delay_{0};
   std::vector<int32_t> script_ids_;          // generated ids, cycled
+  std::optional<int64_t> reserve_limit_bytes_;  // reserve_bytes above it: 422 (as admission's whole budget)
 
   // --- records ---
   std::vector<sched::GenerationRequest> last_items() {
@@ -83,6 +84,19 @@ class FakeService final : public sched::GenerationService {
     cancelled_.push_back(ticket);
     if (auto it = cancel_flags_.find(ticket); it != cancel_flags_.end()) it->second->store(true);
     changed_.notify_all();
+  }
+  sched::ByteReservation reserve_bytes(int64_t bytes, const std::string& what) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reserved_.push_back(bytes);
+    if (reserve_limit_bytes_ && bytes > *reserve_limit_bytes_) {
+      return {nullptr, sched::Rejection{Error{ErrorCode::kOutOfMemory, what + " needs " + std::to_string(bytes) +
+                                                                           " bytes of request memory"}}};
+    }
+    return {};
+  }
+  std::vector<int64_t> reserved() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return reserved_;
   }
   sched::ServiceLimits limits() const override { return limits_; }
   sched::ServiceStats stats() const override {
@@ -147,6 +161,7 @@ class FakeService final : public sched::GenerationService {
   std::condition_variable changed_;
   std::vector<sched::GenerationRequest> last_items_;
   std::vector<uint64_t> cancelled_;
+  std::vector<int64_t> reserved_;
   std::map<uint64_t, std::shared_ptr<std::atomic<bool>>> cancel_flags_;
   std::vector<std::thread> threads_;
   uint64_t next_ticket_ = 0;

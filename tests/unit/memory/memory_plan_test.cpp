@@ -75,3 +75,57 @@ TEST(MemoryPlan, WorkspaceScalesWithStepTokens) {
 
 }  // namespace
 }  // namespace plimsoll
+
+namespace plimsoll {
+namespace {
+
+TEST(MemoryPlan, RequestAndTransportMemoryAreNamedTermsOfThePlan) {
+  PlanInputs in;
+  in.config = stories260k();
+  in.weights_bytes = 1056512;
+  in.budget_bytes = 256 * kMiB;
+  in.max_concurrent_requests = 128;
+  in.transport_bytes = 3 * kMiB;
+  auto p = plan_memory(in);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  // Default: a third of what is left for KV, capped at 64 MiB (here the cap), or
+  // every request at max_total_tokens x 256 B when more.
+  EXPECT_EQ(p->request_bytes, 64 * kMiB);
+  EXPECT_EQ(p->transport_bytes, 3 * kMiB);
+  EXPECT_EQ(p->planned_bytes(), p->weights_bytes + p->workspace_bytes + p->request_bytes + p->transport_bytes +
+                                    p->runtime_bytes + p->kv_pool_bytes);
+  const std::string table = p->table();
+  EXPECT_NE(table.find("requests+responses"), std::string::npos) << table;
+  EXPECT_NE(table.find("transport"), std::string::npos) << table;
+  EXPECT_NE(table.find(format_bytes(p->request_bytes)), std::string::npos) << table;
+
+  // An explicit budget (--max-request-memory) is taken as given, and comes out of the KV pool.
+  in.request_budget_bytes = 100 * kMiB;
+  auto q = plan_memory(in);
+  ASSERT_TRUE(q.ok()) << q.error().message;
+  EXPECT_EQ(q->request_bytes, 100 * kMiB);
+  EXPECT_LT(q->kv_pool_bytes, p->kv_pool_bytes);
+  EXPECT_LE(p->kv_pool_bytes - q->kv_pool_bytes, 100 * kMiB - p->request_bytes + p->kv_block_bytes);
+}
+
+TEST(MemoryPlan, TheDefaultRequestBudgetGrowsWithContextAndRequestsAndFitsSmallPlans) {
+  EXPECT_EQ(default_request_budget_bytes(512, 16, kGiB), kDefaultRequestBudgetCapBytes);
+  EXPECT_EQ(default_request_budget_bytes(512, 16, 30 * kMiB), 10 * kMiB);
+  EXPECT_EQ(default_request_budget_bytes(512, 16, -5), 512 * 16 * kRequestBytesPerToken);
+  EXPECT_EQ(default_request_budget_bytes(4096, 128, kGiB), 4096 * 128 * kRequestBytesPerToken);
+  // A small plan that fitted before the request term still fits.
+  PlanInputs in;
+  in.config = stories260k();
+  in.config.max_seq_len = 200;
+  in.weights_bytes = 1056512;
+  in.max_concurrent_requests = 40;
+  in.runtime_bytes = 40 * kMiB;
+  in.budget_bytes = 51 * kMiB;
+  auto p = plan_memory(in);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_GE(p->request_bytes, 40 * 200 * kRequestBytesPerToken);
+  EXPECT_LT(p->request_bytes, 3 * kMiB);
+}
+
+}  // namespace
+}  // namespace plimsoll

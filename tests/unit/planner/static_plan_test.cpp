@@ -19,7 +19,10 @@ TEST(StaticPlan, IsPlanMemoryWithServesInputs) {
   EXPECT_EQ(p->plan.kv_blocks, direct->kv_blocks);
   EXPECT_EQ(p->budget_bytes, static_cast<int64_t>(256.0 * kMiB * 0.9));
   EXPECT_EQ(p->sequence_tokens, 272);
-  EXPECT_EQ(p->plan.runtime_bytes, 20 * kMiB + kRuntimeMarginBytes + 128 * 250'000);
+  EXPECT_EQ(p->plan.runtime_bytes, 20 * kMiB + kRuntimeMarginBytes);
+  EXPECT_EQ(p->plan.transport_bytes, 128 * 250'000);  // HTTP bodies: their own term
+  EXPECT_GT(p->plan.request_bytes, 0);
+  EXPECT_LE(p->plan.request_bytes, kDefaultRequestBudgetCapBytes);
   EXPECT_EQ(p->max_concurrent_sequences, p->plan.kv_blocks / 17);
   EXPECT_EQ(p->safe_client_batch_size, p->max_concurrent_sequences);
   EXPECT_EQ(p->plan.max_batch_total_tokens, p->plan.kv_blocks * 16);

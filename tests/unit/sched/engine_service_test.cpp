@@ -14,6 +14,7 @@
 #include "convert/random_model.h"
 #include "core/bytes.h"
 #include "engine/generate.h"
+#include "sched/request_cost.h"
 
 namespace plimsoll::sched {
 namespace {
@@ -67,7 +68,7 @@ struct Fixture {
 
   explicit Fixture(int64_t kv_blocks, int64_t step_tokens = 64, int64_t step_seqs = 16,
                    int64_t max_concurrent = 64, int64_t max_queued_tokens = 1 << 20,
-                   const MemoryPressure* memory_pressure = nullptr) {
+                   const MemoryPressure* memory_pressure = nullptr, int64_t request_budget_bytes = 0) {
     model = std::move(random_llama_in_memory(config(), DType::kF32, 21)).value();
     tokenizer = std::make_unique<Tokenizer>(std::move(Tokenizer::create(*model.vocab)).value());
     threads = std::make_unique<ThreadPool>(2);
@@ -86,6 +87,7 @@ struct Fixture {
     sc.scheduler.step_seqs = step_seqs;
     sc.scheduler.max_skips = 4;
     sc.memory_pressure = memory_pressure;
+    sc.request_budget_bytes = request_budget_bytes;
     service = std::make_unique<EngineService>(sc, std::move(engine), std::move(p), *tokenizer);
   }
 
@@ -283,6 +285,48 @@ TEST(EngineService, ShutdownAbortsWhatIsLeftWithAnErrorEvent) {
   auto r = f.service->submit({f.request("y", 1)}, d.sink());
   ASSERT_FALSE(r.accepted());
   EXPECT_EQ(r.rejection->error.code, ErrorCode::kUnavailable);
+}
+
+TEST(EngineService, RequestMemoryIsChargedAtSubmitAndGivenBackWhenTheAnswerIsDropped) {
+  Fixture f(64, 64, 16, 64, 1 << 20, nullptr, /*request_budget_bytes=*/2 << 20);
+  GenerationRequest huge = f.request("hello", 240);
+  huge.token_records = true;
+  huge.top_n_tokens = 5;
+  CostModel m;
+  m.token_text_bytes = f.tokenizer->max_token_bytes();
+  m.sequence_slots = 48;
+  const int64_t one = submission_cost({huge}, m).total();  // 240 x 6 records of ~1 KiB
+  ASSERT_LT(one, 2 << 20);
+  ASSERT_GT(2 * one, 2 << 20);
+  std::vector<GenerationRequest> many(8, huge);
+  Collector c0;
+  auto never = f.service->submit(many, c0.sink());
+  ASSERT_FALSE(never.accepted());
+  EXPECT_EQ(never.rejection->error.code, ErrorCode::kOutOfMemory);
+  EXPECT_NE(never.rejection->error.message.find("bytes of request memory ("), std::string::npos)
+      << never.rejection->error.message;
+  EXPECT_NE(never.rejection->error.message.find("the plan has 2097152 bytes"), std::string::npos)
+      << never.rejection->error.message;
+  // One such item fits; while its answer is held, a second does not (429), after it does.
+  Collector c1;
+  SubmitResult first = f.service->submit({huge}, c1.sink());
+  ASSERT_TRUE(first.accepted()) << first.rejection->error.message;
+  ASSERT_NE(first.charge, nullptr);
+  ASSERT_TRUE(c1.wait(1));
+  Collector c2;
+  auto second = f.service->submit({huge}, c2.sink());
+  ASSERT_FALSE(second.accepted());
+  EXPECT_EQ(second.rejection->error.code, ErrorCode::kOverloaded);
+  // The engine drops its share when the submission leaves the scheduler; the
+  // caller's share goes with its answer. Wait for the engine's, then drop ours.
+  first.charge.reset();
+  bool accepted = false;
+  for (int i = 0; i < 500 && !accepted; ++i) {  // up to 5 s for the engine to let go
+    accepted = f.service->submit({huge}, c2.sink()).accepted();
+    if (!accepted) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(accepted);
+  EXPECT_TRUE(c2.wait(1));
 }
 
 }  // namespace

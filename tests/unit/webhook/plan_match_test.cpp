@@ -55,7 +55,8 @@ TEST(PlanMatch, EqualsPlanMemoryOnEngineSetupsInputs) {
   in.step_seqs = 12;
   in.n_threads = 3;
   in.max_concurrent_requests = 40;
-  in.runtime_bytes = 40 * kMiB + std::min<int64_t>(16, 40) * 1'000'000 / 8;
+  in.runtime_bytes = 40 * kMiB;
+  in.transport_bytes = std::min<int64_t>(16, 40) * 1'000'000 / 8;
   in.budget_bytes = static_cast<int64_t>(static_cast<double>(64 * kMiB) * 0.8);
   auto want = plan_memory(in);
   ASSERT_TRUE(want.ok()) << want.error().message;
@@ -63,7 +64,8 @@ TEST(PlanMatch, EqualsPlanMemoryOnEngineSetupsInputs) {
   EXPECT_EQ(got.planned_bytes(), want->planned_bytes());
   EXPECT_EQ(got.kv_blocks, want->kv_blocks);
   EXPECT_EQ(got.workspace_bytes, want->workspace_bytes);
-  EXPECT_EQ(got.request_overhead_bytes, want->request_overhead_bytes);
+  EXPECT_EQ(got.request_bytes, want->request_bytes);
+  EXPECT_EQ(got.transport_bytes, want->transport_bytes);
   EXPECT_EQ(got.runtime_bytes, want->runtime_bytes);
 }
 
@@ -92,13 +94,14 @@ TEST(PlanMatch, MatchesTheTableBenchPrints) {
   // The rows compared do not depend on the budget (ASan raises the runtime bench measures);
   // serve counts HTTP buffers bench does not.
   const json args = {"--max-total-tokens", "256", "--max-batch-prefill-tokens", "128", "--threads", "2"};
-  const json c = testing::serve_container(json::array(), testing::memory("128Mi", "128Mi"), args);
+  // 512Mi like bench's: the request term (a third of what is left, capped) is then the cap on both.
+  const json c = testing::serve_container(json::array(), testing::memory("512Mi", "512Mi"), args);
   const Decision d = decide(testing::deployment(c, annotations_for(*model, "40Mi")), {});
   ASSERT_TRUE(d.allowed) << d.message;
   const MemoryPlan& p = *d.verdicts.at(0).plan;
   EXPECT_EQ(row_bytes(r.out, "weights"), format_bytes(p.weights_bytes)) << r.out;
   EXPECT_EQ(row_bytes(r.out, "step workspace"), format_bytes(p.workspace_bytes)) << r.out;
-  EXPECT_EQ(row_bytes(r.out, "request overhead"), format_bytes(p.request_overhead_bytes)) << r.out;
+  EXPECT_EQ(row_bytes(r.out, "requests+responses"), format_bytes(p.request_bytes)) << r.out;
   EXPECT_NE(r.out.find("tokens x " + format_bytes(p.kv_bytes_per_token) + "/token"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("sequences of 256)"), std::string::npos) << r.out;
 }

@@ -1,0 +1,138 @@
+// A counting SAX handler in front of nlohmann's own tree builder: each event
+// is charged what the tree will hold for it before it is built, and parsing
+// stops at the first event over a limit.
+#include "api/request_json.h"
+
+#include <string>
+#include <vector>
+
+namespace plimsoll::api {
+namespace {
+
+// What nlohmann 3.11's tree holds per element on glibc (x86-64), rounded up:
+// an array slot is a 16-byte json in a vector grown by doubling (<= 2 slots
+// per element), plus the old buffer while it grows or the flattening stack of
+// json's destructor (one more); objects are std::map nodes (32-byte node
+// header + key std::string + json, 80 B + malloc's 16); containers and
+// strings live behind a pointer (their object + malloc's 16); a string longer
+// than the 15 bytes kept inline has its own block.
+constexpr int64_t kArraySlotBytes = 48;
+constexpr int64_t kObjectMemberBytes = 96;
+constexpr int64_t kObjectBytes = 64;
+constexpr int64_t kArrayBytes = 48;
+constexpr int64_t kStringBytes = 48;
+constexpr size_t kInlineChars = 15;
+constexpr int64_t kHeapBlockBytes = 32;  // malloc header + rounding to 16
+
+int64_t text_bytes(size_t length) {
+  return length > kInlineChars ? static_cast<int64_t>(length) + kHeapBlockBytes : 0;
+}
+
+class BoundedBuilder {
+ public:
+  using number_integer_t = json::number_integer_t;
+  using number_unsigned_t = json::number_unsigned_t;
+  using number_float_t = json::number_float_t;
+  using string_t = json::string_t;
+  using binary_t = json::binary_t;
+
+  BoundedBuilder(json& root, const JsonLimits& limits) : dom_(root, false), limits_(limits) {}
+
+  bool null() { return value(0) && dom_.null(); }
+  bool boolean(bool v) { return value(0) && dom_.boolean(v); }
+  bool number_integer(number_integer_t v) { return value(0) && dom_.number_integer(v); }
+  bool number_unsigned(number_unsigned_t v) { return value(0) && dom_.number_unsigned(v); }
+  bool number_float(number_float_t v, const string_t& s) { return value(0) && dom_.number_float(v, s); }
+  bool string(string_t& v) { return value(kStringBytes + text_bytes(v.size())) && dom_.string(v); }
+  bool binary(binary_t& v) { return value(kStringBytes + static_cast<int64_t>(v.size())) && dom_.binary(v); }
+  bool key(string_t& k) { return charge(kObjectMemberBytes + text_bytes(k.size())) && dom_.key(k); }
+  bool start_object(std::size_t n) { return open(false, kObjectBytes) && dom_.start_object(n); }
+  bool end_object() { return close() && dom_.end_object(); }
+  bool start_array(std::size_t n) { return open(true, kArrayBytes) && dom_.start_array(n); }
+  bool end_array() { return close() && dom_.end_array(); }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
+    error_ = make_error(ErrorCode::kInvalidArgument,
+                        "the request body is not valid JSON (byte " + std::to_string(position) + "): " + e.what());
+    return false;
+  }
+
+  const std::optional<Error>& error() const { return error_; }
+
+ private:
+  // A value in its parent: an array slot, or nothing more (an object member's
+  // node was charged at its key; the root is the caller's json).
+  bool value(int64_t own_bytes) {
+    const bool in_array = !parents_.empty() && parents_.back();
+    return charge(own_bytes + (in_array ? kArraySlotBytes : 0));
+  }
+  bool open(bool is_array, int64_t own_bytes) {
+    if (static_cast<int64_t>(parents_.size()) >= limits_.max_depth) {
+      error_ = make_error(ErrorCode::kInvalidArgument,
+                          "the request body nests arrays and objects deeper than " +
+                              std::to_string(limits_.max_depth) + " levels");
+      return false;
+    }
+    if (!value(own_bytes)) return false;
+    parents_.push_back(is_array);
+    return true;
+  }
+  bool close() {
+    parents_.pop_back();
+    return true;
+  }
+  bool charge(int64_t bytes) {
+    tree_bytes_ += bytes;
+    if (tree_bytes_ <= limits_.max_tree_bytes) return true;
+    error_ = make_error(ErrorCode::kInvalidArgument,
+                        "the request body's JSON would take more than " + std::to_string(limits_.max_tree_bytes) +
+                            " bytes to hold (" + std::to_string(kJsonTreeBytesPerBodyByte) +
+                            " per body byte): too many small values");
+    return false;
+  }
+
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  JsonLimits limits_;
+  std::vector<bool> parents_;  // true: array; at most max_depth entries
+  int64_t tree_bytes_ = 0;
+  std::optional<Error> error_;
+};
+
+}  // namespace
+
+Result<json> parse_request_json(std::string_view body, JsonLimits limits) {
+  if (limits.max_tree_bytes <= 0) limits.max_tree_bytes = json_tree_limit_bytes(static_cast<int64_t>(body.size()));
+  json root;
+  BoundedBuilder builder(root, limits);
+  const bool ok = json::sax_parse(body.begin(), body.end(), &builder);
+  if (!ok || builder.error()) {
+    release_json(root);
+    if (builder.error()) return *builder.error();
+    return make_error(ErrorCode::kInvalidArgument, "the request body is not valid JSON");
+  }
+  return root;
+}
+
+int64_t counted_tree_bytes(const json& root) {
+  int64_t total = 0;
+  std::vector<const json*> todo{&root};
+  while (!todo.empty()) {
+    const json* v = todo.back();
+    todo.pop_back();
+    if (v->is_string()) total += kStringBytes + text_bytes(v->get_ref<const std::string&>().size());
+    if (v->is_binary()) total += kStringBytes + static_cast<int64_t>(v->get_binary().size());
+    if (v->is_array()) {
+      total += kArrayBytes + kArraySlotBytes * static_cast<int64_t>(v->size());
+      for (const json& item : *v) todo.push_back(&item);
+    }
+    if (v->is_object()) {
+      total += kObjectBytes;
+      for (auto it = v->begin(); it != v->end(); ++it) {
+        total += kObjectMemberBytes + text_bytes(it.key().size());
+        todo.push_back(&it.value());
+      }
+    }
+  }
+  return total;
+}
+
+}  // namespace plimsoll::api

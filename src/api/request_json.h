@@ -1,0 +1,50 @@
+// Bounded parsing of request bodies: nlohmann's SAX parser (iterative, no
+// recursion) builds the tree under a nesting limit and a bound on the tree's
+// bytes per body byte, so no body of any shape costs more than the transport
+// reserved for it (body_bytes x (1 + kJsonTreeBytesPerBodyByte) + fixed).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "api/json_text.h"
+#include "core/result.h"
+
+namespace plimsoll::api {
+
+// Arrays and objects nested deeper than this are refused (422).
+inline constexpr int64_t kJsonMaxDepth = 64;
+// The tree may hold at most this many bytes (heap, malloc overhead included)
+// per body byte, plus kJsonTreeFixedBytes. Measured with glibc's mallinfo2 on
+// nlohmann 3.11: `[{},{},...]` 28.3 B per body byte, `[{"":{}},...]` 30.6,
+// 64-deep `[[[...]]]` runs 31.7, a 2,048-prompt /generate body 8.0. The
+// counted model (request_json.cpp) charges a little more than the real cost,
+// transient vector growth included, so a tree never exceeds its bound.
+inline constexpr int64_t kJsonTreeBytesPerBodyByte = 32;
+inline constexpr int64_t kJsonTreeFixedBytes = 4096;
+
+// The most bytes the tree of a body of `body_bytes` may take.
+inline constexpr int64_t json_tree_limit_bytes(int64_t body_bytes) {
+  return body_bytes * kJsonTreeBytesPerBodyByte + kJsonTreeFixedBytes;
+}
+
+struct JsonLimits {
+  int64_t max_depth = kJsonMaxDepth;
+  int64_t max_tree_bytes = 0;  // 0: json_tree_limit_bytes(body size)
+};
+
+// Parses a request body. Errors (kInvalidArgument, answered 422) name the
+// limit: invalid JSON (with the parser's position), nesting deeper than
+// max_depth, or a tree larger than max_tree_bytes.
+Result<json> parse_request_json(std::string_view body, JsonLimits limits = {});
+
+// The bytes the tree of `value` is counted as (the model parse_request_json
+// enforces); for tests and measurements. Iterative.
+int64_t counted_tree_bytes(const json& value);
+
+// Destroys a request tree now (iteratively, as nlohmann's destructor does):
+// routes call it once their validated call is built, so the tree does not
+// live while the request generates.
+inline void release_json(json& value) { json().swap(value); }
+
+}  // namespace plimsoll::api
