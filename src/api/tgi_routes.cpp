@@ -99,7 +99,7 @@ json generate_json(const TgiCall& call, size_t index, const ItemOutcome& item) {
 }
 
 // TGI's timing and token-count response headers (times in milliseconds).
-void set_generate_headers(const std::vector<ItemOutcome>& items, httplib::Response& res) {
+void set_generate_headers(const std::vector<ItemOutcome>& items, HttpResponse& res) {
   int64_t prompt_tokens = 0, generated_tokens = 0;
   double queue_s = 0, inference_s = 0;
   for (const ItemOutcome& item : items) {
@@ -157,10 +157,17 @@ class TgiStreamFormatter final : public StreamFormatter {
   int64_t index_ = 0;
 };
 
-void generate(RouteContext& ctx, const json& body, bool wrap_in_list, httplib::Response& res) {
+// The JSON tree and the body are freed once the call is validated.
+void done_with_body(json& body, HttpRequest& req) {
+  body = json();
+  req.release_body();
+}
+
+void generate(RouteContext& ctx, json body, bool wrap_in_list, HttpRequest& req, HttpResponse& res) {
   auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
   auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
   Result<TgiCall> call = parse_call(ctx, body, /*streaming=*/false);
+  done_with_body(body, req);
   if (!call) return fail(api_error(call.error()));
   Submission submission;
   if (auto e = submit(ctx, call->items, *recorder, &submission)) return fail(*e);
@@ -173,10 +180,11 @@ void generate(RouteContext& ctx, const json& body, bool wrap_in_list, httplib::R
   send_json(res, dump_json(call->list_input || wrap_in_list ? out : out[0]));
 }
 
-void generate_stream(RouteContext& ctx, const json& body, httplib::Response& res) {
+void generate_stream(RouteContext& ctx, json body, HttpRequest& req, HttpResponse& res) {
   auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
   auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
   Result<TgiCall> call = parse_call(ctx, body, /*streaming=*/true);
+  done_with_body(body, req);
   if (!call) return fail(api_error(call.error()));
   Submission submission;
   if (auto e = submit(ctx, call->items, *recorder, &submission)) return fail(*e);
@@ -186,22 +194,21 @@ void generate_stream(RouteContext& ctx, const json& body, httplib::Response& res
 
 }  // namespace
 
-void add_tgi_routes(httplib::Server& server, RouteContext& ctx) {
-  server.Post("/generate", route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
-    generate(ctx, json::parse(req.body), false, res);
+void add_tgi_routes(RouteTable& routes, RouteContext& ctx) {
+  routes.post("/generate", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
+    generate(ctx, json::parse(req.body), false, req, res);
   }));
-  server.Post("/generate_stream",
-              route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
-                generate_stream(ctx, json::parse(req.body), res);
-              }));
+  routes.post("/generate_stream", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
+    generate_stream(ctx, json::parse(req.body), req, res);
+  }));
   // TGI's compat route: streams when "stream" is true, else a one-element list.
-  server.Post("/", route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
+  routes.post("/", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
     json body = json::parse(req.body);
     FieldReader f(body);
     Result<std::optional<bool>> stream = f.boolean("stream");
     if (!stream) return send_error(res, api_error(stream.error()));
-    if (stream->value_or(false)) return generate_stream(ctx, body, res);
-    generate(ctx, body, true, res);
+    if (stream->value_or(false)) return generate_stream(ctx, std::move(body), req, res);
+    generate(ctx, std::move(body), true, req, res);
   }));
 }
 
