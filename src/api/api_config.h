@@ -15,7 +15,7 @@ struct ApiConfig {
   int64_t payload_limit_bytes = 2'000'000;      // TGI's default payload_limit
   std::string api_key;                          // "": no auth; else `Authorization: Bearer <key>`
   // Transport limits (src/api/http_session.cpp; docs/reliability.md lists them):
-  int read_timeout_seconds = 30;                // one deadline for a request's head + body (not per read): 408
+  int read_timeout_seconds = 30;                // one deadline for a request's head + body (not per read): then closed
   int write_timeout_seconds = 30;               // each response write (an SSE frame batch): then closed
   int64_t max_header_bytes = 16 * 1024;         // request line + header fields: 431
   int max_header_fields = 100;                  // header fields per request: 431

@@ -58,6 +58,12 @@ class StreamPump final : public ResponseStream {
     return out;
   }
 
+  // A reader too slow for the queue bound: stop generating for it now; the
+  // error event goes out when (if) the pending write completes.
+  void on_stalled_wake() override {
+    if (submission_.queue->overflowed()) cancel();
+  }
+
   void close(bool /*completed*/) override {
     if (closed_) return;
     closed_ = true;

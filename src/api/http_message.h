@@ -57,6 +57,9 @@ class ResponseStream {
   // What to write now, never blocking ("" for nothing yet). Sets *done when
   // the stream is over (the bytes returned are its last).
   virtual std::string pull(bool stopping, bool* done) = 0;
+  // Called on a wake while a write is still pending (the reader is slow):
+  // may cancel work that can no longer be delivered. Never blocks.
+  virtual void on_stalled_wake() {}
   // Once, when the response is over; `completed`: every byte was written.
   virtual void close(bool completed) = 0;
 };

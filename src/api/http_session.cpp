@@ -153,7 +153,6 @@ class Session : public std::enable_shared_from_this<Session> {
       return refuse({431, "validation", "request head too large: the limit is " +
                                             limit_text(t_.config.max_header_bytes) + " bytes (--max-header-bytes)"});
     }
-    if (ec == beast::error::timeout) return on_read_timeout();
     if (ec == http::error::bad_transfer_encoding) {
       begin_active();
       body_unread_ = true;
@@ -165,17 +164,9 @@ class Session : public std::enable_shared_from_this<Session> {
       body_unread_ = true;
       return refuse({400, "validation", "malformed request head: " + ec.message()});
     }
-    // The peer closed or the connection was closed (eviction, stop): nothing to answer.
-  }
-
-  // A slow head or body: 408 when some of it came, a silent close when none did.
-  void on_read_timeout() {
-    if (!parser_->got_some() && buffer_.size() == 0) return;
-    begin_active();
-    body_unread_ = true;
-    refuse({408, "validation", "the request was not received within " +
-                                   limit_text(t_.config.read_timeout_seconds) +
-                                   " s (--request-read-timeout; one deadline for head and body)"});
+    // The peer closed, the connection was closed (eviction, stop), or the
+    // request deadline passed (beast::error::timeout: tcp_stream has closed
+    // the socket, so a slow client gets a close, not a 408): nothing to answer.
   }
 
   ApiError transfer_encoding_error() const {
@@ -217,8 +208,7 @@ class Session : public std::enable_shared_from_this<Session> {
       net::async_read(self->stream_, net::buffer(self->req_.body.data() + have, rest),
                       [self](beast::error_code ec, size_t) {
                         if (self->closed_) return;
-                        if (ec == beast::error::timeout) return self->on_read_timeout();
-                        if (ec) return;
+                        if (ec) return;  // the deadline closed the socket, or the peer left
                         self->dispatch();
                       });
     };
@@ -323,11 +313,16 @@ class Session : public std::enable_shared_from_this<Session> {
     auto executor = stream_.get_executor();
     waker_ = std::make_shared<Waker>([weak, executor] {
       net::post(executor, [weak] {
-        if (auto s = weak.lock()) s->timer_.cancel();
+        if (auto s = weak.lock()) s->on_wake();
       });
     });
     source_->set_wake([waker = waker_] { waker->wake(); });
     write_stream(stream_head(res, version_, keep_alive_), false);
+  }
+
+  void on_wake() {
+    if (writing_ && source_) return source_->on_stalled_wake();
+    timer_.cancel();  // the idle wait ends: pump() pulls
   }
 
   void pump() {
