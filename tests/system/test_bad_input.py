@@ -18,7 +18,7 @@ import rawhttp
 from server import Server
 
 OK_BODY = {"inputs": "Once upon a time", "parameters": {"max_new_tokens": 4}}
-READ_TIMEOUT_S = 30  # ApiConfig::read_timeout_seconds (no flag changes it)
+READ_TIMEOUT_S = 30  # ApiConfig::read_timeout_seconds (--request-read-timeout: head + body in all)
 
 
 def j(value):
