@@ -5,6 +5,7 @@
 
 #include <sys/socket.h>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -74,6 +75,9 @@ struct ApiServer::Impl {
   // Sessions (held by handlers queued here) use the members above, so the
   // I/O context is destroyed first.
   net::io_context ioc;
+  // Keeps the I/O threads running while handlers on workers may still post
+  // their responses, after the acceptor (the last pending operation) closes.
+  net::executor_work_guard<net::io_context::executor_type> work{ioc.get_executor()};
   tcp::acceptor acceptor{net::make_strand(ioc)};
   net::steady_timer accept_retry{acceptor.get_executor()};
   std::vector<std::thread> io_threads;
@@ -175,6 +179,7 @@ void ApiServer::stop() {
   while (s.connections.size() > 0 && std::chrono::steady_clock::now() < closed_by && !s.io_threads.empty()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  s.work.reset();
   s.ioc.stop();
 }
 

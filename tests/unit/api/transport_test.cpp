@@ -207,7 +207,7 @@ TEST_F(TransportTest, ASlowStreamReaderIsCancelledAtTheQueueBound) {
   ASSERT_TRUE(reader.send(post_head("/generate_stream", static_cast<int64_t>(body.size())) + body));
   // The reader reads nothing: the queue passes its bound and the ticket is cancelled.
   ASSERT_TRUE(service_.wait_for_cancel(seconds(10)));
-  std::string stream = reader.read_all(seconds(10));
+  std::string stream = reader.read_until("--stream-queue-bytes", seconds(10));
   EXPECT_EQ(status_of(stream), 200);
   EXPECT_NE(stream.find("too slowly"), std::string::npos) << stream.substr(stream.size() > 500 ? stream.size() - 500 : 0);
   EXPECT_NE(stream.find("--stream-queue-bytes"), std::string::npos);
@@ -235,6 +235,19 @@ TEST_F(TransportTest, KeepAliveServesSeveralRequestsOnOneConnection) {
     std::string r = s.read_until("\"docker_label\"", seconds(10));
     EXPECT_EQ(status_of(r), 200) << i;
   }
+}
+
+TEST_F(TransportTest, StopAnswersAWaitingRequest503) {
+  service_.endless_ = true;
+  service_.token_delay_ = milliseconds(20);
+  const std::string body = json{{"inputs", "hi"}}.dump();
+  RawSocket s(server_->port());
+  ASSERT_TRUE(s.send(post_head("/generate", static_cast<int64_t>(body.size()), {"Connection: close"}) + body));
+  ASSERT_TRUE(service_.wait_for_submissions(1, seconds(10)));
+  std::thread stopper([this] { server_->stop(); });
+  std::string r = s.read_all(seconds(10));
+  stopper.join();
+  expect_raw_error(r, 503, "unavailable", "shutting down");
 }
 
 TEST(TransportBudget, WorstCaseCountsBudgetConnectionsAndQueues) {
