@@ -14,9 +14,16 @@ struct ApiConfig {
   int port = 3000;                              // 0: an ephemeral port (see ApiServer::port())
   int64_t payload_limit_bytes = 2'000'000;      // TGI's default payload_limit
   std::string api_key;                          // "": no auth; else `Authorization: Bearer <key>`
-  int read_timeout_seconds = 30;
-  int write_timeout_seconds = 30;
-  int threads = 256;                            // one per open connection (streams hold one each)
+  // Transport limits (src/api/http_session.cpp; docs/reliability.md lists them):
+  int read_timeout_seconds = 30;                // one deadline for a request's head + body (not per read): then closed
+  int write_timeout_seconds = 30;               // each response write (an SSE frame batch): then closed
+  int64_t max_header_bytes = 16 * 1024;         // request line + header fields: 431
+  int max_header_fields = 100;                  // header fields per request: 431
+  int max_connections = 1024;                   // open connections; at the cap the oldest still reading its head is dropped
+  int64_t max_body_bytes_in_flight = 0;         // bodies being read/parsed, x(1+32) each (body_budget.h); 0: auto; full: 429
+  int64_t stream_queue_bytes = 256 * 1024;      // events waiting for one stream's reader; over it the stream is cancelled
+  int io_threads = 2;                           // threads reading and writing sockets (Asio)
+  int threads = 256;                            // handler workers (a non-streamed generation holds one until it ends)
   std::string model_id;                         // "": ServiceLimits::model_id
   int64_t default_max_new_tokens = 100;         // TGI and chat routes, when the client gives none
   int64_t default_completion_max_tokens = 16;   // /v1/completions (OpenAI's default)

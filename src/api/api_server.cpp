@@ -1,87 +1,102 @@
-// ApiServer: configures cpp-httplib (thread pool, limits, timeouts, JSON
-// bodies for its own errors), registers the routes and runs the listener.
+// ApiServer: the Boost.Beast transport's owner — the listening socket
+// (backlog SOMAXCONN), the I/O threads, the worker pool, the body budget and
+// the connection registry — and the route table it serves.
 #include "api/api_server.h"
 
 #include <sys/socket.h>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
 #include <spdlog/spdlog.h>
 
-#include "api/listen_backlog.h"
-
-#include <httplib.h>
-
 #include <chrono>
+#include <optional>
 #include <thread>
+#include <vector>
 
-#include "api/errors.h"
+#include "api/http_session.h"
 #include "api/route_context.h"
 
 namespace plimsoll::api {
+namespace {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+// How long stop() lets requests in flight answer and open streams flush
+// their queued final or error events; a client that stopped reading must
+// not hold the shutdown.
+constexpr std::chrono::seconds kStreamFlushTimeout{2};
+// How long stop() waits for closed connections to finish their handlers.
+constexpr std::chrono::seconds kCloseTimeout{1};
+// After accept fails (e.g. out of file descriptors), wait before the next one.
+constexpr std::chrono::milliseconds kAcceptRetry{50};
+
+Result<tcp::endpoint> resolve(net::io_context& ioc, const std::string& host, int port) {
+  boost::system::error_code ec;
+  net::ip::address address = net::ip::make_address(host, ec);
+  if (!ec) return tcp::endpoint(address, static_cast<unsigned short>(port));
+  tcp::resolver resolver(ioc);
+  auto results = resolver.resolve(host, std::to_string(port), ec);
+  if (ec || results.empty()) {
+    return make_error(ErrorCode::kIo, "cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
+  }
+  return results.begin()->endpoint();
+}
+
+}  // namespace
 
 struct ApiServer::Impl {
   Impl(ApiConfig cfg, sched::GenerationService& service, const TextTokenizer& tokenizer,
        metrics::ServerMetrics& metrics, ChatPromptFormat chat)
       : config(std::move(cfg)),
-        ctx{config, service, tokenizer, metrics, std::move(chat), nullptr} {}
+        ctx{config, service, tokenizer, metrics, std::move(chat), nullptr},
+        connections(config.max_connections),
+        workers(std::max(config.threads, 4), static_cast<size_t>(std::max(config.max_connections, 1))),
+        transport{config, ctx, routes, workers, BodyBudget::create(body_budget_bytes(config)), connections} {
+    add_info_routes(routes, ctx);
+    add_tgi_routes(routes, ctx);
+    add_openai_routes(routes, ctx);
+  }
 
-  void configure();
+  void accept();
 
   ApiConfig config;
   RouteContext ctx;
-  httplib::Server server;
-  std::thread listener;
+  RouteTable routes;
+  ConnectionRegistry connections;
+  WorkerPool workers;
+  Transport transport;
+  // Sessions (held by handlers queued here) use the members above, so the
+  // I/O context is destroyed first.
+  net::io_context ioc;
+  // Keeps the I/O threads running while handlers on workers may still post
+  // their responses, after the acceptor (the last pending operation) closes.
+  net::executor_work_guard<net::io_context::executor_type> work{ioc.get_executor()};
+  tcp::acceptor acceptor{net::make_strand(ioc)};
+  net::steady_timer accept_retry{acceptor.get_executor()};
+  std::vector<std::thread> io_threads;
+  std::atomic<bool> stopped{false};
   int port = 0;
 };
 
-namespace {
-
-// How long stop() lets open streams flush before the listener closes; a
-// client that stopped reading must not hold the shutdown.
-constexpr std::chrono::seconds kStreamFlushTimeout{2};
-
-// Bodies for the statuses httplib answers by itself (404, 413, 400...).
-httplib::Server::HandlerResponse library_error(const httplib::Request& req, httplib::Response& res,
-                                               int64_t payload_limit_bytes) {
-  if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
-  ApiError e{res.status, "validation", "bad request"};
-  if (res.status == 404) e = {404, "not_found", "no route " + req.method + " " + req.path};
-  if (res.status == 413) {
-    e = {413, "validation", "payload too large: the limit is " + std::to_string(payload_limit_bytes) + " bytes"};
-  }
-  send_error(res, e);
-  return httplib::Server::HandlerResponse::Handled;
-}
-
-}  // namespace
-
-void ApiServer::Impl::configure() {
-  const int threads = std::max(config.threads, 4);
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  server.set_payload_max_length(static_cast<size_t>(config.payload_limit_bytes));
-  server.set_read_timeout(config.read_timeout_seconds, 0);
-  server.set_write_timeout(config.write_timeout_seconds, 0);
-  server.set_tcp_nodelay(true);  // SSE frames leave at once
-  const int64_t limit = config.payload_limit_bytes;
-  server.set_error_handler(httplib::Server::HandlerWithResponse(
-      [limit](const httplib::Request& req, httplib::Response& res) {
-        return library_error(req, res, limit);
-      }));
-  // Debian's httplib applies the payload limit only to bodies with a
-  // Content-Length; a chunked body would be read whole, whatever its size.
-  // Refuse chunked bodies before any of it is read.
-  server.set_pre_routing_handler([limit](const httplib::Request& req, httplib::Response& res) {
-    if (req.get_header_value("Transfer-Encoding").find("chunked") == std::string::npos) {
-      return httplib::Server::HandlerResponse::Unhandled;
+void ApiServer::Impl::accept() {
+  acceptor.async_accept(net::make_strand(ioc), [this](boost::system::error_code ec, tcp::socket socket) {
+    if (!acceptor.is_open()) return;
+    if (ec) {
+      spdlog::warn("accept failed: {}", ec.message());
+      accept_retry.expires_after(kAcceptRetry);
+      accept_retry.async_wait([this](boost::system::error_code) { accept(); });
+      return;
     }
-    send_error(res, ApiError{411, "validation",
-                             "chunked request bodies are not accepted: send the body with a Content-Length "
-                             "(at most " + std::to_string(limit) + " bytes)"});
-    res.set_header("Connection", "close");
-    return httplib::Server::HandlerResponse::Handled;
+    serve_connection(std::move(socket), transport);
+    accept();
   });
-  add_info_routes(server, ctx);
-  add_tgi_routes(server, ctx);
-  add_openai_routes(server, ctx);
 }
 
 ApiServer::ApiServer(ApiConfig config, sched::GenerationService& service, const TextTokenizer& tokenizer,
@@ -93,7 +108,6 @@ ApiServer::ApiServer(ApiConfig config, sched::GenerationService& service, const 
                      metrics::ServerMetrics& metrics, ChatPromptFormat chat) {
   if (!chat.render) chat.render = default_chat_template;
   impl_ = std::make_unique<Impl>(std::move(config), service, tokenizer, metrics, std::move(chat));
-  impl_->configure();
 }
 
 ApiServer::~ApiServer() {
@@ -103,43 +117,76 @@ ApiServer::~ApiServer() {
 
 void ApiServer::set_scrape_hook(std::function<void()> hook) { impl_->ctx.scrape_hook = std::move(hook); }
 
+Status check_transport_config(const ApiConfig& c) {
+  const int64_t one_body = body_reservation_bytes(c.payload_limit_bytes);
+  if (body_budget_bytes(c) < one_body) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--max-body-bytes-in-flight " + std::to_string(body_budget_bytes(c)) +
+                          " cannot hold one body of --payload-limit " + std::to_string(c.payload_limit_bytes) +
+                          " bytes, which reserves " + std::to_string(one_body) + " (x (1 + " +
+                          std::to_string(kJsonTreeBytesPerBodyByte) + ") for its JSON tree)");
+  }
+  if (c.max_connections < 1 || c.max_header_fields < 1 || c.max_header_bytes < 1024 || c.read_timeout_seconds < 1 ||
+      c.write_timeout_seconds < 1 || c.io_threads < 1 || c.stream_queue_bytes < 1) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--max-connections, --max-header-fields, --request-read-timeout, --write-timeout and "
+                      "--stream-queue-bytes must be positive, --max-header-bytes at least 1024");
+  }
+  return {};
+}
+
 Status ApiServer::start() {
   Impl& s = *impl_;
-  if (s.listener.joinable()) return make_error(ErrorCode::kInvalidArgument, "the API server is already started");
-  if (s.config.port == 0) {
-    s.port = s.server.bind_to_any_port(s.config.hostname);
-    if (s.port <= 0) s.port = 0;
-  } else if (s.server.bind_to_port(s.config.hostname, s.config.port)) {
-    s.port = s.config.port;
-  }
-  if (s.port == 0) {
+  if (!s.io_threads.empty()) return make_error(ErrorCode::kInvalidArgument, "the API server is already started");
+  PLIMSOLL_TRY(check_transport_config(s.config));
+  PLIMSOLL_ASSIGN(tcp::endpoint endpoint, resolve(s.ioc, s.config.hostname, s.config.port));
+  boost::system::error_code ec;
+  s.acceptor.open(endpoint.protocol(), ec);
+  if (!ec) s.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor.bind(endpoint, ec);
+  if (!ec) s.acceptor.listen(SOMAXCONN, ec);
+  if (ec) {
     return make_error(ErrorCode::kIo, "cannot listen on " + s.config.hostname + ":" +
-                                          std::to_string(s.config.port));
+                                          std::to_string(s.config.port) + ": " + ec.message());
   }
-  if (!raise_listen_backlog(s.port, SOMAXCONN)) {
-    spdlog::warn("could not raise the listen backlog of port {}; bursts of connections may be reset", s.port);
-  }
-  s.listener = std::thread([&s] { s.server.listen_after_bind(); });
-  // httplib's stop() is a no-op until the loop runs: do not return before it does.
-  while (!s.server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  s.port = s.acceptor.local_endpoint().port();
+  s.accept();
+  for (int i = 0; i < s.config.io_threads; ++i) s.io_threads.emplace_back([&s] { s.ioc.run(); });
   return {};
 }
 
 int ApiServer::port() const { return impl_->port; }
 
 void ApiServer::stop() {
-  impl_->ctx.stopping.store(true);
-  // httplib ends every chunked response the moment its listener closes, so
-  // open streams first write what is queued (their final or error events).
+  Impl& s = *impl_;
+  if (s.stopped.exchange(true)) return;
+  s.ctx.stopping.store(true);
+  net::post(s.acceptor.get_executor(), [&s] {
+    boost::system::error_code ignored;
+    s.acceptor.close(ignored);
+    s.accept_retry.cancel();
+  });
+  // Requests in flight answer (503 while stopping); open streams write what
+  // is queued for them (their final or error events), then end.
   const auto deadline = std::chrono::steady_clock::now() + kStreamFlushTimeout;
-  while (impl_->ctx.open_streams.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+  while ((s.transport.active_requests.load() > 0 || s.ctx.open_streams.load() > 0) &&
+         std::chrono::steady_clock::now() < deadline && !s.io_threads.empty()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  impl_->server.stop();
+  s.connections.close_all();
+  s.workers.stop();
+  const auto closed_by = std::chrono::steady_clock::now() + kCloseTimeout;
+  while (s.connections.size() > 0 && std::chrono::steady_clock::now() < closed_by && !s.io_threads.empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  s.work.reset();
+  s.ioc.stop();
 }
 
 void ApiServer::wait() {
-  if (impl_->listener.joinable()) impl_->listener.join();
+  for (std::thread& t : impl_->io_threads) {
+    if (t.joinable()) t.join();
+  }
 }
 
 }  // namespace plimsoll::api

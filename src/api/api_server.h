@@ -1,5 +1,6 @@
-// ApiServer: the HTTP front door — TGI and OpenAI routes over cpp-httplib,
-// built from a GenerationService, a TextTokenizer and the server's metrics.
+// ApiServer: the HTTP front door — TGI and OpenAI routes over Boost.Beast
+// (src/api/http_session.cpp: limits, threading), built from a
+// GenerationService, a TextTokenizer and the server's metrics.
 #pragma once
 
 #include <functional>
@@ -13,6 +14,10 @@
 #include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll::api {
+
+// The transport settings are consistent: every limit positive, and the body
+// budget holds one body of the payload limit (kInvalidArgument naming the flags).
+Status check_transport_config(const ApiConfig& config);
 
 class ApiServer {
  public:
@@ -30,7 +35,8 @@ class ApiServer {
   // Set before start().
   void set_scrape_hook(std::function<void()> hook);
 
-  // Binds hostname:port (kIo when it cannot) and serves on a background thread.
+  // Checks the config (check_transport_config), binds hostname:port (kIo
+  // when it cannot) and serves on ApiConfig::io_threads background threads.
   Status start();
   // The bound port (the chosen one when ApiConfig::port was 0); 0 before start().
   int port() const;

@@ -2,10 +2,9 @@
 // written: JSON body, status, Retry-After.
 #include "api/errors.h"
 
-#include <httplib.h>
-
 #include <cmath>
 
+#include "api/http_message.h"
 #include "api/json_text.h"
 
 namespace plimsoll::api {
@@ -58,7 +57,7 @@ std::string error_body(const ApiError& error) {
   return dump_json({{"error", error.message}, {"error_type", error.error_type}});
 }
 
-void send_error(httplib::Response& res, const ApiError& error) {
+void send_error(HttpResponse& res, const ApiError& error) {
   res.status = error.status;
   if (error.retry_after_seconds > 0) {
     res.set_header("Retry-After", std::to_string(error.retry_after_seconds));

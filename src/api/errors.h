@@ -7,11 +7,9 @@
 #include "core/result.h"
 #include "sched/generation_service.h"
 
-namespace httplib {
-struct Response;
-}
-
 namespace plimsoll::api {
+
+struct HttpResponse;
 
 struct ApiError {
   int status = 500;
@@ -33,6 +31,6 @@ const char* rejection_reason(ErrorCode code);
 // {"error": message, "error_type": type}
 std::string error_body(const ApiError& error);
 // Status, JSON body and Retry-After on `res`.
-void send_error(httplib::Response& res, const ApiError& error);
+void send_error(HttpResponse& res, const ApiError& error);
 
 }  // namespace plimsoll::api

@@ -22,57 +22,113 @@ void add_event(sched::TokenEvent&& event, bool keep_tokens, ItemOutcome* item) {
   if (event.final) item->final = std::move(event);
 }
 
-// One stream's state, shared by httplib's content provider and releaser.
-class StreamPump {
+// What one pull() gathers at most before it returns (a frame over is kept whole).
+constexpr size_t kStreamPullBytes = 16 * 1024;
+
+// One stream's state: the transport pulls SSE bytes from it.
+class StreamPump final : public ResponseStream {
  public:
   StreamPump(RouteContext& ctx, Submission submission, std::unique_ptr<StreamFormatter> formatter,
              std::shared_ptr<RequestRecorder> recorder)
       : ctx_(ctx), submission_(std::move(submission)), formatter_(std::move(formatter)),
         recorder_(std::move(recorder)), last_write_(std::chrono::steady_clock::now()) {
     ctx_.open_streams.fetch_add(1);
+    submission_.queue->set_max_bytes(ctx_.config.stream_queue_bytes);
   }
-  ~StreamPump() { ctx_.open_streams.fetch_sub(1); }
+  ~StreamPump() override {
+    close(false);  // a stream the transport never wrote still cancels its ticket
+    ctx_.open_streams.fetch_sub(1);
+  }
   StreamPump(const StreamPump&) = delete;
   StreamPump& operator=(const StreamPump&) = delete;
 
-  // Called by httplib until it returns false or the sink is done.
+  void set_wake(std::function<void()> wake) override { submission_.queue->set_listener(std::move(wake)); }
+
   // While stopping, what is already queued (the engine's final error events
   // after a drain) is still written; the stream ends when nothing is left.
-  bool pump(httplib::DataSink& sink) {
-    const bool stopping = ctx_.stopping.load();
-    std::optional<sched::TokenEvent> event = submission_.queue->pop(stopping ? milliseconds(0) : kPollInterval);
-    if (!event) return stopping ? false : keep_alive(sink);
-    recorder_->on_event(*event);
-    bool end = false;
-    std::string frames = formatter_->on_event(*event, &end);
-    if (event->error) recorder_->fail(api_error(*event->error));
-    if (!write(sink, frames)) return false;
-    if (!end && submission_.queue->finished()) {
-      if (!write(sink, formatter_->on_finish())) return false;
-      recorder_->succeed();
-      end = true;
+  std::string pull(bool stopping, bool* done) override {
+    std::string out;
+    try {
+      pull_events(stopping, &out, done);
+    } catch (const std::exception& e) {
+      out += end_with_error(make_error(ErrorCode::kInternal, e.what()));
+      *done = true;
     }
-    if (end) sink.done();
-    return true;
+    if (!out.empty()) last_write_ = std::chrono::steady_clock::now();
+    return out;
   }
 
-  // Called once the response is over, however it ended.
-  void release() {
-    if (!submission_.queue->finished()) ctx_.service.cancel(submission_.ticket);
+  // A reader too slow for the queue bound: stop generating for it now; the
+  // error event goes out when (if) the pending write completes.
+  void on_stalled_wake() override {
+    if (submission_.queue->overflowed()) cancel();
+  }
+
+  void close(bool /*completed*/) override {
+    if (closed_) return;
+    closed_ = true;
+    submission_.queue->set_listener(nullptr);
+    if (!submission_.queue->finished()) cancel();
   }
 
  private:
-  bool write(httplib::DataSink& sink, const std::string& bytes) {
-    if (bytes.empty()) return true;  // an empty write would end httplib's chunked stream
-    last_write_ = std::chrono::steady_clock::now();
-    return sink.write(bytes.data(), bytes.size());
+  void cancel() {
+    if (!cancelled_) ctx_.service.cancel(submission_.ticket);
+    cancelled_ = true;
   }
 
-  // An SSE comment while nothing happens, so a vanished client is noticed.
-  bool keep_alive(httplib::DataSink& sink) {
-    auto idle = std::chrono::steady_clock::now() - last_write_;
-    if (idle < milliseconds(ctx_.config.sse_keepalive_ms)) return true;
-    return write(sink, ":\n\n");
+  void pull_events(bool stopping, std::string* out, bool* done) {
+    while (out->size() < kStreamPullBytes) {
+      if (submission_.queue->overflowed()) {
+        *out += end_with_error(slow_reader_error());
+        *done = true;
+        return;
+      }
+      std::optional<sched::TokenEvent> event = submission_.queue->pop(milliseconds(0));
+      if (!event) break;
+      recorder_->on_event(*event);
+      bool end = false;
+      *out += formatter_->on_event(*event, &end);
+      if (event->error) recorder_->fail(api_error(*event->error));
+      if (!end && submission_.queue->finished()) {
+        *out += formatter_->on_finish();
+        recorder_->succeed();
+        end = true;
+      }
+      if (end) {
+        *done = true;
+        return;
+      }
+    }
+    if (!out->empty()) return;
+    if (stopping) {
+      *done = true;
+      return;
+    }
+    // An SSE comment while nothing happens, so a vanished client is noticed.
+    if (std::chrono::steady_clock::now() - last_write_ >= milliseconds(ctx_.config.sse_keepalive_ms)) *out = ":\n\n";
+  }
+
+  Error slow_reader_error() const {
+    return make_error(ErrorCode::kOverloaded,
+                      "the client read the stream too slowly: its waiting events passed " +
+                          std::to_string(submission_.queue->max_bytes()) +
+                          " bytes (--stream-queue-bytes); the generation was cancelled");
+  }
+
+  // The error frame in the stream's own format; the ticket is cancelled.
+  std::string end_with_error(const Error& error) {
+    cancel();
+    recorder_->fail(api_error(error));
+    sched::TokenEvent event;
+    event.final = true;
+    event.error = error;
+    bool end = false;
+    try {
+      return formatter_->on_event(event, &end);
+    } catch (const std::exception&) {
+      return sse_frame(error_body(api_error(error)), true);
+    }
   }
 
   RouteContext& ctx_;
@@ -80,6 +136,8 @@ class StreamPump {
   std::unique_ptr<StreamFormatter> formatter_;
   std::shared_ptr<RequestRecorder> recorder_;
   std::chrono::steady_clock::time_point last_write_;
+  bool closed_ = false;
+  bool cancelled_ = false;
 };
 
 }  // namespace
@@ -124,18 +182,14 @@ std::string sse_frame(const std::string& data, bool space_after_colon) {
   return (space_after_colon ? "data: " : "data:") + data + "\n\n";
 }
 
-void start_stream(RouteContext& ctx, httplib::Response& res, Submission submission,
+void start_stream(RouteContext& ctx, HttpResponse& res, Submission submission,
                   std::unique_ptr<StreamFormatter> formatter,
                   std::shared_ptr<RequestRecorder> recorder) {
-  auto pump = std::make_shared<StreamPump>(ctx, std::move(submission), std::move(formatter),
-                                           std::move(recorder));
   res.status = 200;
+  res.content_type = "text/event-stream";
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [pump](size_t /*offset*/, httplib::DataSink& sink) { return pump->pump(sink); },
-      [pump](bool /*success*/) { pump->release(); });
+  res.stream = std::make_shared<StreamPump>(ctx, std::move(submission), std::move(formatter), std::move(recorder));
 }
 
 }  // namespace plimsoll::api

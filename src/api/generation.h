@@ -52,9 +52,12 @@ class StreamFormatter {
 // "data:<json>\n\n" (TGI, no space) or "data: <json>\n\n" (OpenAI).
 std::string sse_frame(const std::string& data, bool space_after_colon);
 
-// Answers with 200 text/event-stream and pumps events through `formatter`.
-// A failed write (client gone) or an unfinished stream cancels the ticket.
-void start_stream(RouteContext& ctx, httplib::Response& res, Submission submission,
+// Answers with 200 text/event-stream whose body pulls events through
+// `formatter`. The event queue is bounded to ApiConfig::stream_queue_bytes
+// from here on: a reader too slow for it gets an error event and its ticket
+// is cancelled. A failed write (client gone) or an unfinished stream cancels
+// the ticket; an exception while formatting ends the stream with an error event.
+void start_stream(RouteContext& ctx, HttpResponse& res, Submission submission,
                   std::unique_ptr<StreamFormatter> formatter,
                   std::shared_ptr<RequestRecorder> recorder);
 

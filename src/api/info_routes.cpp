@@ -59,7 +59,7 @@ void refresh_load_gauges(RouteContext& ctx) {
 }
 
 // 200 with an empty body, or TGI's 503 {"error":"unhealthy","error_type":"healthcheck"}.
-void health(RouteContext& ctx, httplib::Response& res) {
+void health(RouteContext& ctx, HttpResponse& res) {
   if (ctx.service.ready() && !ctx.stopping.load()) {
     res.status = 200;
     return;
@@ -67,11 +67,12 @@ void health(RouteContext& ctx, httplib::Response& res) {
   send_error(res, ApiError{503, "healthcheck", "unhealthy"});
 }
 
-void tokenize(RouteContext& ctx, const httplib::Request& req, httplib::Response& res) {
+void tokenize(RouteContext& ctx, HttpRequest& req, HttpResponse& res) {
   Result<json> body = parse_request_json(req.body);
   if (!body) return send_error(res, api_error(body.error()));
   Result<std::optional<std::string>> inputs = FieldReader(*body).string("inputs");
   release_json(*body);
+  req.release_body();
   if (!inputs) return send_error(res, api_error(inputs.error()));
   if (!*inputs) return send_error(res, validation_error("`inputs` is required"));
   const std::string& text = **inputs;
@@ -97,21 +98,23 @@ json models_json(const RouteContext& ctx) {
 
 }  // namespace
 
-void add_info_routes(httplib::Server& server, RouteContext& ctx) {
-  server.Get("/health", route_edge(ctx, false, [&ctx](const httplib::Request&, httplib::Response& res) {
+// /health, /info and /metrics run inline on the I/O thread: they answer
+// while every worker is busy.
+void add_info_routes(RouteTable& routes, RouteContext& ctx) {
+  routes.get("/health", Access::kOpen, route_edge(ctx, [&ctx](HttpRequest&, HttpResponse& res) {
     health(ctx, res);
-  }));
-  server.Get("/info", route_edge(ctx, false, [&ctx](const httplib::Request&, httplib::Response& res) {
+  }), Runs::kInline);
+  routes.get("/info", Access::kOpen, route_edge(ctx, [&ctx](HttpRequest&, HttpResponse& res) {
     send_json(res, dump_json(info_json(ctx)));
-  }));
-  server.Get("/metrics", route_edge(ctx, false, [&ctx](const httplib::Request&, httplib::Response& res) {
+  }), Runs::kInline);
+  routes.get("/metrics", Access::kOpen, route_edge(ctx, [&ctx](HttpRequest&, HttpResponse& res) {
     refresh_load_gauges(ctx);
     res.set_content(ctx.metrics.registry.render(), metrics::MetricsRegistry::kContentType);
-  }));
-  server.Get("/v1/models", route_edge(ctx, false, [&ctx](const httplib::Request&, httplib::Response& res) {
+  }), Runs::kInline);
+  routes.get("/v1/models", Access::kOpen, route_edge(ctx, [&ctx](HttpRequest&, HttpResponse& res) {
     send_json(res, dump_json(models_json(ctx)));
   }));
-  server.Post("/tokenize", route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
+  routes.post("/tokenize", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
     tokenize(ctx, req, res);
   }));
 }

@@ -161,7 +161,7 @@ class OpenAiStreamFormatter final : public StreamFormatter {
   int64_t completion_tokens_ = 0;
 };
 
-void respond(RouteContext& ctx, Result<OpenAiCall> call, httplib::Response& res,
+void respond(RouteContext& ctx, Result<OpenAiCall> call, HttpResponse& res,
              std::shared_ptr<RequestRecorder> recorder) {
   auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
   if (!call) return fail(api_error(call.error()));
@@ -189,25 +189,26 @@ void respond(RouteContext& ctx, Result<OpenAiCall> call, httplib::Response& res,
 
 }  // namespace
 
-void add_openai_routes(httplib::Server& server, RouteContext& ctx) {
-  server.Post("/v1/completions",
-              route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
-                auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
-                Result<json> body = parse_request_json(req.body);
-                if (!body) return send_error(res, api_error(body.error()));
-                Result<OpenAiCall> call = parse_completion_call(ctx, *body);
-                release_json(*body);  // the validated call holds what is needed
-                respond(ctx, std::move(call), res, recorder);
-              }));
-  server.Post("/v1/chat/completions",
-              route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
-                auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
-                Result<json> body = parse_request_json(req.body);
-                if (!body) return send_error(res, api_error(body.error()));
-                Result<OpenAiCall> call = parse_chat_call(ctx, *body);
-                release_json(*body);  // the validated call holds what is needed
-                respond(ctx, std::move(call), res, recorder);
-              }));
+// The JSON tree is dropped and the body released once the call is validated.
+void add_openai_routes(RouteTable& routes, RouteContext& ctx) {
+  routes.post("/v1/completions", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
+    auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
+    Result<json> body = parse_request_json(req.body);
+    if (!body) return send_error(res, api_error(body.error()));
+    Result<OpenAiCall> call = parse_completion_call(ctx, *body);
+    release_json(*body);
+    req.release_body();
+    respond(ctx, std::move(call), res, recorder);
+  }));
+  routes.post("/v1/chat/completions", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
+    auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
+    Result<json> body = parse_request_json(req.body);
+    if (!body) return send_error(res, api_error(body.error()));
+    Result<OpenAiCall> call = parse_chat_call(ctx, *body);
+    release_json(*body);
+    req.release_body();
+    respond(ctx, std::move(call), res, recorder);
+  }));
 }
 
 }  // namespace plimsoll::api

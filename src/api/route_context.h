@@ -1,15 +1,16 @@
 // RouteContext: what every route handler reaches (config, service, tokenizer,
-// metrics, chat template), and the route edge that wraps each handler.
+// metrics, chat template); the route table the transport dispatches from, and
+// the route edge that wraps each handler.
 #pragma once
-
-#include <httplib.h>
 
 #include <atomic>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "api/api_config.h"
 #include "api/chat_template.h"
+#include "api/http_message.h"
 #include "metrics/server_metrics.h"
 #include "sched/generation_service.h"
 #include "tokenizer/text_tokenizer.h"
@@ -30,17 +31,43 @@ struct RouteContext {
   std::string model_id() const;
 };
 
-// The route edge: checks the API key (when `needs_auth`), then runs the
-// handler; the only catch-all — a JSON error becomes 422 with its message,
-// anything else 500.
-httplib::Server::Handler route_edge(RouteContext& ctx, bool needs_auth,
-                                    httplib::Server::Handler handler);
+using Handler = std::function<void(HttpRequest&, HttpResponse&)>;
 
-void add_tgi_routes(httplib::Server& server, RouteContext& ctx);
-void add_openai_routes(httplib::Server& server, RouteContext& ctx);
-void add_info_routes(httplib::Server& server, RouteContext& ctx);
+enum class Access { kOpen, kKey };          // kKey: `Authorization: Bearer` checked after the head
+enum class Runs { kWorker, kInline };       // kInline: on the I/O thread, never waits for a worker
+
+struct Route {
+  std::string method;
+  std::string path;
+  Access access = Access::kKey;
+  Runs runs = Runs::kWorker;
+  Handler handler;
+};
+
+class RouteTable {
+ public:
+  void get(std::string path, Access access, Handler handler, Runs runs = Runs::kWorker);
+  void post(std::string path, Access access, Handler handler, Runs runs = Runs::kWorker);
+  // The route for an exact method and path, or nullptr.
+  const Route* find(std::string_view method, std::string_view path) const;
+
+ private:
+  std::vector<Route> routes_;
+};
+
+// The API key check (constant time); true when no key is configured.
+bool authorized(const ApiConfig& config, const HttpRequest& req);
+
+// The route edge: runs the handler; the only catch-all — a JSON error becomes
+// 422 with its message, anything else 500. (The key is checked by the
+// transport before the body is read: Route::access.)
+Handler route_edge(RouteContext& ctx, Handler handler);
+
+void add_tgi_routes(RouteTable& routes, RouteContext& ctx);
+void add_openai_routes(RouteTable& routes, RouteContext& ctx);
+void add_info_routes(RouteTable& routes, RouteContext& ctx);
 
 // Sends `body` as application/json with status 200.
-void send_json(httplib::Response& res, const std::string& body);
+void send_json(HttpResponse& res, const std::string& body);
 
 }  // namespace plimsoll::api

@@ -1,5 +1,5 @@
-// The route edge (auth + the single catch-all) and small helpers shared by
-// the route files.
+// The route table, the route edge (the single catch-all), the key check and
+// small helpers shared by the route files.
 #include <nlohmann/json.hpp>
 
 #include "api/errors.h"
@@ -15,35 +15,46 @@ bool same_secret(const std::string& a, const std::string& b) {
   return diff == 0 && !b.empty();
 }
 
-bool authorized(const ApiConfig& config, const httplib::Request& req) {
-  if (config.api_key.empty()) return true;
-  return same_secret(req.get_header_value("Authorization"), "Bearer " + config.api_key);
-}
-
-void answer(RouteContext& ctx, httplib::Response& res, const ApiError& error) {
+void answer(RouteContext& ctx, HttpResponse& res, const ApiError& error) {
   ctx.metrics.failure(error.error_type).inc();
+  res.stream.reset();
+  res.headers = {};
   send_error(res, error);
 }
 
 }  // namespace
 
+void RouteTable::get(std::string path, Access access, Handler handler, Runs runs) {
+  routes_.push_back(Route{"GET", std::move(path), access, runs, std::move(handler)});
+}
+
+void RouteTable::post(std::string path, Access access, Handler handler, Runs runs) {
+  routes_.push_back(Route{"POST", std::move(path), access, runs, std::move(handler)});
+}
+
+const Route* RouteTable::find(std::string_view method, std::string_view path) const {
+  for (const Route& r : routes_) {
+    if (r.method == method && r.path == path) return &r;
+  }
+  return nullptr;
+}
+
+bool authorized(const ApiConfig& config, const HttpRequest& req) {
+  if (config.api_key.empty()) return true;
+  return same_secret(req.header("Authorization"), "Bearer " + config.api_key);
+}
+
 std::string RouteContext::model_id() const {
   return config.model_id.empty() ? service.limits().model_id : config.model_id;
 }
 
-void send_json(httplib::Response& res, const std::string& body) {
+void send_json(HttpResponse& res, const std::string& body) {
   res.status = 200;
   res.set_content(body, "application/json");
 }
 
-httplib::Server::Handler route_edge(RouteContext& ctx, bool needs_auth,
-                                    httplib::Server::Handler handler) {
-  return [&ctx, needs_auth, handler = std::move(handler)](const httplib::Request& req,
-                                                          httplib::Response& res) {
-    if (needs_auth && !authorized(ctx.config, req)) {
-      send_error(res, ApiError{401, "unauthorized", "missing or wrong `Authorization: Bearer` key"});
-      return;
-    }
+Handler route_edge(RouteContext& ctx, Handler handler) {
+  return [&ctx, handler = std::move(handler)](HttpRequest& req, HttpResponse& res) {
     try {
       handler(req, res);
     } catch (const nlohmann::json::exception& e) {

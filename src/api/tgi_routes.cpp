@@ -111,7 +111,7 @@ json generate_json(const TgiCall& call, size_t index, const ItemOutcome& item) {
 }
 
 // TGI's timing and token-count response headers (times in milliseconds).
-void set_generate_headers(const std::vector<ItemOutcome>& items, httplib::Response& res) {
+void set_generate_headers(const std::vector<ItemOutcome>& items, HttpResponse& res) {
   int64_t prompt_tokens = 0, generated_tokens = 0;
   double queue_s = 0, inference_s = 0;
   for (const ItemOutcome& item : items) {
@@ -169,11 +169,11 @@ class TgiStreamFormatter final : public StreamFormatter {
   int64_t index_ = 0;
 };
 
-void generate(RouteContext& ctx, json body, bool wrap_in_list, httplib::Response& res) {
+void generate(RouteContext& ctx, json body, bool wrap_in_list, HttpRequest& req, HttpResponse& res) {
   auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
   auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
   Result<TgiCall> call = parse_call(ctx, body, /*streaming=*/false);
-  release_json(body);  // the validated call holds what is needed
+  done_with_body(body, req);  // the validated call holds what is needed
   if (!call) return fail(api_error(call.error()));
   call->build_hold = {};  // the submission's charge covers the items from here
   Submission submission;
@@ -187,11 +187,11 @@ void generate(RouteContext& ctx, json body, bool wrap_in_list, httplib::Response
   send_json(res, dump_json(call->list_input || wrap_in_list ? out : out[0]));
 }
 
-void generate_stream(RouteContext& ctx, json body, httplib::Response& res) {
+void generate_stream(RouteContext& ctx, json body, HttpRequest& req, HttpResponse& res) {
   auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
   auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
   Result<TgiCall> call = parse_call(ctx, body, /*streaming=*/true);
-  release_json(body);
+  done_with_body(body, req);
   if (!call) return fail(api_error(call.error()));
   call->build_hold = {};
   Submission submission;
@@ -202,26 +202,25 @@ void generate_stream(RouteContext& ctx, json body, httplib::Response& res) {
 
 }  // namespace
 
-void add_tgi_routes(httplib::Server& server, RouteContext& ctx) {
-  server.Post("/generate", route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
+void add_tgi_routes(RouteTable& routes, RouteContext& ctx) {
+  routes.post("/generate", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
     Result<json> body = parse_request_json(req.body);
     if (!body) return send_error(res, api_error(body.error()));
-    generate(ctx, std::move(*body), false, res);
+    generate(ctx, std::move(*body), false, req, res);
   }));
-  server.Post("/generate_stream",
-              route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
-                Result<json> body = parse_request_json(req.body);
-                if (!body) return send_error(res, api_error(body.error()));
-                generate_stream(ctx, std::move(*body), res);
-              }));
+  routes.post("/generate_stream", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
+    Result<json> body = parse_request_json(req.body);
+    if (!body) return send_error(res, api_error(body.error()));
+    generate_stream(ctx, std::move(*body), req, res);
+  }));
   // TGI's compat route: streams when "stream" is true, else a one-element list.
-  server.Post("/", route_edge(ctx, true, [&ctx](const httplib::Request& req, httplib::Response& res) {
+  routes.post("/", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
     Result<json> body = parse_request_json(req.body);
     if (!body) return send_error(res, api_error(body.error()));
     Result<std::optional<bool>> stream = FieldReader(*body).boolean("stream");
     if (!stream) return send_error(res, api_error(stream.error()));
-    if (stream->value_or(false)) return generate_stream(ctx, std::move(*body), res);
-    generate(ctx, std::move(*body), true, res);
+    if (stream->value_or(false)) return generate_stream(ctx, std::move(*body), req, res);
+    generate(ctx, std::move(*body), true, req, res);
   }));
 }
 

@@ -20,6 +20,8 @@ struct ServeFlags {
   std::string max_request_memory;
   std::string payload_limit = "2000000";
   std::string memory_high_water = "0.95";
+  std::string max_body_bytes_in_flight = "0";
+  std::string stream_queue_bytes = "256Ki";
   int64_t max_input_tokens = 0;
   int64_t max_batch_total_tokens = 0;
   int64_t max_queued_tokens = 0;
@@ -52,6 +54,12 @@ int run(ServeFlags& f) {
   auto payload = parse_bytes(f.payload_limit);
   if (!payload) return std::fprintf(stderr, "error: --payload-limit: %s\n", payload.error().message.c_str()), 2;
   c.api.payload_limit_bytes = *payload;
+  auto in_flight = parse_bytes(f.max_body_bytes_in_flight);
+  if (!in_flight) return std::fprintf(stderr, "error: --max-body-bytes-in-flight: %s\n", in_flight.error().message.c_str()), 2;
+  c.api.max_body_bytes_in_flight = *in_flight;
+  auto queue = parse_bytes(f.stream_queue_bytes);
+  if (!queue) return std::fprintf(stderr, "error: --stream-queue-bytes: %s\n", queue.error().message.c_str()), 2;
+  c.api.stream_queue_bytes = *queue;
   if (f.max_input_tokens > 0) c.max_input_tokens = f.max_input_tokens;
   if (f.max_batch_total_tokens > 0) c.max_batch_total_tokens = f.max_batch_total_tokens;
   if (f.max_queued_tokens > 0) c.max_queued_tokens = f.max_queued_tokens;
@@ -105,9 +113,23 @@ Runner add_serve_command(CLI::App& app) {
   opt("--threads", c.engine.threads, "PLIMSOLL_THREADS", "Engine threads (default 0: the cores available)");
   opt("--huge-pages", c.engine.huge_pages, "PLIMSOLL_HUGE_PAGES",
       "Read a GGUF/llama2.c model into transparent huge pages (false: mmap the file)");
-  opt("--http-threads", c.api.threads, "PLIMSOLL_HTTP_THREADS", "HTTP worker threads (each open stream holds one)");
-  opt("--api-key", c.api.api_key, "API_KEY", "Require `Authorization: Bearer KEY`");
-  opt("--payload-limit", f->payload_limit, "PAYLOAD_LIMIT", "Largest request body in bytes");
+  opt("--http-threads", c.api.threads, "PLIMSOLL_HTTP_THREADS",
+      "HTTP handler workers (a non-streamed generation holds one until it ends; streams hold none)");
+  opt("--api-key", c.api.api_key, "API_KEY", "Require `Authorization: Bearer KEY` (checked before the body is read)");
+  opt("--payload-limit", f->payload_limit, "PAYLOAD_LIMIT", "Largest request body in bytes (413 before it is read)");
+  opt("--max-body-bytes-in-flight", f->max_body_bytes_in_flight, "PLIMSOLL_MAX_BODY_BYTES_IN_FLIGHT",
+      "Budget for request bodies being read and parsed, each counted x33 for its JSON tree; full: 429 "
+      "(0: max(64Mi, 33 x payload-limit))");
+  opt("--max-connections", c.api.max_connections, "PLIMSOLL_MAX_CONNECTIONS",
+      "Open connections; at the cap the one reading its request head longest is closed");
+  opt("--max-header-bytes", c.api.max_header_bytes, "PLIMSOLL_MAX_HEADER_BYTES", "Request line + header fields: 431 beyond");
+  opt("--max-header-fields", c.api.max_header_fields, "PLIMSOLL_MAX_HEADER_FIELDS", "Header fields per request: 431 beyond");
+  opt("--request-read-timeout", c.api.read_timeout_seconds, "PLIMSOLL_REQUEST_READ_TIMEOUT",
+      "Seconds to receive a request's head and body, in all (not per read); past it the connection is closed");
+  opt("--write-timeout", c.api.write_timeout_seconds, "PLIMSOLL_WRITE_TIMEOUT",
+      "Seconds one response write (an SSE batch) may take before the connection is closed");
+  opt("--stream-queue-bytes", f->stream_queue_bytes, "PLIMSOLL_STREAM_QUEUE_BYTES",
+      "Events waiting for one stream's reader; a slower reader's stream is cancelled with an error event");
   opt("--graceful-timeout", c.graceful_timeout_seconds, "PLIMSOLL_GRACEFUL_TIMEOUT",
       "Seconds requests in flight may take to finish after SIGTERM");
   opt("--model-id", c.api.model_id, "PLIMSOLL_MODEL_ID", "Name reported by /info and /v1/models (default: the path or repo id)");

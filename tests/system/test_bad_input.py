@@ -18,7 +18,7 @@ import rawhttp
 from server import Server
 
 OK_BODY = {"inputs": "Once upon a time", "parameters": {"max_new_tokens": 4}}
-READ_TIMEOUT_S = 30  # ApiConfig::read_timeout_seconds (no flag changes it)
+READ_TIMEOUT_S = 30  # ApiConfig::read_timeout_seconds (--request-read-timeout: head + body in all)
 
 
 def j(value):
@@ -236,14 +236,25 @@ class PromptMemoryTest(unittest.TestCase):
         try:
             body = j({"inputs": "Once upon a time " * 117_000, "parameters": {"max_new_tokens": 4}})
             self.assertLess(len(body), 2_000_000)
-            results = []
-            threads = [threading.Thread(target=lambda: results.append(rawhttp.send(server.port, body, timeout_s=300)))
-                       for _ in range(8)]
+            results, refused = [], []
+
+            def send_until_answered():
+                # Each body reserves 33 x its size of --max-body-bytes-in-flight (64 MiB by
+                # default) before it is read: one such body at a time, the rest 429 + Retry-After.
+                for _ in range(200):
+                    r = rawhttp.send(server.port, body, timeout_s=300)
+                    if r.status != 429:
+                        break
+                    refused.append(r.headers.get("retry-after"))
+                    time.sleep(0.05)
+                results.append(r)
+            threads = [threading.Thread(target=send_until_answered) for _ in range(8)]
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
             self.assertEqual([r.status for r in results], [422] * 8)
+            self.assertTrue(all(v == "1" for v in refused), refused)
             m = server.metrics()
             planned = sum(v for k, v in m.items() if k.startswith("plimsoll_memory_planned_bytes"))
             peak = server.peak_rss_bytes()

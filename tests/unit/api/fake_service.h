@@ -61,6 +61,11 @@ class FakeService final : public sched::GenerationService {
     std::lock_guard<std::mutex> lock(mutex_);
     return cancelled_;
   }
+  // Waits until `n` submissions were accepted.
+  bool wait_for_submissions(size_t n, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return next_ticket_ >= n; });
+  }
   bool wait_for_cancel(std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> lock(mutex_);
     return changed_.wait_for(lock, timeout, [this] { return !cancelled_.empty(); });
@@ -71,6 +76,7 @@ class FakeService final : public sched::GenerationService {
     last_items_ = items;
     if (reject_) return {0, reject_};
     uint64_t ticket = ++next_ticket_;
+    changed_.notify_all();
     auto flag = std::make_shared<std::atomic<bool>>(false);
     cancel_flags_[ticket] = flag;
     threads_.emplace_back([this, items = std::move(items), sink = std::move(sink), flag] {

@@ -1,0 +1,414 @@
+// One connection's life: read the head (one deadline for head + body), check
+// the limits before any body byte, reserve the body's bytes, read the body,
+// run the handler (inline or on a worker), write the response or pump the
+// stream, then keep alive or close (lingering when a body was left unread).
+#include "api/http_session.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+
+#include <array>
+#include <chrono>
+#include <limits>
+#include <mutex>
+#include <optional>
+
+#include "api/errors.h"
+#include "api/http_wire.h"
+
+namespace plimsoll::api {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// How long a connection closed with its body unread is drained (discarding)
+// so the client can read our answer before the close resets it.
+constexpr seconds kLingerTime{5};
+// How often an idle stream is pulled anyway (stop, SSE keep-alive).
+constexpr milliseconds kStreamTick{100};
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+// Wakes a stream's session from the engine thread; disabled when the stream ends.
+class Waker {
+ public:
+  explicit Waker(std::function<void()> post) : post_(std::move(post)) {}
+  void wake() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (post_) post_();
+  }
+  void disable() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    post_ = nullptr;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::function<void()> post_;
+};
+
+std::string limit_text(int64_t n) { return std::to_string(n); }
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, Transport& t)
+      : t_(t), stream_(std::move(socket)),
+        buffer_(static_cast<size_t>(t.config.max_header_bytes) + 8 * 1024),
+        timer_(stream_.get_executor()) {}
+
+  ~Session() {
+    end_stream(false);
+    end_active();
+    if (id_) t_.connections.remove(*id_);
+  }
+
+  void start(uint64_t id) {
+    id_ = id;
+    read_head();
+  }
+
+  // From any thread: closes the connection on its strand.
+  void post_close() {
+    net::post(stream_.get_executor(), [self = shared_from_this()] { self->close_now(); });
+  }
+
+  // At the connection cap with nobody to evict: a 503 without waiting.
+  void refuse_at_cap() {
+    HttpResponse res;
+    send_error(res, ApiError{503, "overloaded",
+                             "too many open connections: the limit is " + limit_text(t_.config.max_connections) +
+                                 " (--max-connections) and none is idle",
+                             1});
+    const std::string bytes = serialize_response(res, 11, false);
+    beast::error_code ec;
+    stream_.socket().non_blocking(true, ec);
+    stream_.socket().write_some(net::buffer(bytes), ec);
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  }
+
+ private:
+  // --- reading -------------------------------------------------------------
+  void read_head() {
+    req_ = HttpRequest{};
+    body_unread_ = false;
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(t_.config.max_header_bytes));
+    parser_->body_limit(std::numeric_limits<std::uint64_t>::max());  // checked by us, before reading
+    if (id_) t_.connections.set_reading(*id_, true);
+    stream_.expires_after(seconds(t_.config.read_timeout_seconds));
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = shared_from_this()](beast::error_code ec, size_t) { self->on_head(ec); });
+  }
+
+  void on_head(beast::error_code ec) {
+    if (closed_) return;
+    if (id_) t_.connections.set_reading(*id_, false);
+    if (ec) return on_head_error(ec);
+    begin_active();
+    const auto& h = parser_->get();
+    version_ = h.version() == 10 ? 10 : 11;
+    keep_alive_ = h.keep_alive();
+    const auto fields = static_cast<int64_t>(std::distance(h.begin(), h.end()));
+    const bool has_length = h.find(http::field::content_length) != h.end();
+    const int64_t length = static_cast<int64_t>(parser_->content_length().value_or(0));
+    body_unread_ = length > 0 || h.find(http::field::transfer_encoding) != h.end();
+    if (fields > t_.config.max_header_fields) {
+      return refuse({431, "validation", "too many header fields: " + limit_text(fields) + ", the limit is " +
+                                            limit_text(t_.config.max_header_fields) + " (--max-header-fields)"});
+    }
+    if (h.find(http::field::transfer_encoding) != h.end()) return refuse(transfer_encoding_error());
+    fill_request(h);
+    route_ = t_.routes.find(req_.method, req_.path);
+    if (!route_) return refuse({404, "not_found", "no route " + req_.method + " " + req_.path});
+    if (route_->access == Access::kKey && !authorized(t_.config, req_)) {
+      return refuse({401, "unauthorized", "missing or wrong `Authorization: Bearer` key"});
+    }
+    if (req_.method == "POST" && !has_length) {
+      return refuse({411, "validation", "a POST needs a Content-Length (at most " +
+                                            limit_text(t_.config.payload_limit_bytes) + " bytes)"});
+    }
+    if (length > t_.config.payload_limit_bytes) {
+      return refuse({413, "validation", "payload too large: the limit is " +
+                                            limit_text(t_.config.payload_limit_bytes) + " bytes (--payload-limit)"});
+    }
+    if (length > 0 && !reserve_body(length)) return;
+    read_body(length, beast::iequals(h[http::field::expect], "100-continue"));
+  }
+
+  void on_head_error(beast::error_code ec) {
+    if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
+      begin_active();
+      return refuse({431, "validation", "request head too large: the limit is " +
+                                            limit_text(t_.config.max_header_bytes) + " bytes (--max-header-bytes)"});
+    }
+    if (ec == http::error::bad_transfer_encoding) {
+      begin_active();
+      body_unread_ = true;
+      return refuse(transfer_encoding_error());
+    }
+    if (ec.category() == http::make_error_code(http::error::end_of_stream).category() &&
+        ec != http::error::end_of_stream) {
+      begin_active();
+      body_unread_ = true;
+      return refuse({400, "validation", "malformed request head: " + ec.message()});
+    }
+    // The peer closed, the connection was closed (eviction, stop), or the
+    // request deadline passed (beast::error::timeout: tcp_stream has closed
+    // the socket, so a slow client gets a close, not a 408): nothing to answer.
+  }
+
+  ApiError transfer_encoding_error() const {
+    return {411, "validation",
+            "Transfer-Encoding (chunked or any other) is not accepted on requests: send the body with a "
+            "Content-Length (at most " + limit_text(t_.config.payload_limit_bytes) + " bytes)"};
+  }
+
+  void fill_request(const http::request<http::empty_body>& h) {
+    req_.method = h.method_string().to_string();
+    const std::string_view target(h.target().data(), h.target().size());
+    const size_t q = target.find('?');
+    req_.path = std::string(target.substr(0, q));
+    if (q != std::string_view::npos) req_.query = std::string(target.substr(q + 1));
+    for (const auto& f : h) req_.headers.add(f.name_string().to_string(), f.value().to_string());
+  }
+
+  bool reserve_body(int64_t length) {
+    const int64_t bytes = body_reservation_bytes(length);
+    req_.body_reservation = t_.budget->try_reserve(bytes);
+    if (req_.body_reservation.bytes() > 0) return true;
+    refuse({429, "overloaded",
+            "request bodies in flight hold " + limit_text(t_.budget->used_bytes()) + " of the " +
+                limit_text(t_.budget->total_bytes()) + "-byte budget (--max-body-bytes-in-flight); this body needs " +
+                limit_text(bytes) + " (" + limit_text(length) + " bytes x (1 + " +
+                limit_text(kJsonTreeBytesPerBodyByte) + "))",
+            1});
+    return false;
+  }
+
+  void read_body(int64_t length, bool expects_continue) {
+    req_.body.resize(static_cast<size_t>(length));
+    const size_t have = std::min(buffer_.size(), req_.body.size());
+    net::buffer_copy(net::buffer(req_.body.data(), have), buffer_.data());
+    buffer_.consume(have);
+    const size_t rest = req_.body.size() - have;
+    if (rest == 0) return dispatch();
+    auto read_rest = [self = shared_from_this(), have, rest] {
+      net::async_read(self->stream_, net::buffer(self->req_.body.data() + have, rest),
+                      [self](beast::error_code ec, size_t) {
+                        if (self->closed_) return;
+                        if (ec) return;  // the deadline closed the socket, or the peer left
+                        self->dispatch();
+                      });
+    };
+    if (!expects_continue || version_ == 10) return read_rest();
+    net::async_write(stream_, net::buffer(kContinue), [self = shared_from_this(), read_rest](beast::error_code ec, size_t) {
+      if (!ec && !self->closed_) read_rest();
+    });
+  }
+
+  // --- handling ------------------------------------------------------------
+  void dispatch() {
+    body_unread_ = false;
+    if (route_->runs == Runs::kInline) {
+      HttpResponse res;
+      run_handler(*route_, req_, res);
+      req_.release_body();
+      return write_response(std::move(res));
+    }
+    auto self = shared_from_this();
+    const bool queued = t_.workers.try_post([self] {
+      HttpResponse res;
+      run_handler(*self->route_, self->req_, res);
+      self->req_.release_body();
+      net::post(self->stream_.get_executor(),
+                [self, res = std::move(res)]() mutable { self->write_response(std::move(res)); });
+    });
+    if (!queued) {
+      req_.release_body();
+      refuse({503, "overloaded",
+              "all " + limit_text(t_.workers.threads()) + " HTTP workers are busy and " +
+                  limit_text(static_cast<int64_t>(t_.workers.max_queued())) + " requests wait (--http-threads)",
+              1});
+    }
+  }
+
+  static void run_handler(const Route& route, HttpRequest& req, HttpResponse& res) {
+    try {
+      route.handler(req, res);
+    } catch (...) {  // the route edge catches std::exception; anything else lands here
+      res = HttpResponse{};
+      send_error(res, ApiError{500, "internal", "the handler failed with an unknown exception"});
+    }
+  }
+
+  // --- writing -------------------------------------------------------------
+  void refuse(const ApiError& error) {
+    HttpResponse res;
+    send_error(res, error);
+    keep_alive_ = false;
+    write_response(std::move(res));
+  }
+
+  void write_response(HttpResponse res) {
+    if (closed_) {
+      if (res.stream) res.stream->close(false);
+      return;
+    }
+    if (res.stream) return start_stream(std::move(res));
+    out_ = serialize_response(res, version_, keep_alive_);
+    stream_.expires_after(seconds(t_.config.write_timeout_seconds));
+    net::async_write(stream_, net::buffer(out_), [self = shared_from_this()](beast::error_code ec, size_t) {
+      self->out_.clear();
+      self->out_.shrink_to_fit();
+      self->end_active();
+      if (ec || self->closed_) return;
+      self->after_response();
+    });
+  }
+
+  void after_response() {
+    if (body_unread_) return linger();
+    if (!keep_alive_) {
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      return;
+    }
+    read_head();
+  }
+
+  // Our side is done; read and discard until the client closes or kLingerTime.
+  void linger() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    if (id_) t_.connections.set_reading(*id_, true);  // evictable
+    stream_.expires_after(kLingerTime);
+    drain();
+  }
+
+  void drain() {
+    stream_.async_read_some(net::buffer(drain_), [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (!ec && !self->closed_) self->drain();
+    });
+  }
+
+  // --- streaming -----------------------------------------------------------
+  void start_stream(HttpResponse res) {
+    source_ = std::move(res.stream);
+    if (version_ == 10) keep_alive_ = false;  // no chunked framing: the body ends at close
+    beast::error_code ignored;
+    stream_.socket().set_option(tcp::no_delay(true), ignored);
+    std::weak_ptr<Session> weak = shared_from_this();
+    auto executor = stream_.get_executor();
+    waker_ = std::make_shared<Waker>([weak, executor] {
+      net::post(executor, [weak] {
+        if (auto s = weak.lock()) s->on_wake();
+      });
+    });
+    source_->set_wake([waker = waker_] { waker->wake(); });
+    write_stream(stream_head(res, version_, keep_alive_), false);
+  }
+
+  void on_wake() {
+    if (writing_ && source_) return source_->on_stalled_wake();
+    timer_.cancel();  // the idle wait ends: pump() pulls
+  }
+
+  void pump() {
+    if (writing_ || !source_ || closed_) return;
+    bool done = false;
+    std::string frames = source_->pull(t_.ctx.stopping.load(), &done);
+    if (frames.empty() && !done) {
+      timer_.expires_after(std::min(kStreamTick, milliseconds(std::max(1, t_.config.sse_keepalive_ms))));
+      timer_.async_wait([self = shared_from_this()](beast::error_code) { self->pump(); });
+      return;
+    }
+    std::string bytes = version_ == 10 ? std::move(frames) : chunk(frames);
+    if (done && version_ != 10) bytes += kLastChunk;
+    write_stream(std::move(bytes), done);
+  }
+
+  void write_stream(std::string bytes, bool done) {
+    out_ = std::move(bytes);
+    writing_ = true;
+    stream_.expires_after(seconds(t_.config.write_timeout_seconds));
+    net::async_write(stream_, net::buffer(out_), [self = shared_from_this(), done](beast::error_code ec, size_t) {
+      self->writing_ = false;
+      self->out_.clear();
+      if (ec || self->closed_) return self->end_stream(false);
+      if (!done) return self->pump();
+      self->end_stream(true);
+      self->end_active();
+      self->after_response();
+    });
+  }
+
+  void end_stream(bool completed) {
+    if (waker_) waker_->disable();
+    waker_.reset();
+    if (source_) source_->close(completed);
+    source_.reset();
+  }
+
+  // --- bookkeeping ---------------------------------------------------------
+  void begin_active() {
+    if (!active_) t_.active_requests.fetch_add(1);
+    active_ = true;
+  }
+  void end_active() {
+    if (active_) t_.active_requests.fetch_sub(1);
+    active_ = false;
+  }
+
+  void close_now() {
+    closed_ = true;
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
+    timer_.cancel();
+  }
+
+  Transport& t_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  net::steady_timer timer_;
+  std::optional<uint64_t> id_;
+  std::optional<http::request_parser<http::empty_body>> parser_;
+  HttpRequest req_;
+  const Route* route_ = nullptr;
+  unsigned version_ = 11;
+  bool keep_alive_ = false;
+  bool body_unread_ = false;
+  bool active_ = false;
+  bool closed_ = false;
+  bool writing_ = false;
+  std::string out_;
+  std::array<char, 4096> drain_{};
+  std::shared_ptr<ResponseStream> source_;
+  std::shared_ptr<Waker> waker_;
+};
+
+}  // namespace
+
+void serve_connection(tcp::socket socket, Transport& transport) {
+  auto session = std::make_shared<Session>(std::move(socket), transport);
+  std::weak_ptr<Session> weak = session;
+  std::optional<uint64_t> id = transport.connections.admit([weak] {
+    if (auto s = weak.lock()) s->post_close();
+  });
+  if (!id) return session->refuse_at_cap();
+  session->start(*id);
+}
+
+}  // namespace plimsoll::api
