@@ -20,6 +20,8 @@ MemoryPlan stories_plan() {
   in.config.max_seq_len = 512;
   in.weights_bytes = 1056512;
   in.max_total_tokens = 272;
+  in.workspace.step_tokens = 512;  // serve's defaults (the engine fills the buffer sizes)
+  in.workspace.step_seqs = 64;
   in.budget_bytes = 256 * kMiB;
   auto p = plan_memory(in);
   EXPECT_TRUE(p.ok());
