@@ -169,6 +169,12 @@ class TgiStreamFormatter final : public StreamFormatter {
   int64_t index_ = 0;
 };
 
+// The JSON tree and the body are freed once the call is validated.
+void done_with_body(json& body, HttpRequest& req) {
+  release_json(body);
+  req.release_body();
+}
+
 void generate(RouteContext& ctx, json body, bool wrap_in_list, HttpRequest& req, HttpResponse& res) {
   auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
   auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };

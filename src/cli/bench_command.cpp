@@ -14,6 +14,7 @@
 #include "memory/process_memory.h"
 #include "model/llama.h"
 #include "server/engine_setup.h"
+#include "server/serve.h"
 
 namespace plimsoll::cli {
 namespace {
@@ -171,7 +172,10 @@ int run_bench(BenchFlags& f) {
     f.engine.memory_limit_bytes = *bytes;
   }
   f.engine.step_seqs = std::max<int64_t>(f.engine.step_seqs, *std::max_element(f.batches.begin(), f.batches.end()));
-  auto setup = setup_engine(f.engine);
+  ServeConfig settings;
+  settings.engine = f.engine;
+  settings.api.threads = 0;  // no HTTP server: no request bodies in the plan
+  auto setup = setup_engine(settings);
   if (!setup) return report_error(setup.error());
   EngineSetup& s = *setup;
   std::printf("%s", s.plan.table().c_str());

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/kv_cache_flag.h"
 #include "cli/model_reference.h"
+#include "cli/serve_flags.h"
 #include "core/bytes.h"
 #include "core/stop_signals.h"
 #include "memory/process_memory.h"
@@ -18,6 +18,7 @@
 #include "planner/resources.h"
 #include "planner/server_ramp.h"
 #include "planner/svg_chart.h"
+#include "server/serve_settings.h"
 
 namespace plimsoll::cli {
 namespace {
@@ -25,8 +26,9 @@ namespace {
 using namespace plimsoll::planner;
 
 struct PlanFlags {
-  PlanRequest request;
-  std::string model_path, tokenizer_path, memory_limit, resources, resources_file, payload_limit = "2000000";
+  PlanRequest request;           // request.serve: serve's settings, from its table's plan rows
+  ServeSettingFlags settings;
+  std::string resources, resources_file;
   std::string url, chart_path;
   int64_t target_concurrency = 0;
   int64_t ramp_child_batch = 0;
@@ -40,9 +42,9 @@ int fail(const Error& e) {
 
 // The limit from --memory-limit, --resources or --resources-file; 0 when none.
 Result<int64_t> given_limit(const PlanFlags& f, std::string& source) {
-  if (!f.memory_limit.empty()) {
+  if (const auto& limit = f.request.serve.engine.memory_limit_bytes) {
     source = "--memory-limit";
-    return parse_bytes(f.memory_limit);
+    return *limit;
   }
   if (f.resources.empty() && f.resources_file.empty()) return int64_t{0};
   PLIMSOLL_ASSIGN(ResourceProfile p, f.resources.empty() ? read_resources_file(f.resources_file)
@@ -52,31 +54,22 @@ Result<int64_t> given_limit(const PlanFlags& f, std::string& source) {
 }
 
 // Loads the model as serve does and measures the resident bytes before planning.
-Result<ModelFacts> model_facts(const PlanFlags& f) {
-  EngineOptions o;
-  o.model_path = f.model_path;
-  o.tokenizer_path = f.tokenizer_path;
-  PLIMSOLL_ASSIGN(EngineSetup s, load_engine_model(o));
-  ModelFacts m;
-  m.path = f.model_path;
+Result<PlanModel> model_facts(const PlanFlags& f) {
+  PLIMSOLL_ASSIGN(EngineSetup s, load_engine_model(f.request.serve.engine));
+  PlanModel m;
+  m.path = f.request.serve.engine.model_path;
   m.config = s.model.config;
   m.weights_bytes = s.model.tensors.total_bytes();
   m.runtime_base_bytes = resident_bytes_besides_weights(s.model);
   return m;
 }
 
-std::vector<std::string> child_args(const PlanFlags& f, const PlanRequest& r) {
-  std::vector<std::string> a = {"plan", "--model", f.model_path, "--memory-limit", std::to_string(r.memory_limit_bytes),
-                                "--prompt-tokens", std::to_string(r.prompt_tokens), "--max-new-tokens",
-                                std::to_string(r.max_new_tokens), "--max-batch-prefill-tokens",
-                                std::to_string(r.serve.step_tokens), "--max-batch-size", std::to_string(r.serve.step_seqs),
-                                "--max-concurrent-requests", std::to_string(r.serve.max_concurrent_requests),
-                                "--block-size", std::to_string(r.serve.block_tokens), "--kv-cache-dtype",
-                                kv_cache_dtype_name(r.serve.kv_dtype), "--threads",
-                                std::to_string(r.serve.threads), "--http-threads", std::to_string(r.serve.http_threads),
-                                "--payload-limit", std::to_string(r.serve.payload_limit_bytes), "--memory-fraction",
-                                std::to_string(r.serve.memory_fraction)};
-  if (!f.tokenizer_path.empty()) a.insert(a.end(), {"--tokenizer", f.tokenizer_path});
+// The ramp child's args: P, N and serve's plan settings, rendered by the settings table.
+std::vector<std::string> child_args(const PlanRequest& r) {
+  std::vector<std::string> a = {"plan", "--prompt-tokens", std::to_string(r.prompt_tokens), "--max-new-tokens",
+                                std::to_string(r.max_new_tokens)};
+  const std::vector<std::string> settings = render_serve_args(serve_config_for(r), /*only_in_plan=*/true);
+  a.insert(a.end(), settings.begin(), settings.end());
   return a;
 }
 
@@ -120,7 +113,7 @@ int run_against_server(PlanFlags& f) {
   o.url = f.url;
   o.prompt_tokens = f.request.prompt_tokens;
   o.max_new_tokens = f.request.max_new_tokens;
-  o.memory_fraction = f.request.serve.memory_fraction;
+  o.memory_fraction = f.request.serve.engine.memory_fraction;
   std::string source;
   auto limit = given_limit(f, source);
   if (!limit) return fail(limit.error());
@@ -142,19 +135,15 @@ int run_against_server(PlanFlags& f) {
 
 int run(PlanFlags& f) {
   PlanRequest& r = f.request;
-  auto payload = parse_bytes(f.payload_limit);
-  if (!payload) return fail(payload.error());
-  r.serve.payload_limit_bytes = *payload;
   if (!f.url.empty()) return run_against_server(f);
-  if (f.model_path.empty()) return fail({ErrorCode::kInvalidArgument, "--model is required (or --url for a server)"});
+  if (r.serve.engine.model_path.empty()) return fail({ErrorCode::kInvalidArgument, "--model is required (or --url for a server)"});
   std::string source;
   auto limit = given_limit(f, source);
   if (!limit) return fail(limit.error());
   r.memory_limit_bytes = *limit;
   if (f.ramp_child_batch > 0) {
-    r.model.path = f.model_path;
-    return run_ramp_child(serve_engine_options(r, f.tokenizer_path), f.ramp_child_batch, r.prompt_tokens,
-                          r.max_new_tokens);
+    r.model.path = r.serve.engine.model_path;
+    return run_ramp_child(serve_config_for(r), f.ramp_child_batch, r.prompt_tokens, r.max_new_tokens);
   }
   auto facts = model_facts(f);
   if (!facts) return fail(facts.error());
@@ -177,14 +166,14 @@ int run(PlanFlags& f) {
   rep.limit_source = source;
   if (f.ramp) {
     LocalRampOptions o;
-    o.child_args = child_args(f, r);
+    o.child_args = child_args(r);
     o.use_cgroup = !f.no_cgroup;
     catch_stop_signals();  // a stop kills the step's child and removes its cgroup before exiting
     auto ramp = run_local_ramp(*plan, o, stderr_progress_bar());
     if (!ramp) return fail(ramp.error());
     rep.ramp = *ramp;
   }
-  if (!f.chart_path.empty()) write_chart(rep, f.chart_path, chart_title(f.model_path, r));
+  if (!f.chart_path.empty()) write_chart(rep, f.chart_path, chart_title(r.model.path, r));
   const int printed = print(rep, f.json);
   if (!stop_requested()) return printed;
   std::fprintf(stderr, "%s: stopped the ramp with %zu step(s) recorded; the running child was killed and no "
@@ -205,33 +194,28 @@ Runner add_plan_command(CLI::App& app) {
   auto opt = [&](const std::string& names, auto& value, const std::string& help) {
     return cmd->add_option(names, value, help)->capture_default_str();
   };
-  opt("-m,--model", f->model_path, kModelHelp);
-  auto hub = std::make_shared<HubFlags>();
-  add_hub_flags(*cmd, *hub);
-  opt("--tokenizer", f->tokenizer_path, "Tokenizer instead of the model's: tokenizer.json, GGUF, or llama2.c tokenizer.bin");
-  opt("--memory-limit", f->memory_limit, "The container's memory limit, e.g. 12Gi");
+  // serve's plan settings, the model and its tokenizer: the rows of serve's table plan accepts.
+  add_serve_setting_flags(*cmd, f->settings, r.serve, {.only_in_plan = true, .with_env = false, .required = false});
+  cmd->get_option("--memory-limit")
+      ->description("The container's memory limit, e.g. 12Gi (or --resources, --resources-file, --target-concurrency)");
   opt("--resources", f->resources, "A Kubernetes resources block, JSON or YAML: {\"limits\":{\"memory\":\"12Gi\"}}");
   opt("--resources-file", f->resources_file, "A file holding one (a Deployment manifest will do)");
   opt("--target-concurrency", f->target_concurrency, "Instead: the memory limit C concurrent sequences need");
   opt("--prompt-tokens", r.prompt_tokens, "P: prompt tokens per sequence");
   opt("--max-new-tokens", r.max_new_tokens, "N: new tokens per sequence");
-  opt("--max-batch-prefill-tokens", r.serve.step_tokens, "serve's tokens per engine step");
-  opt("--max-batch-size", r.serve.step_seqs, "serve's sequences per engine step");
-  opt("--max-concurrent-requests", r.serve.max_concurrent_requests, "serve's client calls in flight");
-  opt("--block-size", r.serve.block_tokens, "serve's tokens per KV block");
-  add_kv_cache_dtype_flag(*cmd, r.serve.kv_dtype, "");
-  opt("--threads", r.serve.threads, "serve's engine threads (0: the cores available)");
-  opt("--http-threads", r.serve.http_threads, "serve's HTTP worker threads");
-  opt("--payload-limit", f->payload_limit, "serve's largest request body");
-  opt("--memory-fraction", r.serve.memory_fraction, "serve's share of the limit the plan may use");
   cmd->add_flag("--ramp", f->ramp, "Measure: run growing batches on the real engine (or --url server)");
   cmd->add_flag("--no-cgroup", f->no_cgroup, "Ramp in plain child processes even where a memory cgroup is possible");
   opt("--url", f->url, "Ramp a running server (http://host:port) instead of a local engine");
   opt("--chart", f->chart_path, "Write an SVG chart here (and a PNG beside it when rsvg-convert exists)");
   cmd->add_flag("--json", f->json, "Print the result as JSON");
   cmd->add_option("--ramp-child-batch", f->ramp_child_batch)->group("");  // internal: one ramp step
-  return [f, hub] {
-    if (!f->model_path.empty() && !resolve_model_in_place(f->model_path, *hub)) return 1;
+  return [f] {
+    ServeConfig& c = f->request.serve;
+    if (Status st = apply_serve_setting_flags(f->settings, c); !st.ok()) return fail(st.error());
+    HubFlags hub{c.hub_offline, c.model_revision};
+    if (!c.engine.model_path.empty() && !resolve_model_in_place(c.engine.model_path, hub)) return 1;
+    c.model_revision.clear();  // resolved: the path is the snapshot's folder
+    c.hub_offline = false;
     return run(*f);
   };
 }

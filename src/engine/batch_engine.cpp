@@ -21,6 +21,24 @@ std::vector<float> floats(int64_t n) { return std::vector<float>(static_cast<siz
 
 }  // namespace
 
+StepWorkspaceSizes BatchEngine::workspace_sizes(const ModelConfig& c, int64_t step_tokens, int64_t step_seqs,
+                                                int64_t n_threads, int64_t max_seq_len) {
+  StepWorkspaceSizes w;
+  const int64_t t = step_tokens, b = std::min(step_seqs, step_tokens);
+  w.step_tokens = t;
+  w.step_seqs = b;
+  w.n_threads = n_threads;
+  w.hidden_floats = 3 * t * c.dim;                 // x_, xb_, attn_
+  w.qkv_floats = t * (c.dim + 2 * c.kv_dim());     // q_, k_, v_
+  w.ffn_floats = 2 * t * c.ffn_dim;                // hb_, hb2_
+  w.logits_floats = b * (c.vocab_size + c.dim);    // logits_, last_
+  w.scores_floats = n_threads * max_seq_len;       // a score row per thread: attention keeps its online softmax on the stack, so this is margin
+  w.rope_floats = t * c.head_dim();                // rope_
+  // The widest row a matmul reads: dim or ffn (the output head reads dim).
+  w.matmul_scratch_bytes = kernels::matmul_scratch_bytes(std::max(c.dim, c.ffn_dim), t, n_threads);
+  return w;
+}
+
 Result<std::unique_ptr<BatchEngine>> BatchEngine::create(const ModelConfig& config, LlamaWeights weights,
                                                          KvBlockPool& pool,
                                                          const StepWorkspaceSizes& sizes,

@@ -27,7 +27,13 @@ struct SeqStep {
 
 class BatchEngine {
  public:
-  // Allocates the step workspace exactly as `sizes` says (the plan's numbers).
+  // The buffers a step of up to step_tokens tokens (T) and step_seqs sequences
+  // (B) needs, with the kernels' matmul scratch for n_threads threads: what
+  // create() allocates and what the memory plan counts (it owns this formula).
+  static StepWorkspaceSizes workspace_sizes(const ModelConfig& config, int64_t step_tokens, int64_t step_seqs,
+                                            int64_t n_threads, int64_t max_seq_len);
+
+  // Allocates the step workspace exactly as `sizes` (workspace_sizes(), through the plan) says.
   static Result<std::unique_ptr<BatchEngine>> create(const ModelConfig& config, LlamaWeights weights,
                                                      KvBlockPool& pool,
                                                      const StepWorkspaceSizes& sizes,

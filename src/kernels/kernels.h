@@ -31,6 +31,10 @@ namespace kernels {
 // cols must be a multiple of w's block size.
 void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y,
             ThreadPool* pool = nullptr);
+// The most scratch matmul keeps (thread_local buffers that only grow) for
+// products of up to n_tokens tokens over rows of up to `cols` columns, with
+// n_threads threads, on any ISA path and weight dtype: the bytes a plan counts.
+int64_t matmul_scratch_bytes(int64_t cols, int64_t n_tokens, int64_t n_threads);
 
 // ---- rows ------------------------------------------------------------------
 // Row `row` of w (any dtype) as n = w.cols() floats (embedding lookup).

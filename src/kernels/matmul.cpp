@@ -225,6 +225,28 @@ void matmul_panels(const PanelKernel& k, const TensorView& w, const float* x, in
 
 }  // namespace
 
+// The scratch as the kernels above keep it: the row path's Q8_0/Q8_K rows (<= 292 B
+// per 256 elements, prepare_acts), plus the largest of the AVX-512 tile path's prepared
+// rows (192 B per 64 elements), AMX-INT8's token tiles (36 B per 32 elements, tokens
+// padded to kPanelTokens) and AMX-BF16's (hi and lo bf16: 4 B per element, columns
+// padded to 32) (thread_scratch); plus each thread's weight panel (panel_scratch):
+// INT8's 576 B per 32 columns, the K-quants' 12672 B per 256 (Q6_K's three pieces,
+// tiles_amx_kquants.cpp) or BF16's panel group (tiles_amx_bf16.cpp: 4-16 panels of
+// 2 KiB per 32 columns, 1 MiB unless 4 panels are more). K-quant AMX token tiles:
+// 4416 B per 256 elements x 16 tokens, within INT8's 36 B per 32. The AVX-512 broadcast
+// kernels for float weights (x86/panels_avx512.cpp) fit AMX-BF16's figures: a token tile
+// (16 tokens of f32) is 64 B per column, columns padded to 16; a 16-row f32 panel 64 B
+// per column. Each buffer's 64-byte alignment slack is within the 128 B per thread.
+int64_t matmul_scratch_bytes(int64_t cols, int64_t t, int64_t n_threads) {
+  const int64_t chunks = (cols + 31) / 32, token_tiles = (t + kPanelTokens - 1) / kPanelTokens;
+  const int64_t row_path = t * (cols / 256 + 1) * 292;
+  const int64_t tile_path = t * (cols / 64 + 1) * 192;
+  const int64_t amx_int8 = token_tiles * kPanelTokens * (cols / 32) * 36;
+  const int64_t amx_bf16 = token_tiles * chunks * 2048;
+  const int64_t panel = std::max({(cols / 32) * 576, (cols / 256 + 1) * 12672, int64_t{1} << 20, 4 * chunks * 2048});
+  return row_path + std::max({tile_path, amx_int8, amx_bf16}) + n_threads * (panel + 128) + 4096;
+}
+
 // AMX-BF16 (TDPBF16PS) and AVX512-BF16 (the float kernels' conversions) on top of AMX-INT8's checks.
 bool amx_bf16_usable() {
 #if defined(__x86_64__) && defined(__linux__)

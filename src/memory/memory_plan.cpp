@@ -20,41 +20,8 @@ std::string row(const char* name, int64_t bytes, const std::string& note) {
 
 }  // namespace
 
-StepWorkspaceSizes step_workspace_sizes(const ModelConfig& c, int64_t step_tokens,
-                                        int64_t step_seqs, int64_t n_threads,
-                                        int64_t max_seq_len) {
-  StepWorkspaceSizes w;
-  const int64_t t = step_tokens, b = std::min(step_seqs, step_tokens);
-  w.step_tokens = t;
-  w.step_seqs = b;
-  w.n_threads = n_threads;
-  w.hidden_floats = 3 * t * c.dim;
-  w.qkv_floats = t * (c.dim + 2 * c.kv_dim());
-  w.ffn_floats = 2 * t * c.ffn_dim;
-  w.logits_floats = b * (c.vocab_size + c.dim);
-  w.scores_floats = n_threads * max_seq_len;
-  w.rope_floats = t * c.head_dim();
-  // Matmul activation scratch as the kernels keep it (per-thread buffers that only grow,
-  // src/kernels/matmul.cpp): the row path's Q8_0/Q8_K rows (<= 292 B per 256 elements),
-  // plus the largest of the AVX-512 tile path's prepared rows (192 B per 64 elements),
-  // AMX-INT8's token tiles (36 B per 32 elements, tokens padded to 16) and AMX-BF16's
-  // (hi and lo bf16: 4 B per element, columns padded to 32); plus each thread's AMX weight
-  // panel scratch: INT8's 576 B per 32 columns, the K-quants' 12672 B per 256 (Q6_K's three
-  // pieces, tiles_amx_kquants.cpp) or BF16's panel group (tiles_amx_bf16.cpp: 4-16 panels
-  // of 2 KiB per 32 columns, 1 MiB unless 4 panels are more). K-quant AMX token tiles:
-  // 4416 B per 256 elements x 16 tokens, within INT8's 36 B per 32. The AVX-512 broadcast
-  // kernels for float weights (x86/panels_avx512.cpp) fit AMX-BF16's figures: a token tile
-  // (16 tokens of f32) is 64 B per column, columns padded to 16; a 16-row f32 panel 64 B per column.
-  const int64_t widest = std::max({c.dim, c.ffn_dim, c.vocab_size > 0 ? c.dim : 0});
-  const int64_t chunks = ceil_div(widest, 32), token_tiles = ceil_div(t, 16);
-  const int64_t row_path = t * (widest / 256 + 1) * 292;
-  const int64_t tile_path = t * (widest / 64 + 1) * 192;
-  const int64_t amx_int8 = token_tiles * 16 * (widest / 32) * 36;
-  const int64_t amx_bf16 = token_tiles * chunks * 2048;
-  const int64_t panel =
-      std::max({(widest / 32) * 576, (widest / 256 + 1) * 12672, int64_t{1} << 20, 4 * chunks * 2048});
-  w.matmul_scratch_bytes = row_path + std::max({tile_path, amx_int8, amx_bf16}) + n_threads * (panel + 128) + 4096;
-  return w;
+int64_t plan_sequence_tokens(const ModelConfig& c, int64_t max_total_tokens) {
+  return max_total_tokens > 0 ? std::min(max_total_tokens, c.max_seq_len) : c.max_seq_len;
 }
 
 int64_t kv_bytes_per_token(const ModelConfig& c, DType kv_dtype) {
@@ -71,14 +38,10 @@ Result<MemoryPlan> plan_memory(const PlanInputs& in) {
   MemoryPlan p;
   p.inputs = in;
   const ModelConfig& c = in.config;
-  if (in.block_tokens <= 0 || in.step_tokens <= 0 || in.step_seqs <= 0 || in.n_threads <= 0) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "block size, step tokens, step sequences and threads must be positive");
-  }
-  p.max_total_tokens = in.max_total_tokens > 0 ? std::min(in.max_total_tokens, c.max_seq_len)
-                                               : c.max_seq_len;
+  if (in.block_tokens <= 0) return make_error(ErrorCode::kInvalidArgument, "block size must be positive");
+  p.max_total_tokens = plan_sequence_tokens(c, in.max_total_tokens);
   p.weights_bytes = in.weights_bytes;
-  p.workspace = step_workspace_sizes(c, in.step_tokens, in.step_seqs, in.n_threads, p.max_total_tokens);
+  p.workspace = in.workspace;
   p.workspace_bytes = p.workspace.total_bytes();
   p.transport_bytes = in.transport_bytes;
   p.runtime_bytes = in.runtime_bytes;

@@ -15,8 +15,9 @@
 
 namespace plimsoll {
 
-// Sizes (in floats) of the activation buffers of one batched step; the engine
-// allocates exactly these, the plan counts exactly these.
+// Sizes (in floats) of the activation buffers of one batched step. The engine
+// reports them (BatchEngine::workspace_sizes) and allocates exactly these; the
+// plan counts exactly these.
 struct StepWorkspaceSizes {
   int64_t step_tokens = 0;     // T: tokens per step (prefill chunks + decode tokens)
   int64_t step_seqs = 0;       // B: sequences per step (rows that need logits)
@@ -35,9 +36,8 @@ struct StepWorkspaceSizes {
   }
 };
 
-StepWorkspaceSizes step_workspace_sizes(const ModelConfig& config, int64_t step_tokens,
-                                        int64_t step_seqs, int64_t n_threads,
-                                        int64_t max_seq_len);
+// Tokens one sequence may hold: max_total_tokens capped by the context (0: the context).
+int64_t plan_sequence_tokens(const ModelConfig& config, int64_t max_total_tokens);
 
 // KV bytes one token occupies across all layers: 2 (k, v) x layers x kv_dim x dtype size.
 int64_t kv_bytes_per_token(const ModelConfig& config, DType kv_dtype);
@@ -48,9 +48,7 @@ struct PlanInputs {
   DType kv_dtype = DType::kF16;         // KV cache elements: kF16 (serve's default) or kF32
   int64_t block_tokens = 16;           // KV block size
   int64_t max_total_tokens = 0;        // per sequence: prompt + new (<= context); 0 = context
-  int64_t step_tokens = 512;           // per-step token budget (max_batch_prefill_tokens)
-  int64_t step_seqs = 64;              // sequences per step (max_batch_size)
-  int64_t n_threads = 1;
+  StepWorkspaceSizes workspace;        // the engine's, for the largest step (BatchEngine::workspace_sizes)
   int64_t max_concurrent_requests = 128;   // in flight + queued
   // Request memory in flight: what admission may charge all submissions
   // together (sched/request_cost.h); 0 = default_request_budget_bytes.

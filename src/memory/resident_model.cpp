@@ -10,11 +10,6 @@ int64_t planned_runtime_bytes(int64_t resident_at_start_bytes, int64_t extra_run
   return resident_at_start_bytes + kRuntimeMarginBytes + extra_runtime_bytes;
 }
 
-int64_t http_body_runtime_bytes(int64_t http_threads, int64_t max_concurrent_requests,
-                                int64_t payload_limit_bytes) {
-  return std::min(http_threads, max_concurrent_requests) * payload_limit_bytes / 8;
-}
-
 int64_t warm_up_kv_blocks(const MemoryPlan& plan) {
   const int64_t bt = plan.inputs.block_tokens;
   const int64_t extra_seqs = std::min(plan.workspace.step_seqs, plan.workspace.step_tokens) - 1;

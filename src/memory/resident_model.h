@@ -15,11 +15,6 @@ inline constexpr int64_t kRuntimeMarginBytes = int64_t{32} << 20;
 // The runtime part of the plan: resident at start + margin + extra (HTTP buffers).
 int64_t planned_runtime_bytes(int64_t resident_at_start_bytes, int64_t extra_runtime_bytes);
 
-// What `serve` counts for HTTP request bodies held while parsed: one payload
-// per worker that can read a body at once, an eighth of it on average.
-int64_t http_body_runtime_bytes(int64_t http_threads, int64_t max_concurrent_requests,
-                                int64_t payload_limit_bytes);
-
 // KV blocks the engine's warm-up step writes (BatchEngine::warm_up: one long
 // sequence of T - (B - 1) tokens); they stay resident and are handed out first.
 int64_t warm_up_kv_blocks(const MemoryPlan& plan);

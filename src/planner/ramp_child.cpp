@@ -78,24 +78,6 @@ Status run_batch(EngineSetup& s, int64_t batch, int64_t prompt, int64_t new_toke
 
 }  // namespace
 
-EngineOptions serve_engine_options(const PlanRequest& r, const std::string& tokenizer_path) {
-  EngineOptions o;
-  o.model_path = r.model.path;
-  o.tokenizer_path = tokenizer_path;
-  o.memory_limit_bytes = r.memory_limit_bytes;
-  o.memory_fraction = r.serve.memory_fraction;
-  o.block_tokens = r.serve.block_tokens;
-  o.kv_dtype = r.serve.kv_dtype;
-  o.step_tokens = r.serve.step_tokens;
-  o.step_seqs = r.serve.step_seqs;
-  o.max_total_tokens = r.prompt_tokens + r.max_new_tokens;
-  o.max_concurrent_requests = r.serve.max_concurrent_requests;
-  o.transport_bytes =
-      http_body_runtime_bytes(r.serve.http_threads, r.serve.max_concurrent_requests, r.serve.payload_limit_bytes);
-  o.threads = static_cast<int>(r.serve.threads);
-  return o;
-}
-
 std::string child_report_json(const ChildReport& r) {
   nlohmann::json j = {{"batch", r.batch},
                       {"fits", r.fits},
@@ -124,15 +106,15 @@ ChildReport parse_child_report(const std::string& line) {
   return r;
 }
 
-int run_ramp_child(const EngineOptions& o, int64_t batch, int64_t prompt, int64_t new_tokens) {
+int run_ramp_child(const ServeConfig& settings, int64_t batch, int64_t prompt, int64_t new_tokens) {
   const auto t0 = Clock::now();
   ChildReport r;
   r.batch = batch;
-  auto setup = load_engine_model(o);
+  auto setup = load_engine_model(settings.engine);
   Status st = setup.ok() ? Status() : Status(setup.error());
   if (st.ok()) {
     r.runtime_base_bytes = resident_bytes_besides_weights(setup->model);
-    st = plan_and_start_engine(o, *setup);
+    st = plan_and_start_engine(settings, *setup);
   }
   if (st.ok()) st = run_batch(*setup, batch, prompt, new_tokens, r);
   if (!st.ok()) r.error = st.error().message;

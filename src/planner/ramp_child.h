@@ -10,8 +10,6 @@
 
 namespace plimsoll::planner {
 
-// The engine options `serve` would use for this plan request.
-EngineOptions serve_engine_options(const PlanRequest& request, const std::string& tokenizer_path);
 
 // What the child prints on stdout, one JSON line, and the parent reads back.
 struct ChildReport {
@@ -27,6 +25,6 @@ std::string child_report_json(const ChildReport& report);
 ChildReport parse_child_report(const std::string& line);
 
 // Runs the step and prints the report; the exit code is 0 when it ran.
-int run_ramp_child(const EngineOptions& options, int64_t batch, int64_t prompt_tokens, int64_t new_tokens);
+int run_ramp_child(const ServeConfig& settings, int64_t batch, int64_t prompt_tokens, int64_t new_tokens);
 
 }  // namespace plimsoll::planner

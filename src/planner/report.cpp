@@ -6,6 +6,7 @@
 
 #include "core/bytes.h"
 #include "server/engine_setup.h"
+#include "server/serve_settings.h"
 
 namespace plimsoll::planner {
 namespace {
@@ -42,24 +43,24 @@ std::string ramp_text(const RampResult& r) {
   return s;
 }
 
-std::vector<std::string> serve_flags(const StaticPlan& p) {
-  const PlanRequest& r = p.request;
-  return {"--memory-limit", kubernetes_quantity(r.memory_limit_bytes),
-          "--max-total-tokens", std::to_string(p.sequence_tokens),
-          "--max-input-tokens", std::to_string(r.prompt_tokens),
-          "--max-batch-prefill-tokens", std::to_string(r.serve.step_tokens),
-          "--max-batch-size", std::to_string(r.serve.step_seqs),
-          "--max-concurrent-requests", std::to_string(r.serve.max_concurrent_requests),
-          "--block-size", std::to_string(r.serve.block_tokens),
-          "--kv-cache-dtype", kv_cache_dtype_name(r.serve.kv_dtype),
-          "--threads", std::to_string(p.engine_threads)};
+namespace {
+
+// serve's settings for this plan, with the engine threads it assumed.
+ServeConfig planned_settings(const StaticPlan& p) {
+  ServeConfig c = serve_config_for(p.request);
+  c.engine.threads = static_cast<int>(p.engine_threads);
+  return c;
 }
 
-std::string serve_command(const StaticPlan& p) {
-  std::string s = "plimsoll serve --model " + p.request.model.path;
-  for (const std::string& f : serve_flags(p)) s += " " + f;
-  return s;
+}  // namespace
+
+std::vector<std::string> serve_flags(const StaticPlan& p) {
+  std::vector<std::string> args = render_serve_args(planned_settings(p));
+  if (args.size() >= 2 && args[0] == "--model") args.erase(args.begin(), args.begin() + 2);  // serve_command has it
+  return args;
 }
+
+std::string serve_command(const StaticPlan& p) { return render_serve_command(planned_settings(p)); }
 
 std::string kubernetes_quantity(int64_t bytes) {
   if (bytes % kGiB == 0) return std::to_string(bytes / kGiB) + "Gi";
@@ -129,14 +130,14 @@ json report_json(const PlanReport& rep) {
                  {"runtime_base_bytes", p.request.model.runtime_base_bytes}}},
       {"inputs", {{"memory_limit_bytes", p.request.memory_limit_bytes},
                   {"limit_source", rep.limit_source},
-                  {"memory_fraction", p.request.serve.memory_fraction},
+                  {"memory_fraction", p.request.serve.engine.memory_fraction},
                   {"prompt_tokens", p.request.prompt_tokens},
                   {"max_new_tokens", p.request.max_new_tokens},
-                  {"max_batch_prefill_tokens", p.request.serve.step_tokens},
-                  {"max_batch_size", p.request.serve.step_seqs},
-                  {"max_concurrent_requests", p.request.serve.max_concurrent_requests},
-                  {"block_size", p.request.serve.block_tokens},
-                  {"kv_cache_dtype", kv_cache_dtype_name(p.request.serve.kv_dtype)},
+                  {"max_batch_prefill_tokens", p.request.serve.engine.step_tokens},
+                  {"max_batch_size", p.request.serve.engine.step_seqs},
+                  {"max_concurrent_requests", p.request.serve.engine.max_concurrent_requests},
+                  {"block_size", p.request.serve.engine.block_tokens},
+                  {"kv_cache_dtype", kv_cache_dtype_name(p.request.serve.engine.kv_dtype)},
                   {"threads", p.engine_threads}}},
       {"plan", {{"budget_bytes", p.budget_bytes},
                 {"weights_bytes", m.weights_bytes},

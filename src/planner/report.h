@@ -21,7 +21,9 @@ struct PlanReport {
   std::string chart_svg_path, chart_png_path;  // "" when not written
 };
 
-// `plimsoll serve` flags that reproduce this plan.
+// `plimsoll serve` args that reproduce this plan (serve's settings table:
+// --tokenizer, every plan setting and every other one not at its default).
+// serve_flags: without --model; serve_command: the whole command line.
 std::vector<std::string> serve_flags(const StaticPlan& plan);
 std::string serve_command(const StaticPlan& plan);
 // "12Gi" when whole GiB, else whole MiB rounded up ("300Mi").

@@ -1,5 +1,5 @@
 // The static plan and its reverse: a limit -> sequences that fit, and a number
-// of sequences -> the smallest limit, both through plan_memory.
+// of sequences -> the smallest limit, both through plan_serve_memory.
 #include "planner/static_plan.h"
 
 #include "core/bytes.h"
@@ -9,22 +9,21 @@
 
 namespace plimsoll::planner {
 
-PlanInputs serve_plan_inputs(const PlanRequest& r, int64_t budget_bytes) {
-  const ServeShape& s = r.serve;
-  PlanInputs in;
-  in.config = r.model.config;
-  in.weights_bytes = r.model.weights_bytes;
-  in.block_tokens = s.block_tokens;
-  in.kv_dtype = s.kv_dtype;
-  in.max_total_tokens = r.prompt_tokens + r.max_new_tokens;
-  in.step_tokens = s.step_tokens;
-  in.step_seqs = s.step_seqs;
-  in.n_threads = s.threads > 0 ? s.threads : ThreadPool::hardware_threads();
-  in.max_concurrent_requests = s.max_concurrent_requests;
-  in.runtime_bytes = planned_runtime_bytes(r.model.runtime_base_bytes, 0);
-  in.transport_bytes = http_body_runtime_bytes(s.http_threads, s.max_concurrent_requests, s.payload_limit_bytes);
-  in.budget_bytes = budget_bytes;
-  return in;
+ServeConfig serve_config_for(const PlanRequest& r) {
+  ServeConfig c = r.serve;
+  c.engine.model_path = r.model.path;
+  c.engine.memory_limit_bytes = r.memory_limit_bytes;
+  c.engine.max_total_tokens = r.prompt_tokens + r.max_new_tokens;
+  c.max_input_tokens = r.prompt_tokens;
+  return c;
+}
+
+ModelFacts serve_model_facts(const PlanRequest& r) {
+  ModelFacts m;
+  m.config = r.model.config;
+  m.weights_bytes = r.model.weights_bytes;
+  m.runtime_bytes = planned_runtime_bytes(r.model.runtime_base_bytes, 0);
+  return m;
 }
 
 Result<StaticPlan> make_static_plan(const PlanRequest& r) {
@@ -37,13 +36,14 @@ Result<StaticPlan> make_static_plan(const PlanRequest& r) {
                       "--prompt-tokens + --max-new-tokens = " + std::to_string(total) +
                           " exceeds the model's context of " + std::to_string(r.model.config.max_seq_len));
   }
-  PLIMSOLL_ASSIGN(MemoryBudget budget, resolve_memory_budget(r.memory_limit_bytes, r.serve.memory_fraction));
+  PLIMSOLL_ASSIGN(MemoryBudget budget,
+                  resolve_memory_budget(r.memory_limit_bytes, r.serve.engine.memory_fraction));
   StaticPlan s;
   s.request = r;
   s.budget_bytes = budget.budget_bytes;
-  const PlanInputs in = serve_plan_inputs(r, budget.budget_bytes);
-  s.engine_threads = in.n_threads;
-  PLIMSOLL_ASSIGN(s.plan, plan_memory(in));
+  PLIMSOLL_ASSIGN(s.plan, plan_serve_memory(serve_config_for(r), serve_model_facts(r), ThreadPool::hardware_threads(),
+                                            budget.budget_bytes));
+  s.engine_threads = s.plan.workspace.n_threads;
   s.sequence_tokens = s.plan.max_total_tokens;
   s.max_concurrent_sequences = s.plan.full_sequences();
   s.safe_client_batch_size = std::max<int64_t>(1, s.max_concurrent_sequences);

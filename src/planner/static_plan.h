@@ -1,5 +1,5 @@
 // The static plan: what `plimsoll serve` with given flags plans under a memory
-// limit (plan_memory, the server's own model), read for sequences of P + N tokens.
+// limit (plan_serve_memory, the server's own function), read for sequences of P + N tokens.
 #pragma once
 
 #include <cstdint>
@@ -8,24 +8,14 @@
 #include "core/result.h"
 #include "formats/model_config.h"
 #include "memory/memory_plan.h"
+#include "server/serve.h"
+#include "server/serve_plan.h"
 
 namespace plimsoll::planner {
 
-// The serve flags that shape the plan, with serve's defaults.
-struct ServeShape {
-  int64_t block_tokens = 16;                // --block-size
-  DType kv_dtype = DType::kF16;             // --kv-cache-dtype
-  int64_t step_tokens = 512;                // --max-batch-prefill-tokens
-  int64_t step_seqs = 64;                   // --max-batch-size
-  int64_t max_concurrent_requests = 128;    // --max-concurrent-requests
-  int64_t http_threads = 256;               // --http-threads
-  int64_t payload_limit_bytes = 2'000'000;  // --payload-limit
-  int64_t threads = 0;                      // --threads (0: the cores available)
-  double memory_fraction = 0.9;             // --memory-fraction
-};
-
-// What the plan needs to know of the model and of the process serving it.
-struct ModelFacts {
+// The model as the planner found it: its file, shape, weight bytes and what the
+// process holds after loading it.
+struct PlanModel {
   std::string path;
   ModelConfig config;
   int64_t weights_bytes = 0;
@@ -33,8 +23,8 @@ struct ModelFacts {
 };
 
 struct PlanRequest {
-  ModelFacts model;
-  ServeShape serve;
+  PlanModel model;
+  ServeConfig serve;               // serve's settings (the plan rows matter; defaults as serve's)
   int64_t prompt_tokens = 0;       // P
   int64_t max_new_tokens = 0;      // N
   int64_t memory_limit_bytes = 0;  // the container's limit
@@ -50,8 +40,11 @@ struct StaticPlan {
   int64_t engine_threads = 0;
 };
 
-// The plan inputs serve would build (server/engine_setup.cpp) for this request.
-PlanInputs serve_plan_inputs(const PlanRequest& request, int64_t budget_bytes);
+// The settings serve runs with for this request: its settings with the model,
+// --memory-limit, --max-total-tokens P + N and --max-input-tokens P.
+ServeConfig serve_config_for(const PlanRequest& request);
+// The model's facts as serve plans with them (runtime base + serve's margin).
+ModelFacts serve_model_facts(const PlanRequest& request);
 // Plans; kOutOfMemory (with serve's message) when one sequence of P + N cannot fit.
 Result<StaticPlan> make_static_plan(const PlanRequest& request);
 // The smallest memory limit (whole MiB) under which `sequences` sequences of

@@ -18,6 +18,8 @@
 
 namespace plimsoll {
 
+struct ServeConfig;
+
 struct EngineOptions {
   std::string model_path;
   std::string tokenizer_path;               // --tokenizer: overrides the model's (tokenizer.json, GGUF, tokenizer.bin)
@@ -30,9 +32,7 @@ struct EngineOptions {
   int64_t step_seqs = 64;                   // --max-batch-size
   int64_t max_total_tokens = 0;             // 0: the model's context
   int64_t max_concurrent_requests = 128;
-  int64_t extra_runtime_bytes = 0;          // counted into the plan's runtime
   int64_t request_budget_bytes = 0;         // --max-request-memory: admission's byte budget; 0: the default
-  int64_t transport_bytes = 0;              // HTTP bodies in flight and their JSON (the API's worst case)
   int threads = 0;                          // 0: the cores available
   bool huge_pages = true;                   // weights read into huge pages (FileBacking)
 };
@@ -58,20 +58,16 @@ struct EngineSetup {
   std::optional<LlamaWeights> weights;  // bound in phase 1, moved into the engine in phase 2
 };
 
-// The plan's inputs for these options: the one mapping from serve's settings
-// to the memory model (the admission webhook uses it too).
-PlanInputs plan_inputs_for(const EngineOptions& options, const ModelConfig& config, int64_t weights_bytes,
-                           int64_t n_threads, int64_t runtime_bytes, int64_t budget_bytes);
-
 // Phase 1 (fast: mmap and parse): the model file and its tokenizer.
 Result<EngineSetup> load_engine_model(const EngineOptions& options);
-// Phase 2 (slow: pages the weights in): budget, plan, pool, engine, warm-up.
-Status plan_and_start_engine(const EngineOptions& options, EngineSetup& setup);
+// Phase 2 (slow: pages the weights in): budget, plan (plan_serve_memory), pool,
+// engine, warm-up. A bench without HTTP sets settings.api.threads = 0.
+Status plan_and_start_engine(const ServeConfig& settings, EngineSetup& setup);
 
 // What the process holds now besides the model's weights (RSS less the tensor
 // bytes already resident as private copies): the plan's runtime base.
 int64_t resident_bytes_besides_weights(const LoadedModel& model);
 // Both phases.
-Result<EngineSetup> setup_engine(const EngineOptions& options);
+Result<EngineSetup> setup_engine(const ServeConfig& settings);
 
 }  // namespace plimsoll

@@ -133,9 +133,6 @@ api::ChatPromptFormat chat_format(const ModelTokenizer& t) {
 
 int run_serve(ServeConfig c) {
   const sigset_t signals = block_shutdown_signals();
-  // HTTP request bodies are held while parsed: the plan's transport term.
-  c.engine.transport_bytes =
-      http_body_runtime_bytes(c.api.threads, c.engine.max_concurrent_requests, c.api.payload_limit_bytes);
   auto setup = load_engine_model(c.engine);
   if (!setup) {
     std::fprintf(stderr, "error: %s\n", setup.error().message.c_str());
@@ -168,7 +165,7 @@ int run_serve(ServeConfig c) {
   }
   std::fprintf(stderr, "listening on http://%s:%d; loading %s\n", c.api.hostname.c_str(), http.port(),
                loading.model_id.c_str());
-  if (Status st = plan_and_start_engine(c.engine, s); !st.ok()) {
+  if (Status st = plan_and_start_engine(c, s); !st.ok()) {
     std::fprintf(stderr, "error: %s\n", st.error().message.c_str());
     return 1;
   }

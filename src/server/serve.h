@@ -13,8 +13,11 @@
 
 namespace plimsoll {
 
+// Every setting has a row in server/serve_settings.cpp (flag, env, help).
 struct ServeConfig {
   EngineOptions engine;
+  std::string model_revision;  // --revision: with a repo id, its branch, tag or commit
+  bool hub_offline = false;    // --offline: only the Hugging Face cache
   api::ApiConfig api;
   std::optional<int64_t> max_input_tokens;        // default: max_total_tokens - 1
   std::optional<int64_t> max_batch_total_tokens;  // default: the plan's; larger is refused

@@ -1,5 +1,5 @@
 // Decides one workload: finds its `plimsoll serve` containers, plans each
-// within its memory request or limit with plan_memory, and explains denials.
+// within its memory request or limit with serve's own plan_serve_memory, and explains denials.
 #include "webhook/admission_policy.h"
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include "core/bytes.h"
 #include "memory/memory_budget.h"
 #include "webhook/container_settings.h"
-#include "webhook/serve_plan.h"
+#include "server/serve_plan.h"
 
 namespace plimsoll::webhook {
 namespace {
@@ -104,22 +104,29 @@ void Check::run() {
   if (!quantity) return;
   const auto& limit = settings.resources.memory_limit_bytes;
   int64_t base = *quantity;
-  if (settings.memory_limit_bytes) {
-    if (limit && *settings.memory_limit_bytes > *limit) {
-      return deny("--memory-limit (PLIMSOLL_MEMORY_LIMIT) " + format_bytes(*settings.memory_limit_bytes) +
+  if (settings.serve.engine.memory_limit_bytes) {
+    if (limit && *settings.serve.engine.memory_limit_bytes > *limit) {
+      return deny("--memory-limit (PLIMSOLL_MEMORY_LIMIT) " + format_bytes(*settings.serve.engine.memory_limit_bytes) +
                   " is above the container's memory limit " + format_bytes(*limit) +
                   ": serve would plan beyond its cgroup and be OOM-killed; take it from the downward API "
                   "(resourceFieldRef limits.memory)");
     }
-    if (*settings.memory_limit_bytes < base) {
-      base = *settings.memory_limit_bytes;
+    if (*settings.serve.engine.memory_limit_bytes < base) {
+      base = *settings.serve.engine.memory_limit_bytes;
       what = "--memory-limit";
     }
   }
   auto budget = resolve_memory_budget(base, settings.serve.engine.memory_fraction);
   if (!budget) return deny(budget.error().message);
-  const int64_t threads = serve_threads(settings, node_cpus);
-  const PlanInputs in = serve_plan_inputs(settings.serve, model, threads, budget->budget_bytes);
+  ModelFacts facts;
+  facts.config = model.config;
+  facts.weights_bytes = model.weights_bytes;
+  facts.runtime_bytes = model.runtime_bytes;  // declared with serve's margin
+  // Without --threads the server takes every CPU of its affinity mask: the node's,
+  // unless the static CPU manager pins it to its (integer) limit.
+  auto inputs = serve_plan_inputs(settings.serve, facts, node_cpus, budget->budget_bytes);
+  if (!inputs) return deny(inputs.error().message);
+  const PlanInputs& in = *inputs;
   const std::string within = what + " " + format_bytes(base) + " x memory fraction " +
                              std::to_string(budget->fraction).substr(0, 4) + " = budget " +
                              format_bytes(budget->budget_bytes);

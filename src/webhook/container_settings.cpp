@@ -1,14 +1,11 @@
 // Reads one container: is it `plimsoll serve`, which flags and environment
-// variables set which serve setting, and its memory/CPU requests and limits.
+// variables set which serve setting (serve's settings table), and its memory/CPU requests and limits.
 #include "webhook/container_settings.h"
 
-#include <cstdlib>
-#include <functional>
-#include <map>
 #include <sstream>
 
 #include "core/bytes.h"
-#include "server/engine_setup.h"
+#include "server/serve_settings.h"
 
 namespace plimsoll::webhook {
 namespace {
@@ -64,123 +61,10 @@ std::optional<size_t> serve_args_start(const json& container) {
   return std::nullopt;
 }
 
-// --- values ---
-
-Result<int64_t> to_int(const std::string& what, const std::string& text) {
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (end == text.c_str() || *end != '\0') {
-    return make_error(ErrorCode::kInvalidArgument, what + " '" + text + "' is not an integer");
-  }
-  return static_cast<int64_t>(v);
-}
-
-Result<double> to_double(const std::string& what, const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0') {
-    return make_error(ErrorCode::kInvalidArgument, what + " '" + text + "' is not a number");
-  }
-  return v;
-}
-
-Result<int64_t> to_bytes(const std::string& what, const std::string& text) {
-  auto b = parse_bytes(text);
-  if (!b) return b.error().with_context(what);
-  return *b;
-}
-
-// --- the settings that change the plan, by flag and environment variable (serve_command.cpp) ---
-
-using Setter = std::function<Status(ContainerSettings&, const std::string& what, const std::string& value)>;
-
-struct Setting {
-  const char* flag;
-  const char* env;
-  Setter set;
-};
-
-template <typename F>
-Setter int_setter(F field) {
-  return [field](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
-    PLIMSOLL_ASSIGN(const int64_t n, to_int(what, v));
-    field(s, n);
-    return {};
-  };
-}
-
-const std::vector<Setting>& plan_settings() {
-  static const std::vector<Setting> table = {
-      {"--memory-limit", "PLIMSOLL_MEMORY_LIMIT",
-       [](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
-         PLIMSOLL_ASSIGN(s.memory_limit_bytes, to_bytes(what, v));
-         return {};
-       }},
-      {"--memory-fraction", "PLIMSOLL_MEMORY_FRACTION",
-       [](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
-         PLIMSOLL_ASSIGN(s.serve.engine.memory_fraction, to_double(what, v));
-         return {};
-       }},
-      {"--max-batch-memory", "PLIMSOLL_MAX_BATCH_MEMORY",
-       [](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
-         PLIMSOLL_ASSIGN(s.serve.engine.max_batch_memory_bytes, to_bytes(what, v));
-         return {};
-       }},
-      {"--max-request-memory", "PLIMSOLL_MAX_REQUEST_MEMORY",
-       [](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
-         PLIMSOLL_ASSIGN(s.serve.engine.request_budget_bytes, to_bytes(what, v));
-         return {};
-       }},
-      {"--payload-limit", "PAYLOAD_LIMIT",
-       [](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
-         PLIMSOLL_ASSIGN(s.serve.api.payload_limit_bytes, to_bytes(what, v));
-         return {};
-       }},
-      {"--max-concurrent-requests", "MAX_CONCURRENT_REQUESTS",
-       int_setter([](ContainerSettings& s, int64_t n) { s.serve.engine.max_concurrent_requests = n; })},
-      {"--max-total-tokens", "MAX_TOTAL_TOKENS",
-       int_setter([](ContainerSettings& s, int64_t n) { s.serve.engine.max_total_tokens = n; })},
-      {"--max-batch-prefill-tokens", "MAX_BATCH_PREFILL_TOKENS",
-       int_setter([](ContainerSettings& s, int64_t n) { s.serve.engine.step_tokens = n; })},
-      {"--max-batch-size", "MAX_BATCH_SIZE",
-       int_setter([](ContainerSettings& s, int64_t n) { s.serve.engine.step_seqs = n; })},
-      {"--max-batch-total-tokens", "MAX_BATCH_TOTAL_TOKENS",
-       int_setter([](ContainerSettings& s, int64_t n) { if (n > 0) s.serve.max_batch_total_tokens = n; })},
-      {"--block-size", "PLIMSOLL_BLOCK_SIZE",
-       int_setter([](ContainerSettings& s, int64_t n) { s.serve.engine.block_tokens = n; })},
-      {"--kv-cache-dtype", "PLIMSOLL_KV_CACHE_DTYPE",
-       [](ContainerSettings& s, const std::string& what, const std::string& v) -> Status {
-         auto d = kv_cache_dtype_from_name(v);
-         if (!d) return d.error().with_context(what);
-         s.serve.engine.kv_dtype = *d;
-         return {};
-       }},
-      {"--threads", "PLIMSOLL_THREADS", int_setter([](ContainerSettings& s, int64_t n) {
-         s.serve.engine.threads = static_cast<int>(n);
-         s.threads_set = n > 0;
-       })},
-      {"--http-threads", "PLIMSOLL_HTTP_THREADS",
-       int_setter([](ContainerSettings& s, int64_t n) { s.serve.api.threads = static_cast<int>(n); })},
-  };
-  return table;
-}
-
-// serve's other value flags: read past, they do not change the plan.
-bool is_other_serve_flag(const std::string& flag) {
-  static const char* const others[] = {"-m", "--model", "--tokenizer", "--hostname", "-p", "--port",
-                                       "--max-input-tokens", "--max-queued-tokens", "--max-waiting-tokens",
-                                       "--waiting-served-ratio", "--api-key", "--graceful-timeout", "--model-id"};
-  for (const char* o : others) {
-    if (flag == o) return true;
-  }
-  return false;
-}
-
-const Setting* find_setting(const std::string& flag_or_env, bool by_env) {
-  for (const Setting& s : plan_settings()) {
-    if (flag_or_env == (by_env ? s.env : s.flag)) return &s;
-  }
-  return nullptr;
+// An environment variable of a setting that changes the plan: worth a warning when unreadable.
+bool changes_plan_by_env(const std::string& name) {
+  const ServeSetting* s = find_serve_setting_by_env(name);
+  return s != nullptr && s->changes_plan;
 }
 
 // --- resources ---
@@ -246,9 +130,9 @@ std::vector<EnvVar> read_env(const json& container, const ContainerResources& r,
     } else if (e.contains("valueFrom") && e["valueFrom"].contains("resourceFieldRef")) {
       std::string warning;
       v.value = resource_field_value(e["valueFrom"]["resourceFieldRef"], r, warning);
-      if (!warning.empty() && find_setting(v.name, true)) warnings.push_back(v.name + ": " + warning);
+      if (!warning.empty() && changes_plan_by_env(v.name)) warnings.push_back(v.name + ": " + warning);
     } else if (e.contains("valueFrom")) {
-      if (find_setting(v.name, true)) warnings.push_back(v.name + " comes from a ConfigMap/Secret/field the webhook cannot read; serve's default was assumed");
+      if (changes_plan_by_env(v.name)) warnings.push_back(v.name + " comes from a ConfigMap/Secret/field the webhook cannot read; serve's default was assumed");
     } else {
       v.value = "";
     }
@@ -269,9 +153,9 @@ std::string expand(const std::string& word, const std::vector<EnvVar>& env) {
 
 Status apply_env(ContainerSettings& s, const std::vector<EnvVar>& env) {
   for (const EnvVar& e : env) {
-    const Setting* setting = find_setting(e.name, true);
+    const ServeSetting* setting = find_serve_setting_by_env(e.name);
     if (!setting || !e.value || e.value->empty()) continue;
-    PLIMSOLL_TRY(setting->set(s, "env " + e.name, *e.value));
+    PLIMSOLL_TRY(write_serve_setting(*setting, s.serve, "env " + e.name, *e.value));
   }
   return {};
 }
@@ -285,16 +169,19 @@ Status apply_args(ContainerSettings& s, const Tokens& args, const std::vector<En
       flag.resize(eq);
       inline_value = true;
     }
-    const Setting* setting = find_setting(flag, false);
-    if (!setting && !is_other_serve_flag(flag)) {
+    const ServeSetting* setting = find_serve_setting_by_flag(flag);
+    if (!setting) {
       s.warnings.push_back("argument '" + args[i] + "' is not a serve flag the webhook knows");
       continue;
     }
-    if (!inline_value) {
+    if (!setting->takes_value()) {
+      if (inline_value) return make_error(ErrorCode::kInvalidArgument, flag + " takes no value");
+      value = "true";
+    } else if (!inline_value) {
       if (i + 1 >= args.size()) return make_error(ErrorCode::kInvalidArgument, flag + " needs a value");
       value = args[++i];
     }
-    if (setting) PLIMSOLL_TRY(setting->set(s, flag, expand(value, env)));
+    PLIMSOLL_TRY(write_serve_setting(*setting, s.serve, flag, expand(value, env)));
   }
   return {};
 }

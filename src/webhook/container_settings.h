@@ -25,8 +25,6 @@ struct ContainerResources {
 struct ContainerSettings {
   std::string name;
   ServeConfig serve;                        // the defaults of serve, overridden by env then args
-  std::optional<int64_t> memory_limit_bytes;  // --memory-limit / PLIMSOLL_MEMORY_LIMIT resolved
-  bool threads_set = false;                 // --threads / PLIMSOLL_THREADS given (else: CPUs)
   ContainerResources resources;
   std::vector<std::string> warnings;        // settings that could not be read
 };
@@ -35,8 +33,9 @@ struct ContainerSettings {
 // image is named plimsoll (whose entrypoint is serve), or `wanted` names it.
 bool runs_plimsoll_serve(const nlohmann::json& container, const std::string& wanted);
 
-// Reads resources, env (values and resourceFieldRef) and args flags.
-// Errors: a flag or quantity the server itself would refuse.
+// Reads resources, env (values and resourceFieldRef) and args flags, every
+// setting of serve's table (flags over env, as serve reads them); other args
+// are warned about. Errors: a flag or quantity the server itself would refuse.
 Result<ContainerSettings> read_container_settings(const nlohmann::json& container);
 
 }  // namespace plimsoll::webhook

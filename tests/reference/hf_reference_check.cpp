@@ -94,7 +94,7 @@ Result<Outcome> run_batched(const LoadedModel& m, const DecoderWeights& w, const
   const int64_t max_len = 64;
   PLIMSOLL_ASSIGN(auto pool, KvBlockPool::create(c, 4 * max_len / kBlockTokens, kBlockTokens));
   ThreadPool threads(2);
-  PLIMSOLL_ASSIGN(auto engine, BatchEngine::create(c, w, *pool, step_workspace_sizes(c, kStepTokens, 4, 2, max_len), &threads));
+  PLIMSOLL_ASSIGN(auto engine, BatchEngine::create(c, w, *pool, BatchEngine::workspace_sizes(c, kStepTokens, 4, 2, max_len), &threads));
   std::vector<Seq> seqs(cases.size());
   for (size_t s = 0; s < cases.size(); ++s) {
     seqs[s].tokens = cases[s].prompt;

@@ -7,13 +7,16 @@ one call, nothing killed, cgroup peak below the limit)."""
 import glob
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import time
 import unittest
+import urllib.request
 
 import memcg
-from server import BINARY, REPO, STORIES, Server
+from server import BINARY, REPO, SHARED, STORIES, Server
 
 SKIP = memcg.unavailable_reason()
 MIB = 1024 * 1024
@@ -172,6 +175,48 @@ class PlannerServeTest(unittest.TestCase):
             if server:
                 server.stop()
             cg.close()
+
+
+class PlannedCommandTest(unittest.TestCase):
+    """The "serve with" command `plimsoll plan` prints, copied as a user would, starts a server:
+    a llama2.c model needs its --tokenizer, which the command must carry."""
+
+    def test_printed_command_starts_a_server(self):
+        folder = os.path.join(SHARED, "models", "stories260K")
+        model, tokenizer = os.path.join(folder, "stories260K.bin"), os.path.join(folder, "tok512.bin")
+        p = subprocess.run([BINARY, "plan", "--model", model, "--tokenizer", tokenizer, "--memory-limit", "256Mi",
+                            "--prompt-tokens", "16", "--max-new-tokens", "64"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        command = lines[lines.index("serve with:") + 1].strip()
+        self.assertIn("--tokenizer " + tokenizer, command)
+        argv = shlex.split(command)
+        self.assertEqual(argv[:2], ["plimsoll", "serve"])
+        argv[0] = BINARY
+        log_path = "/tmp/plimsoll-planned-command-%d.log" % os.getpid()
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(argv + ["--hostname", "127.0.0.1", "--port", "0"], stdout=log,
+                                    stderr=subprocess.STDOUT)
+        try:
+            deadline, url, status = time.time() + 60, None, None
+            while time.time() < deadline and status != 200:
+                self.assertIsNone(proc.poll(), open(log_path).read())
+                if url is None:
+                    m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", open(log_path).read())
+                    url = m.group(1) if m else None
+                if url is not None:
+                    try:
+                        with urllib.request.urlopen(url + "/health", timeout=5) as r:
+                            status = r.status
+                    except OSError:
+                        pass
+                if status != 200:
+                    time.sleep(0.1)
+            self.assertEqual(status, 200, "no /health 200 within 60 s:\n" + open(log_path).read())
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            self.assertEqual(proc.wait(timeout=60), 0, open(log_path).read())
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ void run_batched(const ModelConfig& c, const TensorStore& tensors, float toleran
                                   block_tokens, kv_dtype);
   ASSERT_TRUE(pool.ok());
   ThreadPool threads(2);
-  const auto sizes = step_workspace_sizes(c, step_tokens, 32, 2, max_len);
+  const auto sizes = BatchEngine::workspace_sizes(c, step_tokens, 32, 2, max_len);
   auto engine = BatchEngine::create(c, *weights, **pool, sizes, &threads);
   ASSERT_TRUE(engine.ok());
   ASSERT_TRUE((*engine)->warm_up().ok());
@@ -217,6 +217,25 @@ TEST(BatchEngine, MatchesReferenceQwen2Style) {
   run_batched(c, model.tensors(), 1e-4f, 24, 16, 6);
 }
 
+// The engine owns its workspace formula; the plan takes these sizes as given.
+TEST(BatchEngine, WorkspaceSizesScaleWithStepTokensAndHoldTheKernelsScratch) {
+  ModelConfig c;
+  c.dim = 64;
+  c.n_layers = 5;
+  c.n_heads = 8;
+  c.n_kv_heads = 4;
+  c.ffn_dim = 172;
+  c.vocab_size = 512;
+  c.max_seq_len = 512;
+  const auto a = BatchEngine::workspace_sizes(c, 256, 64, 2, 512);
+  const auto b = BatchEngine::workspace_sizes(c, 512, 64, 2, 512);
+  EXPECT_GT(b.total_bytes(), a.total_bytes());
+  EXPECT_EQ(a.hidden_floats, 3 * 256 * 64);
+  EXPECT_EQ(a.logits_floats, 64 * (512 + 64));
+  EXPECT_EQ(a.matmul_scratch_bytes, kernels::matmul_scratch_bytes(172, 256, 2));
+  EXPECT_EQ(BatchEngine::workspace_sizes(c, 8, 64, 1, 16).step_seqs, 8);  // B never above T
+}
+
 TEST(BatchEngine, RefusesPositionsPastLearnedOnes) {
   ModelConfig c = gpt2_config();
   c.max_seq_len = 8;
@@ -224,7 +243,7 @@ TEST(BatchEngine, RefusesPositionsPastLearnedOnes) {
   auto weights = bind_decoder_weights(c, model.tensors());
   ASSERT_TRUE(weights.ok()) << weights.error().message;
   auto pool = KvBlockPool::create(c, 4, 4);
-  auto engine = BatchEngine::create(c, *weights, **pool, step_workspace_sizes(c, 16, 2, 1, 16), nullptr);
+  auto engine = BatchEngine::create(c, *weights, **pool, BatchEngine::workspace_sizes(c, 16, 2, 1, 16), nullptr);
   ASSERT_TRUE(engine.ok());
   BlockTable table;
   table.blocks = {*(*pool)->allocate(), *(*pool)->allocate(), *(*pool)->allocate()};
@@ -241,7 +260,7 @@ TEST(BatchEngine, RefusesAStepLargerThanItsWorkspace) {
   ASSERT_TRUE(model.ok());
   auto weights = bind_llama_weights(c, model->tensors);
   auto pool = KvBlockPool::create(c, 8, 16);
-  auto engine = BatchEngine::create(c, *weights, **pool, step_workspace_sizes(c, 8, 2, 1, 128), nullptr);
+  auto engine = BatchEngine::create(c, *weights, **pool, BatchEngine::workspace_sizes(c, 8, 2, 1, 128), nullptr);
   ASSERT_TRUE(engine.ok());
   BlockTable table;
   table.blocks = {*(*pool)->allocate()};

@@ -67,7 +67,7 @@ TEST(StepAllocation, NoHeapAllocationDuringSteps) {
     auto pool = KvBlockPool::create(c, 64, 16);
     ASSERT_TRUE(pool.ok());
     ThreadPool threads(2);
-    auto engine = BatchEngine::create(c, *weights, **pool, step_workspace_sizes(c, 64, 8, 2, 128), &threads);
+    auto engine = BatchEngine::create(c, *weights, **pool, BatchEngine::workspace_sizes(c, 64, 8, 2, 128), &threads);
     ASSERT_TRUE(engine.ok());
     ASSERT_TRUE((*engine)->warm_up().ok());
     // 8 sequences: prefill chunks then decode steps, plans built before counting

@@ -65,12 +65,25 @@ TEST(MemoryPlan, MaxBatchMemoryCapsThePool) {
   EXPECT_EQ(p->kv_blocks, 4 * kMiB / (640 * 16));
 }
 
-TEST(MemoryPlan, WorkspaceScalesWithStepTokens) {
-  const auto a = step_workspace_sizes(stories260k(), 256, 64, 2, 512);
-  const auto b = step_workspace_sizes(stories260k(), 512, 64, 2, 512);
-  EXPECT_GT(b.total_bytes(), a.total_bytes());
-  EXPECT_EQ(a.hidden_floats, 3 * 256 * 64);
-  EXPECT_EQ(a.logits_floats, 64 * (512 + 64));
+// The workspace is an input (the engine reports it: BatchEngine::workspace_sizes); the plan counts it as given.
+TEST(MemoryPlan, CountsTheWorkspaceItIsGiven) {
+  PlanInputs in;
+  in.config = stories260k();
+  in.budget_bytes = 256 * kMiB;
+  in.workspace.step_tokens = 8;
+  in.workspace.step_seqs = 2;
+  in.workspace.hidden_floats = 1000;
+  in.workspace.logits_floats = 24;
+  in.workspace.matmul_scratch_bytes = 4096;
+  auto p = plan_memory(in);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->workspace_bytes, 1024 * 4 + 4096);
+  EXPECT_EQ(p->workspace.step_tokens, 8);
+  in.workspace.matmul_scratch_bytes += kMiB;
+  auto q = plan_memory(in);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->workspace_bytes, p->workspace_bytes + kMiB);
+  EXPECT_LE(q->kv_pool_bytes, p->kv_pool_bytes - kMiB + p->kv_block_bytes);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "planner/svg_chart.h"
 #include "planner_fixture.h"
 
@@ -64,6 +66,27 @@ TEST(Report, ServeFlagsReproduceThePlan) {
   EXPECT_NE(all.find("--max-input-tokens 16"), std::string::npos);
   EXPECT_NE(all.find("--memory-limit 256Mi"), std::string::npos);
   EXPECT_EQ(flags.size() % 2, 0u);
+}
+
+// The printed command is serve's settings table rendered: the model, its
+// tokenizer (a llama2.c model needs it), every plan setting, nothing twice.
+TEST(Report, ServeCommandCarriesTheTokenizerAndEveryPlanSetting) {
+  PlanRequest r = testing::stories_request();
+  r.model.path = "/models/stories260K.bin";
+  r.serve.engine.tokenizer_path = "/models/tok512.bin";
+  r.serve.engine.step_seqs = 8;
+  auto p = make_static_plan(r);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const std::string command = serve_command(*p);
+  EXPECT_EQ(command.rfind("plimsoll serve --model /models/stories260K.bin ", 0), 0u) << command;
+  for (const char* s : {"--tokenizer /models/tok512.bin", "--max-batch-size 8", "--max-batch-prefill-tokens 512",
+                        "--block-size 16", "--kv-cache-dtype f16", "--threads 2", "--http-threads 256",
+                        "--payload-limit 2000000", "--memory-fraction 0.9", "--max-concurrent-requests 128"}) {
+    EXPECT_NE(command.find(s), std::string::npos) << s << "\n" << command;
+  }
+  const auto flags = serve_flags(*p);
+  EXPECT_EQ(std::count(flags.begin(), flags.end(), "--model"), 0);
+  EXPECT_EQ(std::count(flags.begin(), flags.end(), "--tokenizer"), 1);
 }
 
 TEST(Report, KubernetesQuantities) {

@@ -1,4 +1,4 @@
-// The static plan is serve's plan_memory read for sequences of P + N, and the
+// The static plan is serve's plan_serve_memory read for sequences of P + N, and the
 // reverse search finds the smallest limit that holds C of them.
 #include "planner/static_plan.h"
 
@@ -10,12 +10,13 @@
 namespace plimsoll::planner {
 namespace {
 
-TEST(StaticPlan, IsPlanMemoryWithServesInputs) {
+TEST(StaticPlan, IsServesPlanForTheseSettings) {
   const PlanRequest r = testing::stories_request();
   auto p = make_static_plan(r);
   ASSERT_TRUE(p.ok()) << p.error().message;
-  auto direct = plan_memory(serve_plan_inputs(r, p->budget_bytes));
+  auto direct = plan_serve_memory(serve_config_for(r), serve_model_facts(r), 64, p->budget_bytes);
   ASSERT_TRUE(direct.ok());
+  EXPECT_EQ(p->plan.table(), direct->table());
   EXPECT_EQ(p->plan.kv_blocks, direct->kv_blocks);
   EXPECT_EQ(p->budget_bytes, static_cast<int64_t>(256.0 * kMiB * 0.9));
   EXPECT_EQ(p->sequence_tokens, 272);

@@ -75,7 +75,7 @@ struct Fixture {
     auto p = std::move(KvBlockPool::create(config(), kv_blocks, 16)).value();
     pool = p.get();
     auto w = std::move(bind_llama_weights(config(), model.tensors)).value();
-    auto engine = std::move(BatchEngine::create(config(), w, *p, step_workspace_sizes(config(), step_tokens, step_seqs, 2, 256),
+    auto engine = std::move(BatchEngine::create(config(), w, *p, BatchEngine::workspace_sizes(config(), step_tokens, step_seqs, 2, 256),
                                                 threads.get())).value();
     EXPECT_TRUE(engine->warm_up().ok());
     EngineServiceConfig sc;

@@ -138,7 +138,7 @@ TEST(AdmissionPolicy, DeniesMalformedSettingsAndAnnotationsWithTheirNames) {
   json env = json::array({{{"name", "MAX_TOTAL_TOKENS"}, {"value", "lots"}}});
   Decision d = decide(deployment(serve_container(env, memory("12Gi", "12Gi"))), {});
   EXPECT_FALSE(d.allowed);
-  EXPECT_NE(d.message.find("MAX_TOTAL_TOKENS 'lots' is not an integer"), std::string::npos) << d.message;
+  EXPECT_NE(d.message.find("MAX_TOTAL_TOKENS: 'lots' is not an integer"), std::string::npos) << d.message;
   json a = testing::llama7b_annotations();
   a["plimsoll.dev/model-layers"] = "many";
   d = decide(deployment(serve_container(env_2048(), memory("12Gi", "12Gi")), a), {});

@@ -7,6 +7,7 @@
 
 #include "../cli/run_command.h"
 #include "core/bytes.h"
+#include "engine/batch_engine.h"
 #include "formats/model_file.h"
 #include "test_paths.h"
 #include "webhook/admission_policy.h"
@@ -45,15 +46,13 @@ TEST(PlanMatch, EqualsPlanMemoryOnEngineSetupsInputs) {
   ASSERT_TRUE(d.verdicts.at(0).plan);
   const MemoryPlan& got = *d.verdicts[0].plan;
 
-  // PlanInputs exactly as engine_setup.cpp and serve.cpp build them for these flags.
+  // PlanInputs written out for these flags: the engine's workspace, HTTP bodies in the runtime.
   PlanInputs in;
   in.config = model->config;
   in.weights_bytes = model->tensors.total_bytes();
   in.block_tokens = 8;
   in.max_total_tokens = 200;
-  in.step_tokens = 96;
-  in.step_seqs = 12;
-  in.n_threads = 3;
+  in.workspace = BatchEngine::workspace_sizes(model->config, 96, 12, 3, 200);
   in.max_concurrent_requests = 40;
   in.runtime_bytes = 40 * kMiB;
   in.transport_bytes = std::min<int64_t>(16, 40) * 1'000'000 / 8;
