@@ -57,7 +57,7 @@ BodyReservation BodyBudget::try_reserve(int64_t bytes) {
 
 int64_t body_budget_bytes(const ApiConfig& config) {
   if (config.max_body_bytes_in_flight > 0) return config.max_body_bytes_in_flight;
-  return std::max(kDefaultBodyBytesInFlight, body_reservation_bytes(config.payload_limit_bytes));
+  return body_reservation_bytes(config.payload_limit_bytes);
 }
 
 int64_t connection_buffer_bytes(const ApiConfig& config) {

@@ -14,9 +14,6 @@ namespace plimsoll::api {
 
 struct ApiConfig;
 
-// Budget when --max-body-bytes-in-flight is 0 (auto): at least this, and
-// always one body of --payload-limit bytes.
-inline constexpr int64_t kDefaultBodyBytesInFlight = int64_t{64} << 20;
 
 // What one body of `content_length` bytes reserves: the body and the largest
 // JSON tree parse_request_json lets it build.
@@ -62,7 +59,8 @@ class BodyBudget : public std::enable_shared_from_this<BodyBudget> {
 };
 
 // The budget in force: ApiConfig::max_body_bytes_in_flight, or when 0
-// max(kDefaultBodyBytesInFlight, one payload-limit body's reservation).
+// one payload-limit body's reservation (a worst-case tree; typical bodies'
+// trees are a fraction of that, so several are read at once).
 int64_t body_budget_bytes(const ApiConfig& config);
 
 // Bytes one open connection can hold in the transport, whatever it sends:

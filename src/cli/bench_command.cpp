@@ -174,7 +174,9 @@ int run_bench(BenchFlags& f) {
   f.engine.step_seqs = std::max<int64_t>(f.engine.step_seqs, *std::max_element(f.batches.begin(), f.batches.end()));
   ServeConfig settings;
   settings.engine = f.engine;
-  settings.api.threads = 0;  // no HTTP server: no request bodies in the plan
+  settings.api.threads = 0;  // no HTTP server: no transport term in the plan
+  // No client requests: bench's own sequences (ids, sampler state) are far below this.
+  settings.engine.request_budget_bytes = int64_t{1} << 20;
   auto setup = setup_engine(settings);
   if (!setup) return report_error(setup.error());
   EngineSetup& s = *setup;

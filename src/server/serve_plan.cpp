@@ -31,7 +31,8 @@ Result<PlanInputs> serve_plan_inputs(const ServeConfig& s, const ModelFacts& mod
                                               plan_sequence_tokens(model.config, o.max_total_tokens));
   in.max_concurrent_requests = o.max_concurrent_requests;
   in.request_budget_bytes = o.request_budget_bytes;
-  in.transport_bytes = api::transport_worst_case_bytes(s.api, o.max_concurrent_requests);
+  // No HTTP workers (bench): no transport.
+  in.transport_bytes = s.api.threads > 0 ? api::transport_worst_case_bytes(s.api, o.max_concurrent_requests) : 0;
   in.runtime_bytes = model.runtime_bytes;
   in.budget_bytes = budget_bytes;
   in.max_kv_bytes = o.max_batch_memory_bytes;

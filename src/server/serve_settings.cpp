@@ -199,7 +199,7 @@ std::vector<ServeSetting> make_table() {
       "Largest request body in bytes (413 before it is read)", kPlanInput));
   t.push_back(row<int64_t>("--max-body-bytes-in-flight", "PLIMSOLL_MAX_BODY_BYTES_IN_FLIGHT", K::kBytes, [](ServeConfig& c) -> auto& { return c.api.max_body_bytes_in_flight; },
       "Budget for request bodies being read and parsed, each counted x33 for its JSON tree; full: 429 "
-      "(0: max(64Mi, 33 x payload-limit))", kPlanInput));
+      "(0: 33 x payload-limit, one worst-case body)", kPlanInput));
   t.push_back(row<int>("--max-connections", "PLIMSOLL_MAX_CONNECTIONS", K::kInt, [](ServeConfig& c) -> auto& { return c.api.max_connections; },
       "Open connections; at the cap the one reading its request head longest is closed", kPlanInput));
   t.push_back(row<int64_t>("--max-header-bytes", "PLIMSOLL_MAX_HEADER_BYTES", K::kBytes, [](ServeConfig& c) -> auto& { return c.api.max_header_bytes; },

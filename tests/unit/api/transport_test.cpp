@@ -256,7 +256,8 @@ TEST(TransportBudget, WorstCaseCountsBudgetConnectionsAndQueues) {
   c.stream_queue_bytes = 1000;
   const int64_t expected = api::body_budget_bytes(c) + api::connection_buffer_bytes(c) * 10 + 1000 * 7;
   EXPECT_EQ(api::transport_worst_case_bytes(c, 7), expected);
-  EXPECT_EQ(api::body_budget_bytes(c), std::max<int64_t>(api::kDefaultBodyBytesInFlight, 33 * c.payload_limit_bytes));
+  // Auto: one payload-limit body and the largest tree it may parse into.
+  EXPECT_EQ(api::body_budget_bytes(c), c.payload_limit_bytes + api::json_tree_limit_bytes(c.payload_limit_bytes));
 }
 
 }  // namespace

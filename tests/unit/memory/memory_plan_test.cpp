@@ -137,7 +137,7 @@ TEST(MemoryPlan, TheDefaultRequestBudgetGrowsWithContextAndRequestsAndFitsSmallP
   auto p = plan_memory(in);
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_GE(p->request_bytes, 40 * 200 * kRequestBytesPerToken);
-  EXPECT_LT(p->request_bytes, 3 * kMiB);
+  EXPECT_LT(p->request_bytes, 4 * kMiB);  // a third of what is left for KV
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The static plan is serve's plan_serve_memory read for sequences of P + N, and the
 // reverse search finds the smallest limit that holds C of them.
+#include "api/body_budget.h"
 #include "planner/static_plan.h"
 
 #include <gtest/gtest.h>
@@ -21,7 +22,8 @@ TEST(StaticPlan, IsServesPlanForTheseSettings) {
   EXPECT_EQ(p->budget_bytes, static_cast<int64_t>(256.0 * kMiB * 0.9));
   EXPECT_EQ(p->sequence_tokens, 272);
   EXPECT_EQ(p->plan.runtime_bytes, 20 * kMiB + kRuntimeMarginBytes);
-  EXPECT_EQ(p->plan.transport_bytes, 128 * 250'000);  // HTTP bodies: their own term
+  // The HTTP transport's worst case: its own term.
+  EXPECT_EQ(p->plan.transport_bytes, api::transport_worst_case_bytes(r.serve.api, r.serve.engine.max_concurrent_requests));
   EXPECT_GT(p->plan.request_bytes, 0);
   EXPECT_LE(p->plan.request_bytes, kDefaultRequestBudgetCapBytes);
   EXPECT_EQ(p->max_concurrent_sequences, p->plan.kv_blocks / 17);

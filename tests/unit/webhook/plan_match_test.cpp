@@ -1,5 +1,7 @@
 // The webhook's plan is the server's plan: for the same settings it equals
 // plan_memory on the PlanInputs engine_setup builds, and the table bench prints.
+#include "api/api_config.h"
+#include "api/body_budget.h"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,14 +41,15 @@ TEST(PlanMatch, EqualsPlanMemoryOnEngineSetupsInputs) {
   ASSERT_TRUE(model.ok()) << model.error().message;
   const json args = {"--max-total-tokens", "200", "--max-batch-prefill-tokens", "96", "--max-batch-size", "12",
                      "--max-concurrent-requests", "40", "--block-size", "8", "--threads", "3",
-                     "--http-threads", "16", "--payload-limit", "1000000", "--memory-fraction", "0.8"};
-  const json c = testing::serve_container(json::array(), testing::memory("64Mi", "64Mi"), args);
+                     "--http-threads", "16", "--payload-limit", "1000000", "--max-connections", "64",
+                     "--memory-fraction", "0.8"};
+  const json c = testing::serve_container(json::array(), testing::memory("128Mi", "128Mi"), args);
   const Decision d = decide(testing::deployment(c, annotations_for(*model, "40Mi")), {});
   ASSERT_TRUE(d.allowed) << d.message;
   ASSERT_TRUE(d.verdicts.at(0).plan);
   const MemoryPlan& got = *d.verdicts[0].plan;
 
-  // PlanInputs written out for these flags: the engine's workspace, HTTP bodies in the runtime.
+  // PlanInputs written out for these flags: the engine's workspace, the HTTP transport's worst case.
   PlanInputs in;
   in.config = model->config;
   in.weights_bytes = model->tensors.total_bytes();
@@ -55,8 +58,12 @@ TEST(PlanMatch, EqualsPlanMemoryOnEngineSetupsInputs) {
   in.workspace = BatchEngine::workspace_sizes(model->config, 96, 12, 3, 200);
   in.max_concurrent_requests = 40;
   in.runtime_bytes = 40 * kMiB;
-  in.transport_bytes = std::min<int64_t>(16, 40) * 1'000'000 / 8;
-  in.budget_bytes = static_cast<int64_t>(static_cast<double>(64 * kMiB) * 0.8);
+  api::ApiConfig http;
+  http.threads = 16;
+  http.payload_limit_bytes = 1'000'000;
+  http.max_connections = 64;
+  in.transport_bytes = api::transport_worst_case_bytes(http, 40);
+  in.budget_bytes = static_cast<int64_t>(static_cast<double>(128 * kMiB) * 0.8);
   auto want = plan_memory(in);
   ASSERT_TRUE(want.ok()) << want.error().message;
   EXPECT_EQ(got.table(), want->table());
