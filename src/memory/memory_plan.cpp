@@ -31,7 +31,7 @@ int64_t kv_bytes_per_token(const ModelConfig& c, DType kv_dtype) {
 
 int64_t default_request_budget_bytes(int64_t max_total_tokens, int64_t max_concurrent_requests, int64_t free_bytes) {
   return std::max(max_concurrent_requests * max_total_tokens * kRequestBytesPerToken,
-                  std::min(kDefaultRequestBudgetCapBytes, std::max<int64_t>(0, free_bytes) / 3));
+                  std::min(kDefaultRequestBudgetCapBytes, std::max<int64_t>(0, free_bytes) / 2));
 }
 
 Result<MemoryPlan> plan_memory(const PlanInputs& in) {

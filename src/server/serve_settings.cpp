@@ -189,7 +189,7 @@ std::vector<ServeSetting> make_table() {
       "Read a GGUF/llama2.c model into transparent huge pages (false: mmap the file)"));
   t.push_back(row<int64_t>("--max-request-memory", "PLIMSOLL_MAX_REQUEST_MEMORY", K::kBytes, [](ServeConfig& c) -> auto& { return c.engine.request_budget_bytes; },
       "Request memory in flight (prompts, stops, bookkeeping, responses), e.g. 256Mi; beyond it: 429 "
-      "(default 0: a third of what the plan leaves for KV, up to 64Mi, or 256 B x max-total-tokens x "
+      "(default 0: half of what the plan leaves for KV, up to 64Mi, or 256 B x max-total-tokens x "
       "max-concurrent-requests when more)", kPlanInput));
   t.push_back(row<int>("--http-threads", "PLIMSOLL_HTTP_THREADS", K::kInt, [](ServeConfig& c) -> auto& { return c.api.threads; },
       "HTTP handler workers (a non-streamed generation holds one until it ends; streams hold none)", kPlanInput));

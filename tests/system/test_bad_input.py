@@ -266,7 +266,8 @@ class PromptMemoryTest(unittest.TestCase):
 
 class TenMegabytePromptTest(unittest.TestCase):
     def test_10_mb_prompt_past_the_payload_limit_is_422_and_the_server_goes_on(self):
-        server = Server("--memory-limit", "512Mi", "--payload-limit", "16Mi")
+        # A 16 MiB body reserves 33 x 16 MiB of the transport budget (a worst-case JSON tree).
+        server = Server("--memory-limit", "1Gi", "--payload-limit", "16Mi")
         try:
             prompt = "Once upon a time " * 600_000
             body = j({"inputs": prompt, "parameters": {"max_new_tokens": 4}})

@@ -206,7 +206,7 @@ def small_pool_server():
     start-up, so the exact figure varies a little by run). Found in 4 MiB steps, then
     refined: a 4 MiB step alone left up to 6,500 tokens of pool, past the test's bound of
     8 sequences in about 4 runs of 10."""
-    for mib in range(84, 160, 4):
+    for mib in range(120, 320, 4):
         server = server_with_limit(mib)
         if server is None:
             continue
@@ -216,7 +216,7 @@ def small_pool_server():
                 server.stop()
                 return smaller
         return server
-    raise AssertionError("the server did not start with any limit up to 160 MiB")
+    raise AssertionError("the server did not start with any limit up to 320 MiB")
 
 
 class NeverFitsTest(unittest.TestCase):
