@@ -61,7 +61,8 @@ double Admission::retry_after_seconds(double drain_tokens_per_second) const {
   return std::clamp(std::ceil(static_cast<double>(in_flight_tokens_) / rate), 1.0, 60.0);
 }
 
-std::optional<Rejection> Admission::check_bytes(int64_t bytes, const std::string& what, double retry_after) const {
+std::optional<Rejection> Admission::check_bytes(int64_t bytes, const std::string& what, double retry_after,
+                                                bool check_pressure) const {
   const AdmissionLimits& lim = limits_;
   if (!accepting_) return reject(ErrorCode::kUnavailable, "the server is shutting down");
   if (bytes > lim.request_budget_bytes) {
@@ -71,7 +72,9 @@ std::optional<Rejection> Admission::check_bytes(int64_t bytes, const std::string
                       ", so it can never fit (send fewer items, fewer tokens or alternatives, or raise "
                       "--max-request-memory)");
   }
-  if (auto r = memory_pressure_refusal()) return r;
+  if (check_pressure) {
+    if (auto r = memory_pressure_refusal()) return r;
+  }
   if (in_flight_bytes_ + bytes > lim.request_budget_bytes) {
     return reject(ErrorCode::kOverloaded,
                   "Model is overloaded: " + what + " needs " + std::to_string(bytes) + " bytes of request memory (" +
@@ -122,8 +125,9 @@ void Admission::release(uint64_t ticket) {
 
 ByteReservation Admission::reserve(int64_t bytes, const std::string& what) {
   std::lock_guard<std::mutex> lock(mu_);
-  // The request and token bounds are for submissions; a reservation is held to bytes.
-  if (auto r = check_bytes(bytes, what, 1.0)) return ByteReservation{nullptr, std::move(r)};
+  // The request and token bounds are for submissions; a reservation is held to bytes. The
+  // backstop refuses at submit, where its 429 carries its own reason and Retry-After.
+  if (auto r = check_bytes(bytes, what, 1.0, /*check_pressure=*/false)) return ByteReservation{nullptr, std::move(r)};
   return ByteReservation{take_bytes(bytes), std::nullopt};
 }
 

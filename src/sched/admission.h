@@ -69,7 +69,8 @@ class Admission {
   std::optional<Rejection> check_items(const std::vector<GenerationRequest>& items) const;
   // Under mu_: 503 (shutting down), 422 (more than the whole budget), memory
   // pressure (429), 429 (not now) for `bytes` more of request memory.
-  std::optional<Rejection> check_bytes(int64_t bytes, const std::string& what, double retry_after) const;
+  std::optional<Rejection> check_bytes(int64_t bytes, const std::string& what, double retry_after,
+                                       bool check_pressure = true) const;
   // Under mu_: 429 when the submission or token bound is reached.
   std::optional<Rejection> check_counts(int64_t tokens, double retry_after) const;
   // Under mu_: Retry-After from the tokens in flight and the drain rate (1-60 s).
