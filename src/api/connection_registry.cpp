@@ -28,12 +28,12 @@ std::optional<uint64_t> ConnectionRegistry::admit(std::function<void()> close) {
   return id;
 }
 
-void ConnectionRegistry::set_reading(uint64_t id, bool reading) {
+void ConnectionRegistry::set_reading(uint64_t id, bool reading, bool continues) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = entries_.find(id);
   if (it == entries_.end()) return;
   it->second.reading = reading;
-  if (reading) it->second.since = Clock::now();
+  if (reading && !continues) it->second.since = Clock::now();
 }
 
 void ConnectionRegistry::remove(uint64_t id) {

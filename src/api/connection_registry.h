@@ -1,8 +1,9 @@
 // ConnectionRegistry: the open connections and their cap (--max-connections).
 // At the cap a new connection evicts the one that has been reading its
-// request head longest (an idle keep-alive connection, a slow client, a
-// lingering close), as nginx and Apache's mod_reqtimeout do, so a liveness
-// probe still gets in; only when none is reading is the new one refused.
+// request longest, head or body (an idle keep-alive connection, a slow
+// client, a lingering close), as nginx and Apache's mod_reqtimeout do, so a
+// liveness probe still gets in; only when every open connection is being
+// served (its request read) is the new one refused.
 #pragma once
 
 #include <chrono>
@@ -22,8 +23,10 @@ class ConnectionRegistry {
   // it. At the cap, evicts the longest reader first (its `close` runs
   // outside the lock); nullopt when every open connection is busy.
   std::optional<uint64_t> admit(std::function<void()> close);
-  // Marks the connection as reading a request head (evictable) or not.
-  void set_reading(uint64_t id, bool reading);
+  // Marks the connection as reading a request (evictable) or not. Reading
+  // from now on restarts its clock; `continues` keeps the clock of the head
+  // it is reading the body of, so a slow body ranks by its request's age.
+  void set_reading(uint64_t id, bool reading, bool continues = false);
   void remove(uint64_t id);
   // Calls every connection's `close`.
   void close_all();

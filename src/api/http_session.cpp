@@ -205,10 +205,14 @@ class Session : public std::enable_shared_from_this<Session> {
     const size_t rest = req_.body.size() - have;
     if (rest == 0) return dispatch();
     auto read_rest = [self = shared_from_this(), have, rest] {
+      // A body still arriving is evictable at the connection cap, ranked by
+      // when its head began: 300 slow bodies cannot keep /health out.
+      if (self->id_) self->t_.connections.set_reading(*self->id_, true, /*continues=*/true);
       net::async_read(self->stream_, net::buffer(self->req_.body.data() + have, rest),
                       [self](beast::error_code ec, size_t) {
                         if (self->closed_) return;
-                        if (ec) return;  // the deadline closed the socket, or the peer left
+                        if (self->id_) self->t_.connections.set_reading(*self->id_, false);
+                        if (ec) return;  // the deadline or an eviction closed the socket, or the peer left
                         self->dispatch();
                       });
     };

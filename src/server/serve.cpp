@@ -10,6 +10,7 @@
 #include "api/api_server.h"
 #include "api/chat_template.h"
 #include "core/bytes.h"
+#include "memory/heap_arenas.h"
 #include "memory/process_memory.h"
 #include "memory/resident_model.h"
 #include "metrics/registry.h"
@@ -132,6 +133,7 @@ api::ChatPromptFormat chat_format(const ModelTokenizer& t) {
 }  // namespace
 
 int run_serve(ServeConfig c) {
+  const std::string heap = bound_heap_arenas();  // before any thread starts
   const sigset_t signals = block_shutdown_signals();
   auto setup = load_engine_model(c.engine);
   if (!setup) {
@@ -146,7 +148,7 @@ int run_serve(ServeConfig c) {
   metrics::MetricsRegistry registry;
   metrics::ServerMetrics server_metrics(registry);
   MemoryPressure pressure;  // written by the memory watcher, read by admission and /metrics
-  std::fprintf(stderr, "tokenizer: %s\n", s.tokenizer.source.c_str());
+  std::fprintf(stderr, "tokenizer: %s\n%s\n", s.tokenizer.source.c_str(), heap.c_str());
   if (s.model.generation_defaults) c.api.generation_defaults = *s.model.generation_defaults;
   api::ApiServer http(c.api, front, *s.tokenizer.tokenizer, server_metrics, chat_format(s.tokenizer));
   http.set_scrape_hook([&server_metrics, &front, &pressure] {

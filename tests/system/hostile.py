@@ -10,6 +10,7 @@ import gzip
 import itertools
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -315,6 +316,10 @@ class ServerInCgroup:
         self.dirty = False
         if "from cgroup v%d" % self.cg.version not in self.server.output():
             raise AssertionError("the server did not find the cgroup's limit:\n" + self.server.output()[-2000:])
+        m = re.search(r"= budget ([0-9.]+) MiB", self.server.output())
+        if not m:
+            raise AssertionError("the server printed no plan budget:\n" + self.server.output()[-2000:])
+        self.budget_bytes = float(m.group(1)) * MIB
 
     def close(self):
         if self.server:
@@ -383,6 +388,10 @@ class ServerInCgroup:
             problems.append("OOM-killed %d time(s)" % v["oom_kills"])
         if v["peak_bytes"] >= LIMIT_BYTES:
             problems.append("cgroup peak %.1f MiB reached the %.0f MiB limit" % (v["peak_bytes"] / MIB, LIMIT_BYTES / MIB))
+        elif v["peak_bytes"] > self.budget_bytes:
+            # Below the limit, but past what the plan holds: the plan missed something.
+            problems.append("cgroup peak %.1f MiB is past the plan's budget %.1f MiB" % (
+                v["peak_bytes"] / MIB, self.budget_bytes / MIB))
         return problems, v
 
 

@@ -6,7 +6,8 @@ at the size that would break it. Default flags only (a user's server), except
 where a case needs one (--api-key).
 
 Every case asserts afterwards: the server alive, /health 200, a small /generate
-served 200, the cgroup's OOM-kill count 0 and its peak below the limit; and
+served 200, the cgroup's OOM-kill count 0 and its peak below the limit and
+within the plan's budget (the limit x 0.9 the server printed); and
 every answer it got is a 4xx / 429 / 503 with a JSON body (or a 200 where the
 request is legitimate work), or, for transport abuse, a closed connection;
 never a crash, never a 5xx other than 503. Clients are bounded in count and

@@ -149,6 +149,22 @@ TEST_F(TransportTest, AtTheConnectionCapTheLongestHeadReaderIsEvicted) {
   EXPECT_TRUE(slow[0]->closed_within(seconds(10)));  // the oldest reader made room
 }
 
+TEST_F(TransportTest, AtTheConnectionCapASlowBodyIsEvictedAndItsBudgetReturned) {
+  restart([](api::ApiConfig& c) { c.max_connections = 3; });
+  std::vector<std::unique_ptr<RawSocket>> slow;
+  for (int i = 0; i < 3; ++i) {  // whole heads, bodies that never come
+    slow.push_back(std::make_unique<RawSocket>(server_->port()));
+    ASSERT_TRUE(slow.back()->send(post_head("/generate", 1000)));
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  RawSocket probe(server_->port());
+  ASSERT_TRUE(probe.send(head("GET /health HTTP/1.1", {"Connection: close"})));
+  EXPECT_EQ(status_of(probe.read_all(seconds(10))), 200);
+  EXPECT_TRUE(slow[0]->closed_within(seconds(10)));  // the oldest request made room
+  slow.clear();
+  expect_still_serving();
+}
+
 TEST_F(TransportTest, AtTheConnectionCapWithNobodyReadingTheNewOneIs503) {
   restart([](api::ApiConfig& c) { c.max_connections = 2; });
   service_.endless_ = true;
