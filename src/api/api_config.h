@@ -19,7 +19,7 @@ struct ApiConfig {
   int write_timeout_seconds = 30;               // each response write (an SSE frame batch): then closed
   int64_t max_header_bytes = 16 * 1024;         // request line + header fields: 431
   int max_header_fields = 100;                  // header fields per request: 431
-  int max_connections = 256;                    // open connections; at the cap the oldest still reading its head is dropped
+  int max_connections = 256;                    // open connections; at the cap the oldest still reading its request is dropped
   int64_t max_body_bytes_in_flight = 0;         // bodies being read/parsed, x(1+32) each (body_budget.h); 0: auto; full: 429
   int64_t stream_queue_bytes = 64 * 1024;       // events waiting for one stream's reader; over it the stream is cancelled
   int io_threads = 2;                           // threads reading and writing sockets (Asio)

@@ -201,7 +201,7 @@ std::vector<ServeSetting> make_table() {
       "Budget for request bodies being read and parsed, each counted x33 for its JSON tree; full: 429 "
       "(0: 33 x payload-limit, one worst-case body)", kPlanInput));
   t.push_back(row<int>("--max-connections", "PLIMSOLL_MAX_CONNECTIONS", K::kInt, [](ServeConfig& c) -> auto& { return c.api.max_connections; },
-      "Open connections; at the cap the one reading its request head longest is closed", kPlanInput));
+      "Open connections; at the cap the one reading its request (head or body) longest is closed", kPlanInput));
   t.push_back(row<int64_t>("--max-header-bytes", "PLIMSOLL_MAX_HEADER_BYTES", K::kBytes, [](ServeConfig& c) -> auto& { return c.api.max_header_bytes; },
       "Request line + header fields: 431 beyond", kPlanInput));
   t.push_back(row<int>("--max-header-fields", "PLIMSOLL_MAX_HEADER_FIELDS", K::kInt, [](ServeConfig& c) -> auto& { return c.api.max_header_fields; },
