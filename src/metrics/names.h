@@ -43,8 +43,6 @@ inline constexpr const char* kPartLabel = "part";
 inline constexpr std::array<const char*, 4> kPlanParts{"weights", "kv", "workspace", "overhead"};
 inline constexpr Name kMemoryResidentBytes{"plimsoll_memory_resident_bytes",
                                            "Resident set size of the process."};
-inline constexpr Name kMemoryWorkingSetBytes{"plimsoll_memory_working_set_bytes",
-                                             "Working set as the container runtime counts it."};
 // The memory backstop (memory/memory_watcher.h).
 inline constexpr Name kMemoryLimitBytes{"plimsoll_memory_limit_bytes",
                                         "Memory limit found (--memory-limit, cgroup or physical memory)."};

@@ -49,7 +49,6 @@ ServerMetrics::ServerMetrics(MetricsRegistry& r)
       memory_budget_bytes(gauge(r, names::kMemoryBudgetBytes)),
       memory_planned_bytes(planned_parts(r)),
       memory_resident_bytes(gauge(r, names::kMemoryResidentBytes)),
-      memory_working_set_bytes(gauge(r, names::kMemoryWorkingSetBytes)),
       memory_limit_bytes(gauge(r, names::kMemoryLimitBytes)),
       memory_usage_bytes(gauge(r, names::kMemoryUsageBytes)),
       memory_high_water_bytes(gauge(r, names::kMemoryHighWaterBytes)),

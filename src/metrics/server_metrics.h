@@ -33,7 +33,6 @@ struct ServerMetrics {
   Gauge& memory_budget_bytes;
   GaugeFamily& memory_planned_bytes;  // {part}: weights, kv, workspace, overhead
   Gauge& memory_resident_bytes;
-  Gauge& memory_working_set_bytes;
   Gauge& memory_limit_bytes;
   Gauge& memory_usage_bytes;       // the backstop's figure
   Gauge& memory_high_water_bytes;
