@@ -28,6 +28,11 @@ ChatRenderLimits chat_render_limits(const ChatRenderBudget& budget) {
 
 }  // namespace
 
+int64_t chat_render_reserve_bytes(const ChatRenderBudget& budget) {
+  const ChatRenderLimits limits = chat_render_limits(budget);
+  return limits.max_held_bytes + limits.max_output_bytes;
+}
+
 Result<ChatPromptFormat> model_chat_format(std::string_view source, const std::string& source_name,
                                            std::string bos_token, std::string eos_token) {
   auto parsed = ChatTemplate::parse(source);

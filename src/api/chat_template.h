@@ -28,6 +28,12 @@ struct ChatRenderBudget {
 // (e.g. a role the template rejects, or a render over its budget) is answered with 422.
 using ChatTemplateFn = std::function<Result<std::string>(const std::vector<ChatMessage>&, const ChatRenderBudget&)>;
 
+// The most bytes one render under `budget` may take while it runs: its
+// held-bytes budget (the output included) plus the output once more for the
+// string's growth. What the route reserves from admission's request budget
+// before rendering.
+int64_t chat_render_reserve_bytes(const ChatRenderBudget& budget);
+
 // "<role>: <content>\n" per message, then "assistant:" — for models without a template.
 Result<std::string> default_chat_template(const std::vector<ChatMessage>& messages, const ChatRenderBudget& = {});
 

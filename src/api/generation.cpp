@@ -165,6 +165,10 @@ std::optional<ApiError> collect(RouteContext& ctx, const Submission& submission,
       ctx.service.cancel(submission.ticket);
       return stopping_error();
     }
+    if (submission.client_gone && submission.client_gone->load()) {
+      ctx.service.cancel(submission.ticket);  // nobody is left to answer
+      return ApiError{499, "cancelled", "the client closed the connection"};
+    }
     std::optional<sched::TokenEvent> event = submission.queue->pop(kPollInterval);
     if (!event || event->index >= out->size()) continue;
     recorder.on_event(*event);

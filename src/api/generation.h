@@ -2,6 +2,7 @@
 // back: collect-all for plain JSON routes, an SSE pump for streaming routes.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,8 @@ struct Submission {
   std::shared_ptr<EventQueue> queue;
   uint64_t ticket = 0;
   std::shared_ptr<void> charge;  // admission's byte charge: held until the answer is sent
+  // HttpRequest::client_gone: collect() cancels when the client has left.
+  std::shared_ptr<const std::atomic<bool>> client_gone;
 };
 
 // One item's answer, gathered from its events.
@@ -31,8 +34,9 @@ struct ItemOutcome {
 std::optional<ApiError> submit(RouteContext& ctx, std::vector<sched::GenerationRequest> items,
                                RequestRecorder& recorder, Submission* out);
 
-// Waits for every item's final event. An item's error, or the server
-// stopping, fails the whole request (the rest is cancelled). Each generated
+// Waits for every item's final event. An item's error, the server stopping,
+// or the client leaving (Submission::client_gone) fails the whole request
+// (the rest is cancelled). Each generated
 // token (and its alternatives) is kept only with `keep_tokens` (details,
 // logprobs), as admission charged it.
 std::optional<ApiError> collect(RouteContext& ctx, const Submission& submission,

@@ -2,6 +2,7 @@
 // route depends on the transport (src/api/http_session.cpp, Boost.Beast).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -38,6 +39,9 @@ struct HttpRequest {
   HttpHeaders headers;
   std::string body;
   BodyReservation body_reservation;  // this body's share of --max-body-bytes-in-flight
+  // Set by the transport when the client closes its connection while a
+  // worker runs the handler (a non-streamed generation then stops early).
+  std::shared_ptr<std::atomic<bool>> client_gone = std::make_shared<std::atomic<bool>>(false);
 
   std::string header(std::string_view name) const { return headers.get(name); }
   // The route is done with the body (it is parsed into a validated call and

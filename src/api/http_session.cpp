@@ -232,6 +232,7 @@ class Session : public std::enable_shared_from_this<Session> {
       return write_response(std::move(res));
     }
     auto self = shared_from_this();
+    watch_client();
     const bool queued = t_.workers.try_post([self] {
       HttpResponse res;
       run_handler(*self->route_, self->req_, res);
@@ -241,11 +242,45 @@ class Session : public std::enable_shared_from_this<Session> {
     });
     if (!queued) {
       req_.release_body();
+      stop_watching();
       refuse({503, "overloaded",
               "all " + limit_text(t_.workers.threads()) + " HTTP workers are busy and " +
                   limit_text(static_cast<int64_t>(t_.workers.max_queued())) + " requests wait (--http-threads)",
               1});
     }
+  }
+
+  // While a worker runs the handler, a read on the socket notices the client
+  // leaving (EOF or reset, as hyper and TGI treat it), so a non-streamed
+  // generation stops instead of running to max_new_tokens for nobody. Bytes
+  // that arrive (a pipelined request) are kept for the next head.
+  void watch_client() {
+    watching_ = true;
+    stream_.expires_never();  // the request deadline covered the reading only
+    stream_.async_read_some(net::buffer(drain_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+      self->watching_ = false;
+      if (ec == net::error::operation_aborted || self->closed_) return;
+      if (ec) {
+        self->req_.client_gone->store(true);
+        return;
+      }
+      self->keep_pipelined(n);
+    });
+  }
+
+  void stop_watching() {
+    if (!watching_) return;
+    watching_ = false;
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);  // the read ends with operation_aborted
+  }
+
+  void keep_pipelined(size_t n) {
+    if (buffer_.max_size() - buffer_.size() < n) {
+      keep_alive_ = false;  // more than a head ahead of its answer: close after it
+      return;
+    }
+    buffer_.commit(net::buffer_copy(buffer_.prepare(n), net::buffer(drain_.data(), n)));
   }
 
   static void run_handler(const Route& route, HttpRequest& req, HttpResponse& res) {
@@ -266,6 +301,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void write_response(HttpResponse res) {
+    stop_watching();
     if (closed_) {
       if (res.stream) res.stream->close(false);
       return;
@@ -397,6 +433,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool active_ = false;
   bool closed_ = false;
   bool writing_ = false;
+  bool watching_ = false;  // watch_client's read is pending
   std::string out_;
   std::array<char, 4096> drain_{};
   std::shared_ptr<ResponseStream> source_;

@@ -185,6 +185,10 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body) {
   // A rendered prompt over (max_input_tokens + 2) x the longest token's bytes is refused by build_prompt.
   const int64_t max_input_tokens = ctx.service.limits().max_input_tokens;
   const ChatRenderBudget budget{max_input_tokens > 0 ? (max_input_tokens + 2) * ctx.tokenizer.max_token_bytes() : 0};
+  // What the render may hold is request memory: reserved before it runs (429 / 422 like a prompt).
+  const sched::ByteReservation render_hold =
+      ctx.service.reserve_bytes(chat_render_reserve_bytes(budget), "rendering the chat template");
+  if (!render_hold.ok()) return render_hold.rejection->error;
   PLIMSOLL_ASSIGN(std::string prompt, render(messages, budget));
   call.prompts = {std::move(prompt)};
   PLIMSOLL_ASSIGN(auto logprobs, f.boolean("logprobs"));

@@ -161,13 +161,14 @@ class OpenAiStreamFormatter final : public StreamFormatter {
   int64_t completion_tokens_ = 0;
 };
 
-void respond(RouteContext& ctx, Result<OpenAiCall> call, HttpResponse& res,
+void respond(RouteContext& ctx, Result<OpenAiCall> call, const HttpRequest& req, HttpResponse& res,
              std::shared_ptr<RequestRecorder> recorder) {
   auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
   if (!call) return fail(api_error(call.error()));
   call->build_hold = {};  // the submission's charge covers the items from here
   Submission submission;
   if (auto e = submit(ctx, std::move(call->items), *recorder, &submission)) return fail(*e);
+  submission.client_gone = req.client_gone;
   if (call->stream) {
     return start_stream(ctx, res, std::move(submission),
                         std::make_unique<OpenAiStreamFormatter>(std::move(*call), ctx.model_id()),
@@ -198,7 +199,7 @@ void add_openai_routes(RouteTable& routes, RouteContext& ctx) {
     Result<OpenAiCall> call = parse_completion_call(ctx, *body);
     release_json(*body);
     req.release_body();
-    respond(ctx, std::move(call), res, recorder);
+    respond(ctx, std::move(call), req, res, recorder);
   }));
   routes.post("/v1/chat/completions", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
     auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
@@ -207,7 +208,7 @@ void add_openai_routes(RouteTable& routes, RouteContext& ctx) {
     Result<OpenAiCall> call = parse_chat_call(ctx, *body);
     release_json(*body);
     req.release_body();
-    respond(ctx, std::move(call), res, recorder);
+    respond(ctx, std::move(call), req, res, recorder);
   }));
 }
 

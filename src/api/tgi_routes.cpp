@@ -184,6 +184,7 @@ void generate(RouteContext& ctx, json body, bool wrap_in_list, HttpRequest& req,
   call->build_hold = {};  // the submission's charge covers the items from here
   Submission submission;
   if (auto e = submit(ctx, std::move(call->items), *recorder, &submission)) return fail(*e);
+  submission.client_gone = req.client_gone;
   std::vector<ItemOutcome> items;
   if (auto e = collect(ctx, submission, *recorder, &items, call->parameters.options.details)) return fail(*e);
   json out = json::array();

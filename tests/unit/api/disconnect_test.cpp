@@ -1,6 +1,8 @@
-// Streams and client disconnects: a client that goes away mid-stream must
-// cancel its ticket; /health and /metrics still answer while streams run.
+// Streams and client disconnects: a client that goes away mid-stream, or
+// while a non-streamed answer is being generated, must cancel its ticket;
+// /health and /metrics still answer while streams run.
 #include "api_fixture.h"
+#include "raw_socket.h"
 
 #include <atomic>
 #include <thread>
@@ -59,6 +61,41 @@ TEST_F(ApiTest, HealthAndMetricsAnswerWhileStreamsRun) {
   ASSERT_TRUE(metrics);
   EXPECT_EQ(metrics->status, 200);
   for (auto& t : streams) t.join();
+}
+
+// A non-streamed request whose client closes its socket stops generating.
+void send_then_close(int port, const std::string& path, const json& body, FakeService& service) {
+  const std::string text = body.dump();
+  RawSocket client(port);
+  ASSERT_TRUE(client.send("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                          "Content-Length: " + std::to_string(text.size()) + "\r\n\r\n" + text));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // generating
+  EXPECT_TRUE(service.cancelled().empty());  // still wanted while the client waits
+}
+
+TEST_F(ApiTest, ClientLeavingANonStreamedGenerateCancelsIt) {
+  service_.endless_ = true;
+  service_.token_delay_ = std::chrono::milliseconds(5);
+  send_then_close(server_->port(), "/generate", json{{"inputs", "hi"}}, service_);
+  ASSERT_TRUE(service_.wait_for_cancel(std::chrono::seconds(10)));
+  EXPECT_EQ(service_.cancelled().size(), 1u);
+}
+
+TEST_F(ApiTest, ClientLeavingANonStreamedCompletionCancelsIt) {
+  service_.endless_ = true;
+  service_.token_delay_ = std::chrono::milliseconds(5);
+  send_then_close(server_->port(), "/v1/completions", json{{"prompt", "hi"}}, service_);
+  ASSERT_TRUE(service_.wait_for_cancel(std::chrono::seconds(10)));
+}
+
+TEST_F(ApiTest, KeepAliveRequestsAfterAWatchedOneAreServed) {
+  for (int i = 0; i < 3; ++i) {  // one connection: each request's watch ends before the next head
+    auto r = client_->Post("/generate", json{{"inputs", "hi"}, {"parameters", {{"max_new_tokens", 2}}}}.dump(),
+                           "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+  }
+  EXPECT_TRUE(service_.cancelled().empty());
 }
 
 TEST_F(ApiTest, StopEndsOpenStreams) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -143,6 +144,26 @@ TEST_F(ModelChatTest, ARepeatedMessageIsRefusedBeforeItIsBuilt) {
   EXPECT_NE(res->body.find("'*' (5 bytes x 100000000) would build 500000000 bytes"), std::string::npos) << res->body;
   EXPECT_NE(res->body.find("held-bytes budget"), std::string::npos) << res->body;
 
+}
+
+// What a render may hold is reserved from admission's request budget before
+// it runs; a budget too small for it answers with admission's refusal.
+TEST_F(ModelChatTest, TheRenderReservesItsHeldBytesFirst) {
+  serve("llama3", "llama3");
+  const std::string never = "{% for i in range(1000000) %}{{ i }}{% endfor %}";  // over its output budget if run
+  const int64_t need = api::chat_render_reserve_bytes({66 * tokenizer_->max_token_bytes()});
+  auto res = chat(kHello);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  const std::vector<int64_t> reserved = service_->reserved();
+  EXPECT_NE(std::find(reserved.begin(), reserved.end(), need), reserved.end()) << need;
+  serve_source("llama3", never, "never");  // a new service
+  service_->reserve_limit_bytes_ = need - 1;
+  res = chat(kHello);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 422) << res->body;
+  EXPECT_NE(res->body.find("rendering the chat template needs " + std::to_string(need)), std::string::npos)
+      << res->body;
 }
 
 // The reported SIGFPE: INT64_MIN % -1 is 0 (as in Python), INT64_MIN // -1 an error.
