@@ -1,5 +1,7 @@
 # What the rendered manifests must promise beyond their schemas: probes, drain
-# timing, non-root, the downward-API limit, HPA at 70 %, rules = rules file.
+# timing, non-root, the downward-API limit, HPA at 70 %, rules = rules file, and
+# the inference gateway's wiring (pool -> servers, picker -> pool and its config).
+import os
 import sys
 import yaml
 
@@ -54,6 +56,77 @@ def check_webhook(w):
     check(hook["clientConfig"]["service"]["path"] == "/validate", "webhook: path /validate")
 
 
+CRD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crds")
+
+
+def epp_config(objs):
+    """The EndpointPickerConfig in the overlay's ConfigMap, with the ConfigMap's name and key."""
+    for o in objs:
+        if o["kind"] == "ConfigMap":
+            for key, text in o.get("data", {}).items():
+                doc = yaml.safe_load(text)
+                if isinstance(doc, dict) and doc.get("kind") == "EndpointPickerConfig":
+                    return o["metadata"]["name"], key, doc
+    return None, None, None
+
+
+def check_inference_gateway(objs, overlay):
+    """The pool selects the servers on their port, the picker serves that pool with
+    the configuration it mounts, the route and objectives point at the pool, and the
+    copied CRDs are of the picker image's release."""
+    by = lambda kind: [o for o in objs if o["kind"] == kind]
+    pool = by("InferencePool")[0]
+    server = next(o for o in by("Deployment") if o["metadata"]["name"] == "plimsoll")
+    epp = next(o for o in by("Deployment") if o["metadata"]["name"] == pool["spec"]["endpointPickerRef"]["name"])
+    pod_labels = server["spec"]["template"]["metadata"]["labels"]
+    wanted = pool["spec"]["selector"]["matchLabels"]
+    check(all(pod_labels.get(k) == v for k, v in wanted.items()), f"{overlay}: the pool's selector {wanted} selects the server pods")
+    ports = {p["containerPort"] for c in server["spec"]["template"]["spec"]["containers"] for p in c.get("ports", [])}
+    check([p["number"] for p in pool["spec"]["targetPorts"]] == [3000] and 3000 in ports,
+          f"{overlay}: the pool's target port is the server's container port 3000")
+    service = next((o for o in by("Service") if o["metadata"]["name"] == pool["spec"]["endpointPickerRef"]["name"]), None)
+    epp_pod = epp["spec"]["template"]["spec"]
+    container = epp_pod["containers"][0]
+    named = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
+    picker_port = pool["spec"]["endpointPickerRef"]["port"]["number"]
+    service_port = next((p for p in (service or {}).get("spec", {}).get("ports", []) if p["port"] == picker_port), None)
+    check(service_port is not None and named.get(service_port["targetPort"]) == 9002,
+          f"{overlay}: endpointPickerRef {service and service['metadata']['name']}:{picker_port} reaches the picker's ext-proc port 9002")
+    check(service is not None and all(epp["spec"]["template"]["metadata"]["labels"].get(k) == v
+                                      for k, v in service["spec"]["selector"].items()),
+          f"{overlay}: the picker's Service selects the picker pod")
+    args = dict(a.removeprefix("--").split("=", 1) for a in container["args"] if "=" in a)
+    check(args.get("pool-name") == pool["metadata"]["name"], f"{overlay}: the picker serves the pool ({args.get('pool-name')})")
+    check(not any(a in args for a in ("total-queued-requests-metric", "total-running-requests-metric",
+                                      "kv-cache-usage-percentage-metric", "lora-info-metric", "cache-info-metric")),
+          f"{overlay}: no deprecated metric flags (v1.5.0 refuses them)")
+    cm_name, key, cfg = epp_config(objs)
+    mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}
+    volume = next((v for v in epp_pod.get("volumes", []) if v.get("configMap", {}).get("name") == cm_name), None)
+    check(volume is not None and args.get("config-file") == f"{mounts.get(volume['name'])}/{key}",
+          f"{overlay}: --config-file {args.get('config-file')} is the mounted EndpointPickerConfig")
+    extractor = next(p for p in cfg["plugins"] if p["type"] == "core-metrics-extractor")["parameters"]
+    engines = {e["name"] for e in extractor["engineConfigs"]}
+    check(extractor.get("defaultEngine") in engines and
+          pod_labels.get("inference.networking.k8s.io/engine-type") in engines,
+          f"{overlay}: the server pods' engine ({pod_labels.get('inference.networking.k8s.io/engine-type')}, default {extractor.get('defaultEngine')}) has a metric config")
+    for route in by("HTTPRoute"):
+        refs = [b for r in route["spec"]["rules"] for b in r["backendRefs"]]
+        check(all(b.get("kind") == "InferencePool" and b.get("group") == "inference.networking.k8s.io" and
+                  b["name"] == pool["metadata"]["name"] for b in refs), f"{overlay}: HTTPRoute {route['metadata']['name']} routes to the pool")
+    objectives = by("InferenceObjective")
+    check(bool(objectives) and all(o["spec"]["poolRef"]["name"] == pool["metadata"]["name"] for o in objectives),
+          f"{overlay}: {len(objectives)} InferenceObjective(s) name the pool")
+    tag = container["image"].rsplit(":", 1)[1]
+    versions = set()
+    for root, _, names in os.walk(CRD_DIR):
+        for n in names:
+            if n.endswith(".yaml"):
+                crd = yaml.safe_load(open(os.path.join(root, n)))
+                versions.add(crd["metadata"]["annotations"]["inference.networking.k8s.io/bundle-version"])
+    check(versions == {tag}, f"{overlay}: the copied CRDs ({sorted(versions)}) are of the picker's release {tag}")
+
+
 def main(rules_file, files):
     rules = yaml.safe_load(open(rules_file))
     for f in files:
@@ -69,6 +142,8 @@ def main(rules_file, files):
                 check(o["spec"]["groups"] == rules["groups"], f"{overlay}: PrometheusRule = {rules_file}")
             elif o["kind"] == "ValidatingWebhookConfiguration":
                 check_webhook(o)
+        if "InferencePool" in kinds:
+            check_inference_gateway(objs, overlay)
         if "Deployment" in kinds and overlay != "webhook":
             for kind in ("Service", "HorizontalPodAutoscaler", "PodDisruptionBudget", "PrometheusRule", "ServiceMonitor"):
                 check(kind in kinds, f"{overlay}: has a {kind}")
