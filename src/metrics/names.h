@@ -73,6 +73,26 @@ inline constexpr Name kTimeToFirstTokenSeconds{"plimsoll_time_to_first_token_sec
 inline constexpr Name kInterTokenLatencySeconds{"plimsoll_inter_token_latency_seconds",
                                                 "Seconds between consecutive tokens of a sequence."};
 
+// --- The Gateway API Inference Extension's model-server protocol (its
+// docs/proposals/003-model-server-protocol): what its endpoint picker scrapes to
+// route. vLLM's names with Plimsoll's prefix; the picker is pointed at them by its
+// core-metrics-extractor's engineConfigs (deploy/kubernetes/overlays/inference-gateway).
+inline constexpr Name kNumRequestsWaiting{
+    "plimsoll_num_requests_waiting",
+    "Requests admitted and waiting for the running batch (the protocol's TotalQueuedRequests)."};
+inline constexpr Name kNumRequestsRunning{"plimsoll_num_requests_running",
+                                          "Requests in the running batch (the protocol's TotalRunningRequests)."};
+inline constexpr Name kKvCacheUsagePerc{
+    "plimsoll_kv_cache_usage_perc",
+    "0-1, the protocol's KVCacheUtilization as admission sees it: the largest share of admission's bounds in "
+    "use (KV tokens of admitted requests over --max-queued-tokens, requests, request memory); 1 while it "
+    "refuses everything. At 1 a new request is answered 429."};
+inline constexpr Name kCacheConfigInfo{"plimsoll_cache_config_info",
+                                       "Always 1: the KV cache's block size in tokens and its number of blocks "
+                                       "(labels as vLLM's vllm:cache_config_info)."};
+inline constexpr const char* kBlockSizeLabel = "block_size";
+inline constexpr const char* kNumBlocksLabel = "num_gpu_blocks";  // vLLM's label name; here host-memory blocks
+
 // --- Buckets ---
 // Request-level durations: 1 ms .. ~9 min, doubling.
 inline constexpr std::array<double, 20> kDurationBucketsSeconds{

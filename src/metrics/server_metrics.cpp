@@ -64,6 +64,11 @@ ServerMetrics::ServerMetrics(MetricsRegistry& r)
       time_to_first_token_seconds(
           histogram(r, names::kTimeToFirstTokenSeconds, names::kDurationBucketsSeconds)),
       inter_token_latency_seconds(
-          histogram(r, names::kInterTokenLatencySeconds, names::kTokenLatencyBucketsSeconds)) {}
+          histogram(r, names::kInterTokenLatencySeconds, names::kTokenLatencyBucketsSeconds)),
+      num_requests_waiting(gauge(r, names::kNumRequestsWaiting)),
+      num_requests_running(gauge(r, names::kNumRequestsRunning)),
+      kv_cache_usage_perc(gauge(r, names::kKvCacheUsagePerc)),
+      cache_config_info(r.gauge_family(names::kCacheConfigInfo.name, names::kCacheConfigInfo.help,
+                                       {names::kBlockSizeLabel, names::kNumBlocksLabel})) {}
 
 }  // namespace plimsoll::metrics

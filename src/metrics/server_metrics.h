@@ -47,6 +47,12 @@ struct ServerMetrics {
   Histogram& time_to_first_token_seconds;
   Histogram& inter_token_latency_seconds;
 
+  // The inference extension's model-server protocol
+  Gauge& num_requests_waiting;
+  Gauge& num_requests_running;
+  Gauge& kv_cache_usage_perc;      // 0-1
+  GaugeFamily& cache_config_info;  // {block_size, num_gpu_blocks} = 1, set once the plan exists
+
   // The child for one error type / rejection reason (takes a lock: errors only).
   Counter& failure(const std::string& error_type) { return request_failure.labels({error_type}); }
   Counter& rejection(const std::string& reason) { return rejections_total.labels({reason}); }

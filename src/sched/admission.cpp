@@ -114,6 +114,18 @@ std::variant<Admitted, Rejection> Admission::admit(const std::vector<GenerationR
   return a;
 }
 
+double Admission::fill() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!accepting_ || memory_pressure_refusal()) return 1.0;
+  const auto share = [](int64_t used, int64_t limit) {
+    return limit > 0 ? static_cast<double>(used) / static_cast<double>(limit) : 1.0;
+  };
+  const double fullest = std::max({share(in_flight_, limits_.max_concurrent_requests),
+                                   share(in_flight_tokens_, limits_.max_queued_tokens),
+                                   share(in_flight_bytes_, limits_.request_budget_bytes)});
+  return std::clamp(fullest, 0.0, 1.0);
+}
+
 void Admission::release(uint64_t ticket) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = active_.find(ticket);

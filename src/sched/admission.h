@@ -61,6 +61,10 @@ class Admission {
   ByteReservation reserve(int64_t bytes, const std::string& what);
 
   void stop_accepting();
+  // How full admission is, 0-1: the largest share of its in-flight bounds in use
+  // (submissions, tokens, request bytes); 1 while it refuses every submission
+  // (memory backstop, shutting down). At 1 a new submission is answered 429.
+  double fill() const;
   int64_t in_flight() const;
   int64_t in_flight_bytes() const;
 

@@ -81,12 +81,14 @@ SubmitResult EngineService::submit(std::vector<GenerationRequest> items, EventSi
     sink(std::move(ev));
   };
   sub->pending.assign(std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
+  const auto n_items = static_cast<int64_t>(sub->pending.size());
   std::unique_lock<std::mutex> lock(mu_);
   if (stop_) {
     lock.unlock();
     admission_.release(ticket);
     return SubmitResult{0, reject(ErrorCode::kUnavailable, "the server is shutting down")};
   }
+  st_inbox_items_ += n_items;  // queued from now on, before the engine thread sees it
   inbox_.push_back(std::move(sub));
   lock.unlock();
   cv_.notify_one();
@@ -103,7 +105,7 @@ void EngineService::cancel(uint64_t ticket) {
 
 ServiceStats EngineService::stats() const {
   ServiceStats s;
-  s.queued_requests = st_queued_;
+  s.queued_requests = st_queued_ + st_inbox_items_;
   s.queued_tokens = st_queued_tokens_;
   s.running_requests = st_running_;
   s.batch_current_size = st_batch_size_;
@@ -112,6 +114,7 @@ ServiceStats EngineService::stats() const {
   s.kv_blocks_used = st_blocks_used_;
   s.generated_tokens_per_second = st_tokens_per_second_;
   s.engine_faults_total = st_faults_;
+  s.admission_fill = admission_.fill();
   return s;
 }
 
@@ -121,7 +124,16 @@ void EngineService::drain_inbox(std::unique_lock<std::mutex>& lock) {
   subs.swap(inbox_);
   cancels.swap(cancels_);
   lock.unlock();
-  for (auto& s : subs) scheduler_.add(std::move(s));
+  int64_t items = 0;
+  for (auto& s : subs) {
+    items += static_cast<int64_t>(s->pending.size());
+    scheduler_.add(std::move(s));
+  }
+  if (items > 0) {  // the scheduler counts them now: the figures first, then the inbox's share
+    st_queued_ = scheduler_.waiting_count();
+    st_queued_tokens_ = scheduler_.waiting_tokens();
+    st_inbox_items_ -= items;
+  }
   for (uint64_t t : cancels) {
     scheduler_.cancel(t);
     admission_.release(t);  // a cancelled submission sends no final events
@@ -136,9 +148,9 @@ void EngineService::record_step(int64_t tokens, double seconds) {
     const double old = st_tokens_per_second_.load();
     st_tokens_per_second_ = old == 0.0 ? rate : 0.9 * old + 0.1 * rate;
   }
+  st_running_ = scheduler_.running_count();  // before the queue: a sequence moving over is never missed
   st_queued_ = scheduler_.waiting_count();
   st_queued_tokens_ = scheduler_.waiting_tokens();
-  st_running_ = scheduler_.running_count();
   st_batch_size_ = scheduler_.last_batch_size();
   st_batch_tokens_ = scheduler_.last_batch_tokens();
   st_blocks_used_ = pool_->used_blocks();

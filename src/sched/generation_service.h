@@ -35,7 +35,7 @@ struct ServiceLimits {
 
 // Point-in-time load, for /metrics and Retry-After.
 struct ServiceStats {
-  int64_t queued_requests = 0;
+  int64_t queued_requests = 0;  // items admitted and not yet in the running batch
   int64_t queued_tokens = 0;
   int64_t running_requests = 0;
   int64_t batch_current_size = 0;
@@ -45,6 +45,7 @@ struct ServiceStats {
   int64_t preemptions_total = 0;
   double generated_tokens_per_second = 0;  // recent drain rate
   int64_t engine_faults_total = 0;         // faults contained on the engine thread (sched/fault.h)
+  double admission_fill = 0;               // 0-1, Admission::fill(): at 1 a new submission gets 429
 };
 
 struct Rejection {

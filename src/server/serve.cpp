@@ -80,7 +80,9 @@ void publish_plan(metrics::ServerMetrics& m, const EngineSetup& s, const sched::
       static_cast<double>(s.plan.request_bytes + s.plan.transport_bytes + s.plan.runtime_bytes));
   m.kv_blocks_capacity.set(static_cast<double>(s.plan.kv_blocks));
   m.batch_max_total_tokens.set(static_cast<double>(l.max_batch_total_tokens));
+  m.cache_config_info.labels({std::to_string(s.plan.inputs.block_tokens), std::to_string(s.plan.kv_blocks)}).set(1);
 }
+
 
 // The backstop's figures, copied at each scrape.
 void publish_memory_pressure(metrics::ServerMetrics& m, const MemoryPressure& p) {

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Renders every kustomize overlay, validates each object against the Kubernetes
-# OpenAPI schemas, checks the invariants, and asks `plimsoll webhook` about them.
+# OpenAPI schemas (and the inference extension's CRDs in crds/), checks the
+# invariants, asks `plimsoll webhook` about them, and checks the endpoint picker's
+# metric names against a real `plimsoll serve`'s /metrics.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=${PLIMSOLL_SOURCE_DIR:-$(cd "$here/../.." && pwd)}
 k8s=$root/deploy/kubernetes
 out=$(mktemp -d)
-trap 'kill "${webhook_pid:-}" 2>/dev/null || true; rm -rf "$out"' EXIT
+trap 'kill "${webhook_pid:-}" "${serve_pid:-}" 2>/dev/null || true; rm -rf "$out"' EXIT
 
 if command -v kubectl >/dev/null && kubectl kustomize --help >/dev/null 2>&1; then
   render() { kubectl kustomize "$1"; }
@@ -17,19 +19,19 @@ else
   exit 77
 fi
 if ! command -v node >/dev/null; then echo "not run: node is not installed" >&2; exit 77; fi
-if [ ! -d "$here/node_modules/kubernetes-models" ]; then
+if [ ! -d "$here/node_modules/kubernetes-models" ] || [ ! -d "$here/node_modules/@kubernetes-models/gateway-api" ]; then
   npm ci --prefix "$here" --no-audit --no-fund >&2
 fi
 
 echo "== render"
-for overlay in overlays/cpu overlays/gpu webhook; do
+for overlay in overlays/cpu overlays/gpu overlays/inference-gateway webhook; do
   name=$(basename "$overlay")
   render "$k8s/$overlay" > "$out/$name.yaml"
   echo "rendered $overlay: $(grep -c '^kind:' "$out/$name.yaml") objects"
 done
 
 echo "== schemas"
-node "$here/validate_manifests.mjs" "$out/cpu.yaml" "$out/gpu.yaml" "$out/webhook.yaml"
+node "$here/validate_manifests.mjs" "$out/cpu.yaml" "$out/gpu.yaml" "$out/inference-gateway.yaml" "$out/webhook.yaml"
 echo "== the validator rejects broken objects"
 if node "$here/validate_manifests.mjs" "$here/invalid/bad-objects.yaml" > "$out/bad.log"; then
   cat "$out/bad.log"; echo "FAIL: the validator accepted invalid objects" >&2; exit 1
@@ -40,7 +42,7 @@ echo "all $docs invalid objects rejected"
 
 echo "== invariants"
 python3 "$here/manifest_invariants.py" "$root/deploy/prometheus/plimsoll.rules.yaml" \
-  "$out/cpu.yaml" "$out/gpu.yaml" "$out/webhook.yaml"
+  "$out/cpu.yaml" "$out/gpu.yaml" "$out/inference-gateway.yaml" "$out/webhook.yaml"
 
 echo "== plimsoll webhook admits the rendered servers (certificates from make-certs.sh)"
 binary=${PLIMSOLL_BINARY:-$root/build/release/plimsoll}
@@ -59,10 +61,10 @@ for _ in $(seq 50); do
   curl -sf --cacert "$out/certs/ca.crt" --resolve "$host:$port:127.0.0.1" "https://$host:$port/healthz" >/dev/null && break
   sleep 0.2
 done
-for overlay in cpu gpu; do
+for overlay in cpu gpu inference-gateway; do
   python3 - "$out/$overlay.yaml" > "$out/review-$overlay.json" <<'PY'
 import json, sys, yaml
-d = next(o for o in yaml.safe_load_all(open(sys.argv[1])) if o and o["kind"] == "Deployment")
+d = next(o for o in yaml.safe_load_all(open(sys.argv[1])) if o and o["kind"] == "Deployment" and o["metadata"]["name"] == "plimsoll")
 print(json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                   "request": {"uid": "check-manifests", "operation": "CREATE", "object": d}}))
 PY
@@ -78,4 +80,17 @@ if not r["allowed"] or "plimsoll.planned-bytes" not in r.get("auditAnnotations",
     sys.exit(1)
 PY
 done
+echo "== the endpoint picker's metric specs name what plimsoll serve exports"
+model=${PLIMSOLL_SHARED_DIR:-$root/../shared}/models/stories260K/stories260K.gguf
+if [ ! -f "$model" ]; then echo "FAIL: $model is missing (set PLIMSOLL_SHARED_DIR)" >&2; exit 1; fi
+serve_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$binary" serve --model "$model" --hostname 127.0.0.1 --port "$serve_port" --memory-limit 256Mi 2> "$out/serve.log" &
+serve_pid=$!
+for _ in $(seq 300); do
+  curl -sf "http://127.0.0.1:$serve_port/health" >/dev/null && break
+  kill -0 "$serve_pid" 2>/dev/null || { cat "$out/serve.log"; echo "FAIL: plimsoll serve exited" >&2; exit 1; }
+  sleep 0.2
+done
+curl -sf "http://127.0.0.1:$serve_port/metrics" > "$out/metrics.txt" || { cat "$out/serve.log"; exit 1; }
+python3 "$here/check_epp_metrics.py" "$out/inference-gateway.yaml" "$out/metrics.txt"
 echo "manifests: all checks passed"

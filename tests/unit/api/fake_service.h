@@ -108,6 +108,8 @@ class FakeService final : public sched::GenerationService {
   sched::ServiceStats stats() const override {
     sched::ServiceStats s;
     s.queued_requests = 3;
+    s.running_requests = 2;
+    s.admission_fill = 0.25;
     s.kv_blocks_total = 100;
     s.kv_blocks_used = 7;
     s.preemptions_total = 2;

@@ -146,6 +146,13 @@ TEST_F(ApiTest, MetricsCountRequestsAndMirrorServiceLoad) {
   EXPECT_NE(m.find("\ntgi_request_failure{err=\"validation\"} 1\n"), std::string::npos);
   EXPECT_NE(m.find("\ntgi_queue_size 3\n"), std::string::npos);
   EXPECT_NE(m.find("\nplimsoll_kv_blocks_used 7\n"), std::string::npos);
+  // The inference extension's model-server protocol, from the same figures.
+  EXPECT_NE(m.find("\n# TYPE plimsoll_num_requests_waiting gauge\nplimsoll_num_requests_waiting 3\n"),
+            std::string::npos);
+  EXPECT_NE(m.find("\n# TYPE plimsoll_num_requests_running gauge\nplimsoll_num_requests_running 2\n"),
+            std::string::npos);
+  EXPECT_NE(m.find("\n# TYPE plimsoll_kv_cache_usage_perc gauge\nplimsoll_kv_cache_usage_perc 0.25\n"),
+            std::string::npos);
   EXPECT_NE(m.find("\nplimsoll_preemptions_total 2\n"), std::string::npos);
   EXPECT_NE(m.find("\ntgi_request_generated_tokens_count 1\n"), std::string::npos);
   EXPECT_NE(m.find("\nplimsoll_inter_token_latency_seconds_count 1\n"), std::string::npos);

@@ -56,6 +56,8 @@ TEST(Promtool, ServerMetricsPassCheckMetrics) {
   m.request_duration_seconds.observe(0.25);
   m.time_to_first_token_seconds.observe(0.01);
   m.inter_token_latency_seconds.observe(0.002);
+  m.kv_cache_usage_perc.set(0.5);
+  m.cache_config_info.labels({"16", "1024"}).set(1);
   CheckResult r = promtool_check(registry.render());
   // Exit 0: clean. Exit 3: lint findings only (the text parsed). TGI's own
   // counter names break promlint's naming rules (no `_total`, a `_count`

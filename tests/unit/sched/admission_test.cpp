@@ -169,6 +169,60 @@ TEST(Admission, ReservationsHoldBytesUntilDropped) {
   EXPECT_TRUE(a.reserve(6'000, "y").ok());
 }
 
+// The protocol's KV-cache utilization (plimsoll_kv_cache_usage_perc) is this figure:
+// it reaches 1 exactly where the next submission is answered 429.
+TEST(Admission, FillIsTheFullestBoundAndIsOneWhereTheNext429s) {
+  AdmissionLimits l = limits(int64_t{1} << 40);
+  l.max_queued_tokens = 1000;
+  l.max_concurrent_requests = 10;
+  Admission a(l);
+  EXPECT_EQ(a.fill(), 0.0);
+  auto first = a.admit(std::vector<GenerationRequest>(2, item(50, 100)), 1.0);  // 300 of 1000 tokens, 1 of 10
+  ASSERT_TRUE(std::holds_alternative<Admitted>(first));
+  EXPECT_DOUBLE_EQ(a.fill(), 0.3);
+  auto second = a.admit(std::vector<GenerationRequest>(4, item(50, 125)), 1.0);  // 700 more: the whole bound
+  ASSERT_TRUE(std::holds_alternative<Admitted>(second));
+  EXPECT_DOUBLE_EQ(a.fill(), 1.0);
+  auto third = a.admit({item(1, 1)}, 1.0);
+  ASSERT_TRUE(std::holds_alternative<Rejection>(third));
+  EXPECT_EQ(std::get<Rejection>(third).error.code, ErrorCode::kOverloaded);
+  a.release(std::get<Admitted>(second).ticket);
+  EXPECT_DOUBLE_EQ(a.fill(), 0.3);
+  a.release(std::get<Admitted>(first).ticket);
+  std::get<Admitted>(first).charge.reset();  // the answers are sent: their request bytes come back
+  std::get<Admitted>(second).charge.reset();
+  EXPECT_EQ(a.fill(), 0.0);
+
+  l.max_queued_tokens = 1 << 20;  // the request bound binds
+  l.max_concurrent_requests = 4;
+  Admission by_requests(l);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(std::holds_alternative<Admitted>(by_requests.admit({item(4, 4)}, 1.0)));
+  EXPECT_DOUBLE_EQ(by_requests.fill(), 1.0);
+  EXPECT_TRUE(std::holds_alternative<Rejection>(by_requests.admit({item(4, 4)}, 1.0)));
+
+  const int64_t one = submission_cost({item(20, 100)}, limits(0).cost).total();
+  Admission by_bytes(limits(4 * one));  // the request-memory bound binds
+  auto held = by_bytes.admit({item(20, 100)}, 1.0);
+  ASSERT_TRUE(std::holds_alternative<Admitted>(held));
+  EXPECT_DOUBLE_EQ(by_bytes.fill(), 0.25);
+}
+
+TEST(Admission, FillIsOneWhileEverySubmissionIsRefused) {
+  AdmissionLimits l = limits(1 << 30);
+  bool pressure = true;
+  l.memory_pressure = [&pressure]() -> std::optional<Rejection> {
+    if (!pressure) return std::nullopt;
+    return Rejection{Error{ErrorCode::kOverloaded, "Memory pressure"}, 1.0, kMemoryPressureReason};
+  };
+  Admission a(l);
+  EXPECT_EQ(a.fill(), 1.0);  // the backstop refuses: nothing in flight, still full
+  EXPECT_TRUE(std::holds_alternative<Rejection>(a.admit({item(4, 4)}, 1.0)));
+  pressure = false;
+  EXPECT_EQ(a.fill(), 0.0);
+  a.stop_accepting();  // draining: 503 for new work
+  EXPECT_EQ(a.fill(), 1.0);
+}
+
 TEST(Admission, ShuttingDownIs503) {
   Admission a(limits(1 << 30));
   a.stop_accepting();

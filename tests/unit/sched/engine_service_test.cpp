@@ -68,7 +68,8 @@ struct Fixture {
 
   explicit Fixture(int64_t kv_blocks, int64_t step_tokens = 64, int64_t step_seqs = 16,
                    int64_t max_concurrent = 64, int64_t max_queued_tokens = 1 << 20,
-                   const MemoryPressure* memory_pressure = nullptr, int64_t request_budget_bytes = 0) {
+                   const MemoryPressure* memory_pressure = nullptr, int64_t request_budget_bytes = 0,
+                   FaultHook hook = nullptr) {
     model = std::move(random_llama_in_memory(config(), DType::kF32, 21)).value();
     tokenizer = std::make_unique<Tokenizer>(std::move(Tokenizer::create(*model.vocab)).value());
     threads = std::make_unique<ThreadPool>(2);
@@ -88,6 +89,7 @@ struct Fixture {
     sc.scheduler.max_skips = 4;
     sc.memory_pressure = memory_pressure;
     sc.request_budget_bytes = request_budget_bytes;
+    sc.fault_hook = std::move(hook);
     service = std::make_unique<EngineService>(sc, std::move(engine), std::move(p), *tokenizer);
   }
 
@@ -189,6 +191,69 @@ TEST(EngineService, NeverFitsIs422WithNumbersAndQueueFullIs429WithRetryAfter) {
   }
   EXPECT_TRUE(fourth.accepted());
   EXPECT_TRUE(c4.wait(1));
+}
+
+// Holds the engine thread at the start of its next schedule() until opened.
+struct EngineGate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false, holding = false;
+  FaultHook hook() {
+    return [this](FaultSite site, uint64_t) {
+      if (site != FaultSite::kSchedule) return;
+      std::unique_lock<std::mutex> lock(mu);
+      holding = true;
+      cv.notify_all();
+      cv.wait(lock, [this] { return open; });
+    };
+  }
+  bool wait_holding() {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(30), [this] { return holding; });
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mu);
+    open = true;
+    cv.notify_all();
+  }
+};
+
+// The model-server protocol's figures (plimsoll_num_requests_waiting,
+// plimsoll_kv_cache_usage_perc) count a request from its admission, not from the
+// engine's next step: an endpoint picker sees it at once.
+TEST(EngineService, AdmittedRequestsAreQueuedAtOnceAndFillIsOneWhereThe429Starts) {
+  EngineGate gate;
+  Fixture f(64, 64, 16, /*max_concurrent=*/3, 1 << 20, nullptr, 0, gate.hook());
+  Collector c;
+  ASSERT_TRUE(f.service->submit({f.request("first", 8)}, c.sink()).accepted());
+  ASSERT_TRUE(gate.wait_holding());  // drained into the scheduler; the step waits
+  ServiceStats st = f.service->stats();
+  EXPECT_EQ(st.queued_requests, 1);
+  EXPECT_EQ(st.running_requests, 0);
+  EXPECT_DOUBLE_EQ(st.admission_fill, 1.0 / 3);
+  ASSERT_TRUE(f.service->submit({f.request("second", 8), f.request("third", 8)}, c.sink()).accepted());
+  st = f.service->stats();  // still in the inbox: counted all the same
+  EXPECT_EQ(st.queued_requests, 3);
+  EXPECT_DOUBLE_EQ(st.admission_fill, 2.0 / 3);
+  ASSERT_TRUE(f.service->submit({f.request("fourth", 8)}, c.sink()).accepted());
+  EXPECT_DOUBLE_EQ(f.service->stats().admission_fill, 1.0);
+  auto fifth = f.service->submit({f.request("fifth", 8)}, c.sink());
+  ASSERT_FALSE(fifth.accepted());
+  EXPECT_EQ(fifth.rejection->error.code, ErrorCode::kOverloaded);
+  EXPECT_EQ(f.service->stats().queued_requests, 4);
+  gate.release();
+  ASSERT_TRUE(c.wait(4));
+  // The figures are refreshed after the step whose final events went out: wait for them.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline &&
+         (f.service->stats().queued_requests != 0 || f.service->stats().running_requests != 0 ||
+          f.service->stats().admission_fill != 0.0)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  st = f.service->stats();
+  EXPECT_EQ(st.queued_requests, 0);
+  EXPECT_EQ(st.running_requests, 0);
+  EXPECT_EQ(st.admission_fill, 0.0);
 }
 
 TEST(EngineService, MemoryPressureIs429WithItsOwnReasonUntilItEnds) {
