@@ -13,6 +13,7 @@
 #include "memory/process_memory.h"
 #include "memory/resident_model.h"
 #include "planner/local_ramp.h"
+#include "planner/pool_plan.h"
 #include "planner/ramp_child.h"
 #include "planner/report.h"
 #include "planner/resources.h"
@@ -31,6 +32,7 @@ struct PlanFlags {
   std::string resources, resources_file;
   std::string url, chart_path;
   int64_t target_concurrency = 0;
+  PoolLoad load;  // --requests-per-second etc.: the pool behind an inference gateway
   int64_t ramp_child_batch = 0;
   bool ramp = false, json = false, no_cgroup = false;
 };
@@ -163,6 +165,11 @@ int run(PlanFlags& f) {
   auto plan = make_static_plan(r);
   if (!plan) return fail(plan.error());
   rep.plan = *plan;
+  if (f.load.requests_per_second != 0 || f.load.request_seconds != 0 || f.load.peak_requests_per_second != 0) {
+    auto pool = plan_pool(*plan, f.load);
+    if (!pool) return fail(pool.error());
+    rep.pool = *pool;
+  }
   rep.limit_source = source;
   if (f.ramp) {
     LocalRampOptions o;
@@ -203,6 +210,12 @@ Runner add_plan_command(CLI::App& app) {
   opt("--target-concurrency", f->target_concurrency, "Instead: the memory limit C concurrent sequences need");
   opt("--prompt-tokens", r.prompt_tokens, "P: prompt tokens per sequence");
   opt("--max-new-tokens", r.max_new_tokens, "N: new tokens per sequence");
+  opt("--requests-per-second", f->load.requests_per_second,
+      "Target load of a pool (inference gateway): prints the replicas and HPA bounds (with --request-seconds)");
+  opt("--request-seconds", f->load.request_seconds,
+      "Seconds one request of P + N tokens takes in a full replica (e.g. the last step of --url --ramp)");
+  opt("--peak-requests-per-second", f->load.peak_requests_per_second,
+      "The load the HPA's maxReplicas must carry (default: twice --requests-per-second)");
   cmd->add_flag("--ramp", f->ramp, "Measure: run growing batches on the real engine (or --url server)");
   cmd->add_flag("--no-cgroup", f->no_cgroup, "Ramp in plain child processes even where a memory cgroup is possible");
   opt("--url", f->url, "Ramp a running server (http://host:port) instead of a local engine");

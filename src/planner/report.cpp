@@ -67,7 +67,14 @@ std::string kubernetes_quantity(int64_t bytes) {
   return std::to_string((bytes + kMiB - 1) / kMiB) + "Mi";
 }
 
-json kubernetes_json(const StaticPlan& p) {
+namespace {
+
+int64_t hpa_min(const PoolPlan* pool) { return pool ? pool->min_replicas : 1; }
+int64_t hpa_max(const PoolPlan* pool) { return pool ? pool->max_replicas : 10; }
+
+}  // namespace
+
+json kubernetes_json(const StaticPlan& p, const PoolPlan* pool) {
   const std::string mem = kubernetes_quantity(p.request.memory_limit_bytes);
   const std::string cpu = std::to_string(p.engine_threads);
   json resources = {{"requests", {{"memory", mem}, {"cpu", cpu}}}, {"limits", {{"memory", mem}, {"cpu", cpu}}}};
@@ -76,8 +83,8 @@ json kubernetes_json(const StaticPlan& p) {
               {"metadata", {{"name", "plimsoll"}}},
               {"spec",
                {{"scaleTargetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "plimsoll"}}},
-                {"minReplicas", 1},
-                {"maxReplicas", 10},
+                {"minReplicas", hpa_min(pool)},
+                {"maxReplicas", hpa_max(pool)},
                 {"metrics", json::array({{{"type", "Resource"},
                                           {"resource",
                                            {{"name", "memory"},
@@ -86,16 +93,50 @@ json kubernetes_json(const StaticPlan& p) {
   return {{"resources", resources}, {"hpa", hpa}};
 }
 
-std::string kubernetes_yaml(const StaticPlan& p) {
+std::string kubernetes_yaml(const StaticPlan& p, const PoolPlan* pool) {
   const std::string mem = kubernetes_quantity(p.request.memory_limit_bytes);
   const std::string cpu = std::to_string(p.engine_threads);
   return "resources:\n  requests:\n    memory: " + mem + "\n    cpu: \"" + cpu + "\"\n  limits:\n    memory: " + mem +
          "\n    cpu: \"" + cpu + "\"\n---\n"
          "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: plimsoll\nspec:\n"
          "  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: plimsoll}\n"
-         "  minReplicas: 1\n  maxReplicas: 10\n  metrics:\n  - type: Resource\n    resource:\n      name: memory\n"
+         "  minReplicas: " + std::to_string(hpa_min(pool)) + "\n  maxReplicas: " + std::to_string(hpa_max(pool)) +
+         "\n  metrics:\n  - type: Resource\n    resource:\n      name: memory\n"
          "      target: {type: Utilization, averageUtilization: " + std::to_string(kHpaMemoryUtilisationPercent) +
          "}\n";
+}
+
+json pool_json(const PoolPlan& p) {
+  return {{"requests_per_second", p.load.requests_per_second},
+          {"peak_requests_per_second", p.load.peak_requests_per_second},
+          {"request_seconds", p.load.request_seconds},
+          {"sequences_per_replica", p.sequences_per_replica},
+          {"sequences_in_flight", p.sequences_in_flight},
+          {"peak_sequences_in_flight", p.peak_sequences_in_flight},
+          {"replicas", p.replicas},
+          {"hpa", {{"min_replicas", p.min_replicas}, {"max_replicas", p.max_replicas}}}};
+}
+
+std::string pool_text(const PoolPlan& p, const StaticPlan& plan) {
+  char buf[512];
+  std::string s = "\npool (inference gateway):\n";
+  std::snprintf(buf, sizeof buf, "  %-22s %14lld  (min of the KV pool's %lld, max batch %lld, max requests %lld)\n",
+                "sequences per replica", static_cast<long long>(p.sequences_per_replica),
+                static_cast<long long>(plan.max_concurrent_sequences),
+                static_cast<long long>(plan.request.serve.engine.step_seqs),
+                static_cast<long long>(plan.request.serve.engine.max_concurrent_requests));
+  s += buf;
+  std::snprintf(buf, sizeof buf, "  %-22s %14.1f  (%g requests/s x %g s a request)\n", "in flight",
+                p.sequences_in_flight, p.load.requests_per_second, p.load.request_seconds);
+  s += buf;
+  std::snprintf(buf, sizeof buf, "  %-22s %14lld\n", "replicas", static_cast<long long>(p.replicas));
+  s += buf;
+  std::snprintf(buf, sizeof buf, "  %-22s %14s  (peak %g requests/s: %.1f in flight; at least %lld)\n", "HPA replicas",
+                (std::to_string(p.min_replicas) + " - " + std::to_string(p.max_replicas)).c_str(),
+                p.load.peak_requests_per_second, p.peak_sequences_in_flight,
+                static_cast<long long>(kMinPoolReplicas));
+  s += buf;
+  return s;
 }
 
 json ramp_json(const RampResult& r) {
@@ -154,7 +195,8 @@ json report_json(const PlanReport& rep) {
                 {"safe_client_batch_size", p.safe_client_batch_size}}},
       {"serve_flags", serve_flags(p)},
       {"serve_command", serve_command(p)},
-      {"kubernetes", kubernetes_json(p)}};
+      {"kubernetes", kubernetes_json(p, rep.pool ? &*rep.pool : nullptr)}};
+  if (rep.pool) j["pool"] = pool_json(*rep.pool);
   if (rep.target_concurrency) {
     j["target"] = {{"concurrency", *rep.target_concurrency}, {"memory_limit_bytes", p.request.memory_limit_bytes}};
   }
@@ -177,7 +219,8 @@ std::string report_text(const PlanReport& rep) {
   s += line("  %-22s %14s\n", "max concurrent seqs", std::to_string(p.max_concurrent_sequences));
   s += line("  %-22s %14s\n", "safe client batch", std::to_string(p.safe_client_batch_size));
   if (rep.ramp) s += ramp_text(*rep.ramp);
-  s += "\nserve with:\n  " + serve_command(p) + "\n\nkubernetes:\n" + kubernetes_yaml(p);
+  if (rep.pool) s += pool_text(*rep.pool, p);
+  s += "\nserve with:\n  " + serve_command(p) + "\n\nkubernetes:\n" + kubernetes_yaml(p, rep.pool ? &*rep.pool : nullptr);
   if (!rep.chart_svg_path.empty()) s += "\nchart: " + rep.chart_svg_path + "\n";
   if (!rep.chart_png_path.empty()) s += "chart: " + rep.chart_png_path + "\n";
   return s;
