@@ -83,7 +83,6 @@ void publish_plan(metrics::ServerMetrics& m, const EngineSetup& s, const sched::
   m.cache_config_info.labels({std::to_string(s.plan.inputs.block_tokens), std::to_string(s.plan.kv_blocks)}).set(1);
 }
 
-
 // The backstop's figures, copied at each scrape.
 void publish_memory_pressure(metrics::ServerMetrics& m, const MemoryPressure& p) {
   const MemoryPressure::Figures f = p.figures();
