@@ -168,7 +168,12 @@ class TokenizerOnlyServeTest(unittest.TestCase):
 
     def serve(self, path):
         server = Server("--memory-limit", "256Mi", model=path)
-        self.addCleanup(lambda: self.assertEqual(server.stop(), 0, server.output()[-2000:]))
+
+        def stop():
+            code = server.stop()
+            with open(server.log_path) as f:
+                self.assertEqual(code, 0, f.read()[-2000:])
+        self.addCleanup(stop)
         return server
 
     def test_vocabulary_only_gguf(self):
