@@ -138,18 +138,20 @@ std::string_view WordPieceTokenizer::piece_text(int32_t id) const {
 
 std::string WordPieceTokenizer::decode(std::span<const int32_t> ids) const {
   std::string out;
-  int32_t prev = -1;
   for (const int32_t id : ids) {
-    append_piece_text(prev, id, &out);
-    if (!is_special(id) && !token(id).empty()) prev = id;
+    if (is_special(id) || token(id).empty()) continue;
+    if (!out.empty() && token(id).starts_with(kPhantomSpace)) out.push_back(' ');
+    out.append(piece_text(id));
   }
   return out;
 }
 
+// A word-initial piece brings its space, as a SentencePiece piece does (the
+// first of a text after [CLS] none): /tokenize's spans then cover " world".
 void WordPieceTokenizer::append_piece_text(int32_t prev_id, int32_t id, std::string* out) const {
   if (is_special(id) || token(id).empty()) return;
   const bool word_start = token(id).starts_with(kPhantomSpace);
-  if (word_start && prev_id >= 0 && !is_special(prev_id)) out->push_back(' ');
+  if (word_start && !(prev_id >= 0 && is_special(prev_id))) out->push_back(' ');
   out->append(piece_text(id));
 }
 

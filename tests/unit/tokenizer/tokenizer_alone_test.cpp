@@ -85,6 +85,9 @@ TEST(WordPiece, LongestPiecesFirstAndUnknownWords) {
   EXPECT_EQ(t->encode("hello xyz [SEP]", true), (std::vector<int32_t>{2, 4, 1, 3, 3}));
   EXPECT_EQ(t->encode(std::string(101, 'a'), false), (std::vector<int32_t>{1}));
   EXPECT_EQ(t->decode(std::vector<int32_t>{2, 4, 8, 5, 6, 7, 3}), "hello , unaffable");
+  EXPECT_EQ(t->piece_string(-1, 4), " hello");  // as a SentencePiece piece: /tokenize drops a space the text lacks
+  EXPECT_EQ(t->piece_string(2, 4), "hello");    // after [CLS]
+  EXPECT_EQ(t->piece_string(5, 6), "aff");
   EXPECT_TRUE(t->is_special(2));
   EXPECT_FALSE(t->is_special(4));
 }
