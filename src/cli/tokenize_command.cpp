@@ -1,4 +1,6 @@
-// `plimsoll tokenize`: the token ids (and pieces) a prompt encodes to.
+// `plimsoll tokenize`: the token ids (and pieces) a prompt encodes to. A
+// tokenizer alone is enough: --tokenizer FILE without -m, or -m naming a
+// tokenizer.json or a vocabulary-only GGUF; with a model, its tokenizer.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -19,14 +21,27 @@ struct TokenizeFlags {
   bool no_bos = false;
 };
 
+// The tokenizer the flags name (-m resolved), with no model where none is needed.
+Result<ModelTokenizer> tokenizer_for(TokenizeFlags& f) {
+  if (f.model.empty()) {
+    if (f.tokenizer.empty()) {
+      return make_error(ErrorCode::kInvalidArgument, "give -m MODEL or --tokenizer FILE (or both)");
+    }
+    return load_tokenizer_alone(f.tokenizer);
+  }
+  if (f.tokenizer.empty() && is_tokenizer_file(f.model)) return load_tokenizer_alone(f.model);
+  PLIMSOLL_ASSIGN(ModelAndTokenizer loaded, load_model_and_tokenizer(f.model, f.tokenizer));
+  return std::move(loaded.tokenizer);
+}
+
 int run_tokenize(TokenizeFlags& f) {
-  if (!resolve_model_in_place(f.model, f.hub)) return 1;
-  auto loaded = load_model_and_tokenizer(f.model, f.tokenizer);
+  if (!f.model.empty() && !resolve_model_in_place(f.model, f.hub)) return 1;
+  auto loaded = tokenizer_for(f);
   if (!loaded) {
     std::fprintf(stderr, "error: %s\n", loaded.error().message.c_str());
     return 1;
   }
-  const TextTokenizer& tok = *loaded->tokenizer.tokenizer;
+  const TextTokenizer& tok = *loaded->tokenizer;
   const std::vector<int32_t> ids = tok.encode(f.prompt, !f.no_bos && tok.add_special_by_default());
   for (size_t i = 0; i < ids.size(); ++i) {
     if (f.pieces) {
@@ -43,13 +58,19 @@ int run_tokenize(TokenizeFlags& f) {
 
 Runner add_tokenize_command(CLI::App& app) {
   auto f = std::make_shared<TokenizeFlags>();
-  CLI::App* cmd = app.add_subcommand("tokenize", "Print the token ids of a prompt");
-  cmd->add_option("-m,--model", f->model, kModelHelp)->required();
+  CLI::App* cmd = app.add_subcommand(
+      "tokenize",
+      "Print the token ids of a prompt. A tokenizer alone will do: --tokenizer FILE without -m, or -m naming a "
+      "tokenizer.json or a vocabulary-only GGUF");
+  cmd->add_option("-m,--model", f->model,
+                  std::string(kModelHelp) + "; or a tokenizer.json or vocabulary-only GGUF (no model loaded)");
   add_hub_flags(*cmd, f->hub);
-  cmd->add_option("--tokenizer", f->tokenizer, "Tokenizer instead of the model's: tokenizer.json, GGUF, or llama2.c tokenizer.bin");
+  cmd->add_option("--tokenizer", f->tokenizer,
+                  "Tokenizer instead of the model's, or with no -m the only one read: tokenizer.json, GGUF "
+                  "(vocabulary-only or a model's), or llama2.c tokenizer.bin");
   cmd->add_option("-p,--prompt", f->prompt, "Text to encode");
   cmd->add_flag("--pieces", f->pieces, "One token a line: id and piece");
-  cmd->add_flag("--no-bos", f->no_bos, "Do not add BOS");
+  cmd->add_flag("--no-bos", f->no_bos, "Do not add BOS (or the tokenizer's other special tokens)");
   return [f] { return run_tokenize(*f); };
 }
 

@@ -58,10 +58,13 @@ Status set_metadata(GgufWriter& w, const ModelConfig& c, const Vocab& v, DType t
   std::vector<int32_t> types;
   for (TokenType t : v.types) types.push_back(static_cast<int32_t>(t));
   PLIMSOLL_TRY(w.set("tokenizer.ggml.token_type", GgufValue(GgufArray{types})));
-  PLIMSOLL_TRY(w.set("tokenizer.ggml.bos_token_id", u32(v.bos_id)));
-  PLIMSOLL_TRY(w.set("tokenizer.ggml.eos_token_id", u32(v.eos_id)));
-  PLIMSOLL_TRY(w.set("tokenizer.ggml.unknown_token_id", u32(v.unk_id)));
-  PLIMSOLL_TRY(w.set("tokenizer.ggml.add_bos_token", GgufValue(v.add_bos)));
+  // A byte-level vocabulary may have no BOS or unknown token (-1): no key then.
+  if (v.bos_id >= 0) PLIMSOLL_TRY(w.set("tokenizer.ggml.bos_token_id", u32(v.bos_id)));
+  if (v.eos_id >= 0) PLIMSOLL_TRY(w.set("tokenizer.ggml.eos_token_id", u32(v.eos_id)));
+  if (v.unk_id >= 0) PLIMSOLL_TRY(w.set("tokenizer.ggml.unknown_token_id", u32(v.unk_id)));
+  if (v.model != "gpt2" || v.add_bos_in_file) {  // else the reader's default for the pre-tokenizer
+    PLIMSOLL_TRY(w.set("tokenizer.ggml.add_bos_token", GgufValue(v.add_bos)));
+  }
   PLIMSOLL_TRY(w.set("tokenizer.ggml.add_eos_token", GgufValue(v.add_eos)));
   PLIMSOLL_TRY(w.set("tokenizer.ggml.add_space_prefix", GgufValue(v.add_space_prefix)));
   if (v.model == "gpt2") {  // byte-level BPE: its merges and pre-tokenizer travel too

@@ -161,6 +161,32 @@ Result<Vocab> parse_llama2c_vocab(std::string_view bytes, int64_t vocab_size,
   return vocab;
 }
 
+Result<int64_t> count_llama2c_vocab_entries(std::string_view bytes, const std::string& name) {
+  ByteReader reader(bytes);
+  PLIMSOLL_ASSIGN(const int32_t max_token_length, read_max_token_length(&reader, name));
+  int64_t n = 0;
+  Vocab scratch;
+  while (reader.remaining_bytes() > 0) {
+    if (n == kMaxVocabSize) {
+      return make_error(ErrorCode::kInvalidFile, name + ": more than " + std::to_string(kMaxVocabSize) + " entries");
+    }
+    PLIMSOLL_TRY(read_entry(&reader, n, n + 1, max_token_length, name, &scratch));
+    scratch.pieces.clear();
+    scratch.scores.clear();
+    scratch.types.clear();
+    ++n;
+  }
+  return n;
+}
+
+Result<Vocab> load_llama2c_vocab(const std::string& path) {
+  PLIMSOLL_ASSIGN(const std::shared_ptr<MappedFile> file, MappedFile::open(path));
+  const std::string_view bytes(reinterpret_cast<const char*>(file->data()),
+                               static_cast<size_t>(file->size_bytes()));
+  PLIMSOLL_ASSIGN(const int64_t entries, count_llama2c_vocab_entries(bytes, path));
+  return parse_llama2c_vocab(bytes, entries, path);
+}
+
 Result<Vocab> load_llama2c_vocab(const std::string& path, int64_t vocab_size) {
   PLIMSOLL_ASSIGN(const std::shared_ptr<MappedFile> file, MappedFile::open(path));
   const std::string_view bytes(reinterpret_cast<const char*>(file->data()),

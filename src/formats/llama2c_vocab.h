@@ -18,6 +18,11 @@ namespace plimsoll {
 // truncated file, a length that is negative or above max_token_length, or fewer
 // entries than vocab_size; kIo when the file cannot be opened.
 Result<Vocab> load_llama2c_vocab(const std::string& path, int64_t vocab_size);
+// A tokenizer file alone (no model to give the size): every entry up to the end
+// of the file; kInvalidFile when the file does not end at an entry's end.
+Result<Vocab> load_llama2c_vocab(const std::string& path);
+// The number of whole entries `bytes` holds, read to the end.
+Result<int64_t> count_llama2c_vocab_entries(std::string_view bytes, const std::string& name);
 // The same from bytes in memory (fuzzing, tests); `name` is used in errors.
 Result<Vocab> parse_llama2c_vocab(std::string_view bytes, int64_t vocab_size,
                                   const std::string& name);

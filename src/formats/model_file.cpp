@@ -165,21 +165,35 @@ Status fill_vocab_arrays(const GgufFile& g, Vocab& v) {
 }
 
 // Defaults as llama.cpp's: a SentencePiece vocabulary has <unk> <s> </s> at
-// 0 1 2 and adds BOS; a byte-level one has no fixed ids and adds BOS only for
-// the Llama-3 pre-tokenizer.
+// 0 1 2 and adds BOS; a byte-level one has no fixed ids, and whether it adds
+// BOS without the key depends on its pre-tokenizer (tokenizer/ decides).
+// WordPiece ("bert"): [CLS] 101 first, [SEP] 102 last, [UNK] 100, as llama.cpp's
+// defaults; bos/eos keys win over cls/sep ("seperator" is the key's spelling).
+Status fill_bert_specials(const GgufFile& g, Vocab& v) {
+  const int64_t n = v.size();
+  PLIMSOLL_ASSIGN(const int32_t cls, token_id(g, "tokenizer.ggml.cls_token_id", 101, n));
+  PLIMSOLL_ASSIGN(const int32_t sep, token_id(g, "tokenizer.ggml.seperator_token_id", 102, n));
+  PLIMSOLL_ASSIGN(v.bos_id, token_id(g, "tokenizer.ggml.bos_token_id", cls, n));
+  PLIMSOLL_ASSIGN(v.eos_id, token_id(g, "tokenizer.ggml.eos_token_id", sep, n));
+  PLIMSOLL_ASSIGN(v.unk_id, token_id(g, "tokenizer.ggml.unknown_token_id", 100, n));
+  PLIMSOLL_ASSIGN(v.pad_id, token_id(g, "tokenizer.ggml.padding_token_id", 0, n));
+  v.add_bos_in_file = g.find("tokenizer.ggml.add_bos_token") != nullptr;
+  PLIMSOLL_ASSIGN(v.add_bos, g.get_bool_or("tokenizer.ggml.add_bos_token", true));
+  PLIMSOLL_ASSIGN(v.add_eos, g.get_bool_or("tokenizer.ggml.add_sep_token", true));
+  v.add_space_prefix = false;
+  return {};
+}
+
 Status fill_vocab_specials(const GgufFile& g, Vocab& v) {
+  if (v.model == "bert") return fill_bert_specials(g, v);
   const int64_t n = v.size();
   const bool spm = v.model == "llama";
   PLIMSOLL_ASSIGN(v.bos_id, token_id(g, "tokenizer.ggml.bos_token_id", spm ? 1 : -1, n));
   PLIMSOLL_ASSIGN(v.eos_id, token_id(g, "tokenizer.ggml.eos_token_id", spm ? 2 : -1, n));
   PLIMSOLL_ASSIGN(v.unk_id, token_id(g, "tokenizer.ggml.unknown_token_id", spm ? 0 : -1, n));
   PLIMSOLL_ASSIGN(v.pad_id, token_id(g, "tokenizer.ggml.padding_token_id", -1, n));
-  std::string pre = "default";
-  if (!spm && g.find("tokenizer.ggml.pre")) {
-    PLIMSOLL_ASSIGN(pre, g.get_string("tokenizer.ggml.pre"));
-  }
-  const bool bos_default = spm || pre == "llama-bpe" || pre == "llama3";
-  PLIMSOLL_ASSIGN(v.add_bos, g.get_bool_or("tokenizer.ggml.add_bos_token", bos_default));
+  v.add_bos_in_file = g.find("tokenizer.ggml.add_bos_token") != nullptr;
+  PLIMSOLL_ASSIGN(v.add_bos, g.get_bool_or("tokenizer.ggml.add_bos_token", spm));
   PLIMSOLL_ASSIGN(v.add_eos, g.get_bool_or("tokenizer.ggml.add_eos_token", false));
   PLIMSOLL_ASSIGN(v.add_space_prefix, g.get_bool_or("tokenizer.ggml.add_space_prefix", spm));
   return {};
@@ -283,9 +297,9 @@ Result<std::optional<Vocab>> vocab_from_gguf(const GgufFile& g) {
   if (has_model) {
     PLIMSOLL_ASSIGN(v.model, g.get_string("tokenizer.ggml.model"));
   }
-  if (v.model != "llama" && v.model != "gpt2") {
+  if (v.model != "llama" && v.model != "gpt2" && v.model != "bert") {
     return make_error(ErrorCode::kUnsupported, g.name + ": tokenizer.ggml.model '" + v.model +
-                                                   "' is not supported (llama, gpt2)");
+                                                   "' is not supported (llama, gpt2, bert)");
   }
   PLIMSOLL_TRY(fill_vocab_arrays(g, v));
   PLIMSOLL_TRY(fill_vocab_specials(g, v));
@@ -359,11 +373,7 @@ Result<Vocab> load_vocab(const std::string& path) { return load_vocab(path, -1);
 Result<Vocab> load_vocab(const std::string& path, int64_t expected_vocab_size) {
   PLIMSOLL_ASSIGN(std::shared_ptr<MappedFile> file, open_file(path));
   if (!has_gguf_magic(bytes_of(*file))) {
-    if (expected_vocab_size < 0) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        path + ": not a GGUF; a llama2.c tokenizer needs the vocabulary size: "
-                               "call load_vocab(path, expected_vocab_size)");
-    }
+    if (expected_vocab_size < 0) return load_llama2c_vocab(path);  // every entry in the file
     return load_llama2c_vocab(path, expected_vocab_size);
   }
   PLIMSOLL_ASSIGN(const GgufFile g, parse_gguf(*file));

@@ -62,9 +62,9 @@ inline Status validate_llama_tensors(const ModelConfig& config, const TensorStor
   return validate_decoder_tensors(config, tensors, path);
 }
 
-// Loads a vocabulary from a GGUF model file (its tokenizer.ggml.* keys).
-// A llama2.c tokenizer (tokenizer.bin) does not store its size: for those
-// this fails with kInvalidArgument; use the overload below.
+// Loads a vocabulary from a GGUF file (its tokenizer.ggml.* keys; a model or a
+// vocabulary-only file), or a llama2.c tokenizer (tokenizer.bin), which does
+// not store its size: then every entry to the end of the file.
 Result<Vocab> load_vocab(const std::string& path);
 // As above, and for a llama2.c tokenizer reads `expected_vocab_size` entries
 // (take it from the model: config.vocab_size). For a GGUF the vocabulary must

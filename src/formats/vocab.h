@@ -22,7 +22,8 @@ enum class TokenType : int32_t {
 
 struct Vocab {
   std::string model = "llama";       // tokenizer.ggml.model: "llama" = SentencePiece BPE,
-                                     // "gpt2" = byte-level BPE (tokenizer.json's kind)
+                                     // "gpt2" = byte-level BPE (tokenizer.json's kind),
+                                     // "bert" = WordPiece (bos_id [CLS], eos_id [SEP])
   std::vector<std::string> pieces;   // id -> piece bytes
   std::vector<float> scores;         // id -> merge score (higher merges first)
   std::vector<TokenType> types;      // id -> type
@@ -31,6 +32,8 @@ struct Vocab {
   int32_t unk_id = 0;
   int32_t pad_id = -1;
   bool add_bos = true;
+  bool add_bos_in_file = false;      // tokenizer.ggml.add_bos_token was there (else add_bos
+                                     // is the default; a "gpt2" vocabulary's depends on pre)
   bool add_eos = false;
   bool add_space_prefix = true;      // SentencePiece "dummy prefix"
   // "gpt2" only: tokenizer.ggml.merges ("left right", highest priority first)

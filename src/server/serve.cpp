@@ -17,6 +17,7 @@
 #include "metrics/server_metrics.h"
 #include "sched/deferred_service.h"
 #include "sched/engine_service.h"
+#include "server/tokenizer_serve.h"
 
 namespace plimsoll {
 namespace {
@@ -136,6 +137,7 @@ api::ChatPromptFormat chat_format(const ModelTokenizer& t) {
 int run_serve(ServeConfig c) {
   const std::string heap = bound_heap_arenas();  // before any thread starts
   const sigset_t signals = block_shutdown_signals();
+  if (serves_tokenizer_only(c)) return run_tokenizer_serve(c, signals);
   auto setup = load_engine_model(c.engine);
   if (!setup) {
     std::fprintf(stderr, "error: %s\n", setup.error().message.c_str());

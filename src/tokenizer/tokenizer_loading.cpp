@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "formats/gguf.h"
 #include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/wordpiece.h"
 
 namespace plimsoll {
 namespace {
@@ -65,12 +67,72 @@ Result<ModelTokenizer> load_vocab_tokenizer(const Vocab& vocab, const std::strin
   return out;
 }
 
+Result<GgufFile> read_gguf_header(const std::string& path) {
+  PLIMSOLL_ASSIGN(std::shared_ptr<MappedFile> file, MappedFile::open(path));
+  const std::span<const std::byte> bytes(file->data(), static_cast<size_t>(file->size_bytes()));
+  if (!has_gguf_magic(bytes)) return make_error(ErrorCode::kInvalidArgument, path + ": not a GGUF file");
+  return parse_gguf(*file);
+}
+
+// A GGUF's vocabulary and chat template.
+Result<ModelTokenizer> load_gguf_tokenizer(const std::string& path) {
+  PLIMSOLL_ASSIGN(const GgufFile g, read_gguf_header(path));
+  PLIMSOLL_ASSIGN(const std::optional<Vocab> vocab, vocab_from_gguf(g));
+  if (!vocab) return make_error(ErrorCode::kNotFound, path + ": has no tokenizer.ggml.tokens");
+  PLIMSOLL_ASSIGN(ModelTokenizer out, load_vocab_tokenizer(*vocab, path));
+  if (g.find("tokenizer.chat_template")) {
+    PLIMSOLL_ASSIGN(out.chat_template, g.get_string("tokenizer.chat_template"));
+    out.chat_template_source = path + ": tokenizer.chat_template";
+  }
+  return out;
+}
+
+bool has_gguf_magic_at(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && std::string_view(magic, 4) == "GGUF";
+}
+
+// bos/eos strings from the tokenizer's own ids when nothing named them.
+void fill_bos_eos_strings(ModelTokenizer* out) {
+  const TextTokenizer& tok = *out->tokenizer;
+  if (out->bos_token.empty() && tok.bos_id() >= 0) out->bos_token = std::string(tok.token(tok.bos_id()));
+  if (out->eos_token.empty() && tok.eos_id() >= 0) out->eos_token = std::string(tok.token(tok.eos_id()));
+}
+
 }  // namespace
+
+Result<ModelTokenizer> load_tokenizer_alone(const std::string& path) {
+  ModelTokenizer out;
+  if (is_tokenizer_json(path)) {
+    PLIMSOLL_ASSIGN(out, load_json_tokenizer(path));
+  } else if (has_gguf_magic_at(path)) {
+    PLIMSOLL_ASSIGN(out, load_gguf_tokenizer(path));
+  } else {
+    PLIMSOLL_ASSIGN(const Vocab vocab, load_vocab(path));  // llama2.c tokenizer.bin
+    PLIMSOLL_ASSIGN(out, load_vocab_tokenizer(vocab, path));
+  }
+  fill_bos_eos_strings(&out);
+  return out;
+}
+
+bool is_tokenizer_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  if (is_tokenizer_json(path)) return true;
+  if (!has_gguf_magic_at(path)) return false;
+  const Result<GgufFile> g = read_gguf_header(path);
+  return g.ok() && g->tensors.empty();
+}
 
 Result<std::unique_ptr<TextTokenizer>> tokenizer_from_vocab(const Vocab& vocab, const std::string& file_name) {
   if (vocab.model == "gpt2") {
     PLIMSOLL_ASSIGN(HfTokenizer hf, HfTokenizer::from_gguf_vocab(vocab, file_name));
     return std::unique_ptr<TextTokenizer>(std::make_unique<HfTokenizer>(std::move(hf)));
+  }
+  if (vocab.model == "bert") {
+    PLIMSOLL_ASSIGN(WordPieceTokenizer wpm, WordPieceTokenizer::create(vocab, file_name));
+    return std::unique_ptr<TextTokenizer>(std::make_unique<WordPieceTokenizer>(std::move(wpm)));
   }
   auto tokenizer = Tokenizer::create(vocab);
   if (!tokenizer) return tokenizer.error().with_context(file_name);
@@ -124,9 +186,7 @@ Result<ModelTokenizer> load_model_tokenizer(const LoadedModel& model, const std:
     if (out.bos_token.empty() && model.tokenizer_settings->bos_token) out.bos_token = *model.tokenizer_settings->bos_token;
     if (out.eos_token.empty() && model.tokenizer_settings->eos_token) out.eos_token = *model.tokenizer_settings->eos_token;
   }
-  const TextTokenizer& tok = *out.tokenizer;
-  if (out.bos_token.empty() && tok.bos_id() >= 0) out.bos_token = std::string(tok.token(tok.bos_id()));
-  if (out.eos_token.empty() && tok.eos_id() >= 0) out.eos_token = std::string(tok.token(tok.eos_id()));
+  fill_bos_eos_strings(&out);
   return out;
 }
 

@@ -28,6 +28,17 @@ struct ModelTokenizer {
 // the file in errors.
 Result<std::unique_ptr<TextTokenizer>> tokenizer_from_vocab(const Vocab& vocab, const std::string& file_name);
 
+// A tokenizer with no model (`plimsoll tokenize`): a tokenizer.json (by its
+// ".json" name or a '{' first; with the tokenizer_config.json beside it), a
+// GGUF's vocabulary (a vocabulary-only file, or a model's, its tensors
+// unread) with its tokenizer.chat_template, or a llama2.c tokenizer.bin
+// (every entry in the file).
+Result<ModelTokenizer> load_tokenizer_alone(const std::string& path);
+
+// Whether the file at `path` is a tokenizer and no model: a tokenizer.json, or
+// a GGUF that has no tensors (llama.cpp's vocabulary-only files).
+bool is_tokenizer_file(const std::string& path);
+
 // The tokenizer for `model`, in this order:
 //  1. `tokenizer_path` when not empty: a tokenizer.json (by its ".json" name or
 //     a '{' first) -> HfTokenizer, with the tokenizer_config.json beside it when

@@ -2,7 +2,8 @@
 answers equal `plimsoll generate`, alone and under 64 concurrent requests;
 2,048 prompts in one /v1/completions call come back in order within the
 plan; /health and /metrics answer within 1 s under 100 streaming clients;
-the curl examples of docs/api.md work."""
+the curl examples of docs/api.md work. A tokenizer alone (issue 21): /tokenize
+from a vocabulary-only GGUF or a tokenizer.json, generations refused."""
 
 import json
 import os
@@ -13,7 +14,7 @@ import time
 import unittest
 import urllib.request
 
-from server import BINARY, REPO, STORIES, Server
+from server import BINARY, REPO, SHARED, STORIES, Server
 
 PROMPTS = ["Once upon a time", "Lily wanted to", "The cat sat on the", "One day, a little boy",
            "Tom and Sue", "The sun was", "She looked at the", "In the park"]
@@ -159,6 +160,44 @@ class ServeTest(unittest.TestCase):
             code = r.stdout.strip()[-3:]
             expected = re.search(r"# expect (\d{3})", cmd)
             self.assertEqual(code, expected.group(1) if expected else "200", cmd + "\n" + r.stderr)
+
+
+class TokenizerOnlyServeTest(unittest.TestCase):
+    """`serve -m` naming a tokenizer alone (a vocabulary-only GGUF, a tokenizer.json): /tokenize
+    answers with the tokenizer's ids, a generation is refused with 422 saying why."""
+
+    def serve(self, path):
+        server = Server("--memory-limit", "256Mi", model=path)
+
+        def stop():
+            code = server.stop()
+            with open(server.log_path) as f:
+                self.assertEqual(code, 0, f.read()[-2000:])
+        self.addCleanup(stop)
+        return server
+
+    def test_vocabulary_only_gguf(self):
+        server = self.serve(os.path.join(SHARED, "vocab-tests", "ggml-vocab-gpt-2.gguf"))
+        status, body, _ = server.post_json("/tokenize", {"inputs": "Hello world"})
+        self.assertEqual(status, 200, body)
+        self.assertEqual([t["id"] for t in body], [15496, 995])  # GPT-2's ids (Hugging Face tokenizers)
+        self.assertEqual([t["text"] for t in body], ["Hello", " world"])
+        self.assertEqual(server.get("/health")[0], 200)
+        status, info, _ = server.request("GET", "/info")
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(info)["model_id"], os.path.join(SHARED, "vocab-tests", "ggml-vocab-gpt-2.gguf"))
+        status, body, _ = server.post_json("/generate", {"inputs": "Hello", "parameters": {"max_new_tokens": 4}})
+        self.assertEqual(status, 422, body)
+        self.assertIn("no model", body["error"])
+        self.assertIn("plimsoll serving the tokenizer", server.output())
+
+    def test_tokenizer_json(self):
+        server = self.serve(os.path.join(REPO, "tests", "data", "hf_tokenizer", "gpt2-small", "tokenizer.json"))
+        status, body, _ = server.post_json("/tokenize", {"inputs": "Once upon a time"})
+        self.assertEqual(status, 200, body)
+        self.assertEqual("".join(t["text"] for t in body), "Once upon a time")
+        status, body, _ = server.post_json("/v1/completions", {"prompt": "Hi", "max_tokens": 2})
+        self.assertEqual(status, 422, body)
 
 
 if __name__ == "__main__":

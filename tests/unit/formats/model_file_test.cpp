@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "formats/llama2c.h"
+#include "formats/llama2c_vocab.h"
 #include "test_paths.h"
 #include "tiny_model.h"
 
@@ -192,9 +193,9 @@ TEST(LoadModel, UnknownArchitectureAndTokenizer) {
   expect_model_error(parse_model(span_of(testing::tiny_llama_gguf(a)), "m.gguf"),
                      ErrorCode::kUnsupported, {"m.gguf: ", "architecture 'mamba'"});
   testing::TinySpec t;
-  t.tokenizer = "bert";
+  t.tokenizer = "t5";  // Unigram: not read here
   expect_model_error(parse_model(span_of(testing::tiny_llama_gguf(t)), "m.gguf"),
-                     ErrorCode::kUnsupported, {"m.gguf: ", "tokenizer.ggml.model 'bert'"});
+                     ErrorCode::kUnsupported, {"m.gguf: ", "tokenizer.ggml.model 't5' is not supported (llama, gpt2, bert)"});
   testing::TinySpec g;
   g.tokenizer = "gpt2";  // byte-level BPE needs its merges
   expect_model_error(parse_model(span_of(testing::tiny_llama_gguf(g)), "m.gguf"),
@@ -276,22 +277,27 @@ TEST(Llama2c, BadHeaderValues) {
                      {"ak42"});
 }
 
-TEST(LoadVocab, Llama2cTokenizerNeedsASize) {
+TEST(LoadVocab, Llama2cTokenizerAloneReadsToTheEnd) {
+  // tok512.bin does not store its size: every entry to the end of the file.
   auto r = load_vocab(testing::stories_path("tok512.bin"));
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_NE(r.error().message.find("load_vocab(path, expected_vocab_size)"), std::string::npos);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->size(), 512);
   auto g = load_vocab(testing::stories_path("stories260K.gguf"));
   ASSERT_TRUE(g.ok()) << g.error().message;
   EXPECT_EQ(g->size(), 512);
-  // With a size, a llama2.c tokenizer goes to load_llama2c_vocab (owned elsewhere;
-  // a stub may still answer kUnsupported).
+  EXPECT_EQ(r->pieces, g->pieces);
   auto t = load_vocab(testing::stories_path("tok512.bin"), 512);
-  if (t.ok()) {
-    EXPECT_EQ(t->size(), 512);
-  } else {
-    EXPECT_NE(t.error().code, ErrorCode::kInvalidArgument) << t.error().message;
-  }
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->size(), 512);
+  // A file that stops inside an entry is refused, naming the entry.
+  const std::string bytes = testing::read_file(testing::stories_path("tok512.bin"));
+  auto cut = count_llama2c_vocab_entries(std::string_view(bytes).substr(0, bytes.size() - 1), "cut.bin");
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.error().code, ErrorCode::kInvalidFile);
+  EXPECT_NE(cut.error().message.find("cut.bin: entry 511"), std::string::npos) << cut.error().message;
+  auto whole = count_llama2c_vocab_entries(bytes, "tok512.bin");
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_EQ(*whole, 512);
 }
 
 TEST(LoadModel, MissingFileIsIo) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/gguf_writer.h"
+#include "gguf_from_json.h"
 #include "reference_data.h"
 #include "test_paths.h"
 #include "tokenizer/hf_tokenizer.h"
@@ -34,47 +35,11 @@ void write_text(const fs::path& path, const std::string& text) {
   out << text;
 }
 
-// What convert_hf_to_gguf.py writes for a BPE tokenizer.json: one token list
-// (added tokens included; gaps padded), merges as "a b", control type for
-// special added tokens, user-defined for the others.
+// convert_hf_to_gguf.py's GGUF for the tokenizer.json in `dir` (with its
+// tokenizer_config.json), plus a chat template.
 GgufWriter gguf_from_tokenizer_json(const fs::path& dir, const std::string& pre, bool add_bos) {
-  const json tok = read_json(dir / "tokenizer.json");
-  const json config = read_json(dir / "tokenizer_config.json");
-  size_t n = 0;
-  for (const auto& [piece, id] : tok["model"]["vocab"].items()) n = std::max(n, id.get<size_t>() + 1);
-  for (const json& a : tok["added_tokens"]) n = std::max(n, a["id"].get<size_t>() + 1);
-  std::vector<std::string> tokens(n);
-  std::vector<int32_t> types(n, 1);
-  for (size_t i = 0; i < n; ++i) {  // (no "[PAD" + ...: GCC 12 -Wrestrict false positive)
-    tokens[i] = std::to_string(i);
-    tokens[i].insert(0, "[PAD");
-    tokens[i].push_back(']');
-    types[i] = 5;
-  }
-  for (const auto& [piece, id] : tok["model"]["vocab"].items()) tokens[id.get<size_t>()] = piece, types[id.get<size_t>()] = 1;
-  for (const json& a : tok["added_tokens"]) {
-    tokens[a["id"].get<size_t>()] = a["content"].get<std::string>();
-    types[a["id"].get<size_t>()] = a["special"].get<bool>() ? 3 : 4;
-  }
-  std::vector<std::string> merges;
-  for (const json& m : tok["model"]["merges"]) {
-    merges.push_back(m.is_string() ? m.get<std::string>() : m[0].get<std::string>() + " " + m[1].get<std::string>());
-  }
-  auto id_of = [&](const char* key) -> int64_t {
-    if (!config.contains(key) || !config[key].is_string()) return -1;
-    for (size_t i = 0; i < n; ++i) if (tokens[i] == config[key].get<std::string>()) return static_cast<int64_t>(i);
-    return -1;
-  };
-  GgufWriter w;
-  (void)w.set("general.architecture", GgufValue(std::string("llama")));
-  (void)w.set("tokenizer.ggml.model", GgufValue(std::string("gpt2")));
-  (void)w.set("tokenizer.ggml.pre", GgufValue(pre));
-  (void)w.set("tokenizer.ggml.tokens", GgufValue(GgufArray{tokens}));
-  (void)w.set("tokenizer.ggml.token_type", GgufValue(GgufArray{types}));
-  (void)w.set("tokenizer.ggml.merges", GgufValue(GgufArray{merges}));
-  if (id_of("bos_token") >= 0) (void)w.set("tokenizer.ggml.bos_token_id", GgufValue(uint32_t(id_of("bos_token"))));
-  if (id_of("eos_token") >= 0) (void)w.set("tokenizer.ggml.eos_token_id", GgufValue(uint32_t(id_of("eos_token"))));
-  (void)w.set("tokenizer.ggml.add_bos_token", GgufValue(add_bos));
+  GgufWriter w = testing::gguf_from_tokenizer_json(read_json(dir / "tokenizer.json"),
+                                                   read_json(dir / "tokenizer_config.json"), pre, add_bos);
   (void)w.set("tokenizer.chat_template", GgufValue(std::string("{{ bos_token }}{{ messages[0]['content'] }}")));
   return w;
 }
@@ -120,7 +85,7 @@ TEST_P(GgufBpeVocab, MatchesTheTokenizerJsonReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, GgufBpeVocab,
-                         ::testing::Values(GgufCase{"gpt2", "gpt2"}, GgufCase{"llama3", "llama-bpe"},
+                         ::testing::Values(GgufCase{"gpt2", "gpt-2"}, GgufCase{"llama3", "llama-bpe"},
                                            GgufCase{"qwen2_5", "qwen2"}),
                          [](const ::testing::TestParamInfo<GgufCase>& p) {
                            return std::string(p.param.family) == "qwen2_5" ? std::string("qwen2") : std::string(p.param.family);
@@ -143,12 +108,15 @@ TEST(GgufBpeVocab, AddBosAndUnknownPreTokenizer) {
   EXPECT_EQ((*t)->encode("Hello", false), std::vector<int32_t>(ids.begin() + 1, ids.end()));
 
   Vocab odd = **vocab;
-  odd.pre = "deepseek-coder";
+  odd.pre = "made-up";
   auto bad = tokenizer_from_vocab(odd, "l3.gguf");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, ErrorCode::kUnsupported);
-  EXPECT_NE(bad.error().message.find("l3.gguf: tokenizer.ggml.pre 'deepseek-coder'"), std::string::npos)
+  // The file, the key, the value and the names known.
+  EXPECT_NE(bad.error().message.find("l3.gguf: tokenizer.ggml.pre 'made-up' is not supported (known: default, gpt-2,"),
+            std::string::npos)
       << bad.error().message;
+  EXPECT_NE(bad.error().message.find("deepseek-coder"), std::string::npos) << bad.error().message;
 }
 
 // A model as load_model would return it, without tensors.
