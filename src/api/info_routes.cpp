@@ -38,6 +38,7 @@ json info_json(const RouteContext& ctx) {
           {"max_queued_tokens", l.max_queued_tokens},
           {"safe_client_batch_size", l.safe_client_batch_size},
           {"vocab_size", l.vocab_size},
+          {"prefix_caching", l.prefix_caching},
           {"router", "plimsoll"},
           {"version", PLIMSOLL_VERSION},
           {"sha", nullptr},

@@ -48,20 +48,22 @@ Result<MemoryPlan> plan_memory(const PlanInputs& in) {
   p.kv_bytes_per_token = kv_bytes_per_token(c, in.kv_dtype);
   p.kv_block_bytes = p.kv_bytes_per_token * in.block_tokens;
   p.blocks_per_full_sequence = ceil_div(p.max_total_tokens, in.block_tokens);
+  const int64_t block_cost = p.kv_block_bytes + in.kv_bookkeeping_bytes_per_block;  // a block and its bookkeeping
   const int64_t free_bytes = in.budget_bytes - p.weights_bytes - p.workspace_bytes - p.transport_bytes -
-                             p.runtime_bytes - p.blocks_per_full_sequence * p.kv_block_bytes;
+                             p.runtime_bytes - p.blocks_per_full_sequence * block_cost;
   p.request_bytes = in.request_budget_bytes > 0
                         ? in.request_budget_bytes
                         : default_request_budget_bytes(p.max_total_tokens, in.max_concurrent_requests, free_bytes);
 
   const int64_t fixed = p.weights_bytes + p.workspace_bytes + p.request_bytes + p.transport_bytes + p.runtime_bytes;
-  int64_t pool_bytes = in.budget_bytes - fixed;
-  if (in.max_kv_bytes) pool_bytes = std::min(pool_bytes, *in.max_kv_bytes);
-  p.kv_blocks = pool_bytes > 0 ? pool_bytes / p.kv_block_bytes : 0;
+  const int64_t pool_bytes = in.budget_bytes - fixed;
+  p.kv_blocks = pool_bytes > 0 ? pool_bytes / block_cost : 0;
+  if (in.max_kv_bytes) p.kv_blocks = std::min(p.kv_blocks, std::max<int64_t>(0, *in.max_kv_bytes) / p.kv_block_bytes);
   p.kv_pool_bytes = p.kv_blocks * p.kv_block_bytes;
+  p.kv_bookkeeping_bytes = p.kv_blocks * in.kv_bookkeeping_bytes_per_block;
   p.max_batch_total_tokens = p.kv_blocks * in.block_tokens;
   if (p.kv_blocks < p.blocks_per_full_sequence) {
-    const int64_t need = fixed + p.blocks_per_full_sequence * p.kv_block_bytes;
+    const int64_t need = fixed + p.blocks_per_full_sequence * block_cost;
     return make_error(
         ErrorCode::kOutOfMemory,
         "the model does not fit the memory budget: weights " + format_bytes(p.weights_bytes) +
@@ -69,7 +71,7 @@ Result<MemoryPlan> plan_memory(const PlanInputs& in) {
             format_bytes(p.request_bytes) + " + transport " + format_bytes(p.transport_bytes) + " + runtime " +
             format_bytes(p.runtime_bytes) +
             " + KV for one sequence of " + std::to_string(p.max_total_tokens) + " tokens " +
-            format_bytes(p.blocks_per_full_sequence * p.kv_block_bytes) + " = " + format_bytes(need) +
+            format_bytes(p.blocks_per_full_sequence * block_cost) + " = " + format_bytes(need) +
             ", budget " + format_bytes(in.budget_bytes) +
             (in.max_kv_bytes ? " (KV capped at " + format_bytes(*in.max_kv_bytes) + " by --max-batch-memory)" : "") +
             "; raise --memory-limit or --memory-fraction, or lower --max-total-tokens, "
@@ -94,6 +96,10 @@ std::string MemoryPlan::table() const {
                format_bytes(kv_bytes_per_token) + "/token = " + std::to_string(max_batch_total_tokens) +
                " tokens (" + std::to_string(full_sequences()) + " sequences of " +
                std::to_string(max_total_tokens) + ")");
+  s += row("kv bookkeeping", kv_bookkeeping_bytes,
+           std::string("free list, reference counts") +
+               (inputs.prefix_caching ? ", prefix-cache keys, tokens and index (prefix caching on)"
+                                      : " (prefix caching off)"));
   s += row("total planned", planned_bytes(), "");
   return s;
 }

@@ -47,6 +47,10 @@ struct PlanInputs {
   int64_t weights_bytes = 0;           // resident weight bytes (mapped or owned)
   DType kv_dtype = DType::kF16;         // KV cache elements: kF16 (serve's default) or kF32
   int64_t block_tokens = 16;           // KV block size
+  // The pool's bookkeeping per block besides its KV (free list, reference
+  // counts, prefix-cache keys, tokens and index: KvBlockPool::bookkeeping_bytes_per_block).
+  int64_t kv_bookkeeping_bytes_per_block = 0;
+  bool prefix_caching = false;         // said in the table; its bookkeeping is the line above
   int64_t max_total_tokens = 0;        // per sequence: prompt + new (<= context); 0 = context
   StepWorkspaceSizes workspace;        // the engine's, for the largest step (BatchEngine::workspace_sizes)
   int64_t max_concurrent_requests = 128;   // in flight + queued
@@ -72,13 +76,15 @@ struct MemoryPlan {
   int64_t kv_block_bytes = 0;
   int64_t kv_blocks = 0;
   int64_t kv_pool_bytes = 0;
+  int64_t kv_bookkeeping_bytes = 0;    // kv_blocks x inputs.kv_bookkeeping_bytes_per_block
   int64_t max_total_tokens = 0;        // per sequence
   int64_t max_batch_total_tokens = 0;  // tokens the pool holds: kv_blocks x block_tokens
   int64_t blocks_per_full_sequence = 0;
   StepWorkspaceSizes workspace;
 
   int64_t planned_bytes() const {
-    return weights_bytes + workspace_bytes + request_bytes + transport_bytes + runtime_bytes + kv_pool_bytes;
+    return weights_bytes + workspace_bytes + request_bytes + transport_bytes + runtime_bytes + kv_pool_bytes +
+           kv_bookkeeping_bytes;
   }
   // Sequences of max_total_tokens that fit the pool at once.
   int64_t full_sequences() const {

@@ -30,6 +30,7 @@ ResidentPrediction predict_resident(const MemoryPlan& plan, int64_t runtime_base
   r.workspace_bytes = plan.workspace_bytes;
   r.kv_blocks = std::min(plan.kv_blocks, std::max(active_kv_blocks, warm_up_kv_blocks(plan)));
   r.kv_bytes = r.kv_blocks * plan.kv_block_bytes;
+  r.kv_bookkeeping_bytes = plan.kv_bookkeeping_bytes;
   return r;
 }
 

@@ -31,8 +31,11 @@ struct ResidentPrediction {
   int64_t workspace_bytes = 0;     // the step buffers, touched by the warm-up
   int64_t kv_blocks = 0;           // blocks written at the peak
   int64_t kv_bytes = 0;            // kv_blocks x block bytes
+  int64_t kv_bookkeeping_bytes = 0;  // the pool's per-block bookkeeping, written at creation
 
-  int64_t total_bytes() const { return runtime_base_bytes + weights_bytes + workspace_bytes + kv_bytes; }
+  int64_t total_bytes() const {
+    return runtime_base_bytes + weights_bytes + workspace_bytes + kv_bytes + kv_bookkeeping_bytes;
+  }
 };
 
 // Resident bytes expected when at most `active_kv_blocks` blocks have been in use.

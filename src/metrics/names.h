@@ -68,6 +68,18 @@ inline constexpr Name kPreemptionsTotal{"plimsoll_preemptions_total",
 inline constexpr Name kEngineFaultsTotal{"plimsoll_engine_faults_total",
                                          "Faults (exceptions, failed steps) contained on the engine thread; "
                                          "the requests they hit ended with an error."};
+// The prefix cache (kv/block_pool.h): prompts' leading full blocks shared between requests.
+inline constexpr Name kPrefixCacheQueriedTokens{"plimsoll_prefix_cache_queried_tokens_total",
+                                                "Prompt tokens of admitted sequences looked up in the prefix cache."};
+inline constexpr Name kPrefixCacheHitTokens{"plimsoll_prefix_cache_hit_tokens_total",
+                                            "Prompt tokens found in the prefix cache (not computed again)."};
+inline constexpr Name kPrefixCacheBlocks{"plimsoll_prefix_cache_blocks",
+                                         "KV blocks the prefix cache holds, in use or not."};
+inline constexpr Name kPrefixCacheReclaimableBlocks{
+    "plimsoll_prefix_cache_reclaimable_blocks",
+    "Cached KV blocks no request uses: counted free, evicted least recently used first when the pool needs them."};
+inline constexpr Name kPrefixCacheEvictions{"plimsoll_prefix_cache_evictions_total",
+                                            "Cached KV blocks evicted to make room."};
 inline constexpr Name kTimeToFirstTokenSeconds{"plimsoll_time_to_first_token_seconds",
                                                "Seconds from receiving a request to its first token."};
 inline constexpr Name kInterTokenLatencySeconds{"plimsoll_inter_token_latency_seconds",

@@ -61,6 +61,11 @@ ServerMetrics::ServerMetrics(MetricsRegistry& r)
                                         names::kRejectionsTotal.help, {names::kReasonLabel})),
       preemptions_total(counter(r, names::kPreemptionsTotal)),
       engine_faults_total(counter(r, names::kEngineFaultsTotal)),
+      prefix_cache_queried_tokens(counter(r, names::kPrefixCacheQueriedTokens)),
+      prefix_cache_hit_tokens(counter(r, names::kPrefixCacheHitTokens)),
+      prefix_cache_blocks(gauge(r, names::kPrefixCacheBlocks)),
+      prefix_cache_reclaimable_blocks(gauge(r, names::kPrefixCacheReclaimableBlocks)),
+      prefix_cache_evictions(counter(r, names::kPrefixCacheEvictions)),
       time_to_first_token_seconds(
           histogram(r, names::kTimeToFirstTokenSeconds, names::kDurationBucketsSeconds)),
       inter_token_latency_seconds(

@@ -44,6 +44,11 @@ struct ServerMetrics {
   CounterFamily& rejections_total;  // {reason}
   Counter& preemptions_total;
   Counter& engine_faults_total;
+  Counter& prefix_cache_queried_tokens;
+  Counter& prefix_cache_hit_tokens;
+  Gauge& prefix_cache_blocks;
+  Gauge& prefix_cache_reclaimable_blocks;
+  Counter& prefix_cache_evictions;
   Histogram& time_to_first_token_seconds;
   Histogram& inter_token_latency_seconds;
 

@@ -45,6 +45,7 @@ EngineService::EngineService(EngineServiceConfig config, std::unique_ptr<BatchEn
       scheduler_(config_.scheduler, *pool_, tokenizer),
       admission_(admission_limits(config_, *pool_, tokenizer, [this] { return check_memory_pressure(); })) {
   scheduler_.set_fault_hook(config_.fault_hook);
+  config_.limits.prefix_caching = pool_->prefix_caching();  // /info says what the pool does
   ready_ = true;
   thread_ = std::thread([this] { run(); });
 }
@@ -115,6 +116,11 @@ ServiceStats EngineService::stats() const {
   s.generated_tokens_per_second = st_tokens_per_second_;
   s.engine_faults_total = st_faults_;
   s.admission_fill = admission_.fill();
+  s.prefix_cache_queried_tokens = st_prefix_queried_;
+  s.prefix_cache_hit_tokens = st_prefix_hits_;
+  s.prefix_cache_blocks = pool_->cached_blocks();
+  s.prefix_cache_reclaimable_blocks = pool_->reclaimable_blocks();
+  s.prefix_cache_evictions = pool_->evictions();
   return s;
 }
 
@@ -155,6 +161,8 @@ void EngineService::record_step(int64_t tokens, double seconds) {
   st_batch_tokens_ = scheduler_.last_batch_tokens();
   st_blocks_used_ = pool_->used_blocks();
   st_faults_ = scheduler_.faults();
+  st_prefix_queried_ = scheduler_.prefix_queried_tokens();
+  st_prefix_hits_ = scheduler_.prefix_hit_tokens();
 }
 
 void EngineService::run() {

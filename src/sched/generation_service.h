@@ -31,6 +31,7 @@ struct ServiceLimits {
   int64_t max_best_of = 1;
   int64_t max_top_n_tokens = 5;
   int64_t vocab_size = 0;
+  bool prefix_caching = false;           // shared prompt prefixes are computed once (kv/block_pool.h)
 };
 
 // Point-in-time load, for /metrics and Retry-After.
@@ -46,6 +47,13 @@ struct ServiceStats {
   double generated_tokens_per_second = 0;  // recent drain rate
   int64_t engine_faults_total = 0;         // faults contained on the engine thread (sched/fault.h)
   double admission_fill = 0;               // 0-1, Admission::fill(): at 1 a new submission gets 429
+  // Prefix cache: prompt tokens looked up and found (counters), full blocks it
+  // holds (in use or not) and of them the reclaimable ones, evictions so far.
+  int64_t prefix_cache_queried_tokens = 0;
+  int64_t prefix_cache_hit_tokens = 0;
+  int64_t prefix_cache_blocks = 0;
+  int64_t prefix_cache_reclaimable_blocks = 0;
+  int64_t prefix_cache_evictions = 0;
 };
 
 struct Rejection {

@@ -18,10 +18,11 @@ int64_t prompt_bytes(const GenerationRequest& r) {
 }
 
 // A running sequence: its state, tokens reserved to the full length, penalty
-// counts (a hash node per distinct token), block table, stream decoder.
+// counts (a hash node per distinct token), block table, prefix-cache keys (one
+// per full block: at most one per token), stream decoder.
 int64_t sequence_bytes(const GenerationRequest& r) {
   const int64_t total = static_cast<int64_t>(r.prompt_ids.size()) + r.params.max_new_tokens;
-  return static_cast<int64_t>(sizeof(Sequence)) + 4 * total + 48 * total + 2 * 1024;
+  return static_cast<int64_t>(sizeof(Sequence)) + 4 * total + 48 * total + 8 * (total + 1) + 2 * 1024;
 }
 
 int64_t response_bytes(const GenerationRequest& r, const CostModel& m) {

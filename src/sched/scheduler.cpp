@@ -7,6 +7,8 @@
 #include <limits>
 #include <spdlog/spdlog.h>
 
+#include "sched/prefix_cache.h"
+
 namespace plimsoll::sched {
 namespace {
 
@@ -125,30 +127,53 @@ void Scheduler::feed_waiting() {
   submissions_.remove_if([](const std::unique_ptr<Submission>& s) { return s->unfinished == 0; });
 }
 
-bool Scheduler::try_admit(Sequence& seq) {
-  const int64_t need = blocks_for_tokens(seq.total_tokens(), pool_.block_tokens());
-  if (need > pool_.free_blocks()) return false;
+// Reserves to completion: the blocks found in the prefix cache are shared (a
+// reclaimable one costs a free block, as taking it makes it unreclaimable),
+// the rest newly owned. Prefill then starts after the shared blocks.
+Scheduler::Admit Scheduler::try_admit(Sequence& seq) {
+  const int64_t bt = pool_.block_tokens();
+  const int64_t need = blocks_for_tokens(seq.total_tokens(), bt);
   seq.table.blocks.reserve(static_cast<size_t>(need));
-  for (int64_t i = 0; i < need; ++i) seq.table.blocks.push_back(*pool_.allocate());
-  return true;
+  const PrefixMatch match = find_cached_prefix(pool_, seq);  // appends the blocks found
+  if (prefix_being_computed(pool_, seq, match.blocks, running_)) {
+    seq.table.blocks.clear();
+    return Admit::kWaitForPrefix;
+  }
+  if (need - match.blocks + match.reclaimable > pool_.free_blocks()) {
+    seq.table.blocks.clear();
+    return Admit::kNoRoom;
+  }
+  for (int32_t b : seq.table.blocks) pool_.acquire(b);
+  for (int64_t i = match.blocks; i < need; ++i) seq.table.blocks.push_back(*pool_.allocate());
+  seq.cached_tokens = match.blocks * bt;
+  seq.kv_len = seq.cached_tokens;
+  seq.published_blocks = match.blocks;
+  if (pool_.prefix_caching()) {
+    prefix_queried_tokens_ += seq.prompt_len;
+    prefix_hit_tokens_ += seq.cached_tokens;
+  }
+  return Admit::kAdmitted;
 }
 
 // FIFO with bounded overtaking: a head that does not fit may be passed by
 // smaller sequences for max_skips rounds, then nothing passes it until it fits
 // (it always fits eventually: submit() refuses what exceeds the whole pool).
+// A sequence whose next prompt block a running one is computing waits for it
+// (it will find it cached) without blocking the line.
 void Scheduler::admit() {
   Sequence* blocked_head = nullptr;
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     if (static_cast<int64_t>(running_.size()) >= limits_.step_seqs) break;
     Sequence& seq = **it;
     if (blocked_head && blocked_head->skipped_steps >= limits_.max_skips) break;
-    if (try_admit(seq)) {
+    const Admit result = try_admit(seq);
+    if (result == Admit::kAdmitted) {
       if (blocked_head) ++blocked_head->skipped_steps;
       running_.push_back(std::move(*it));
       it = waiting_.erase(it);
       continue;
     }
-    if (!blocked_head) blocked_head = &seq;
+    if (result == Admit::kNoRoom && !blocked_head) blocked_head = &seq;
     ++it;
   }
 }
@@ -245,6 +270,7 @@ void Scheduler::update(const StepPlan& plan, std::span<const float> logits, int6
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     Sequence& seq = *plan.owners[i];
     seq.kv_len += static_cast<int64_t>(plan.steps[i].tokens.size());
+    publish_written_blocks(pool_, seq);  // before sampling: a finished sequence's blocks stay cached
     if (!plan.steps[i].want_logits) continue;
     const std::span<const float> l = logits.subspan(row++ * static_cast<size_t>(vocab_size), static_cast<size_t>(vocab_size));
     try {
@@ -286,8 +312,9 @@ void Scheduler::fail_step(const StepPlan& plan, const Error& error) {
   remove_finished();
 }
 
+// Last block first: the prefix cache evicts a sequence's tail before its head.
 void Scheduler::release(Sequence& seq) {
-  for (int32_t b : seq.table.blocks) pool_.release(b);
+  for (auto it = seq.table.blocks.rbegin(); it != seq.table.blocks.rend(); ++it) pool_.release(*it);
   seq.table.blocks.clear();
 }
 

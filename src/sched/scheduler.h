@@ -1,6 +1,7 @@
 // Scheduler: the policy of the engine thread. Admits waiting sequences when
 // their whole KV need (prompt + max_new_tokens, reserved to completion) fits
-// the free blocks, builds each step (decode tokens first, then prefill chunks
+// the free blocks — less the leading prompt blocks found in the prefix cache,
+// which are shared and not computed again — builds each step (decode tokens first, then prefill chunks
 // under the step's token budget), and applies the step's logits: sampling,
 // stop criteria, token events, freeing blocks. It never touches tensors.
 #pragma once
@@ -67,11 +68,15 @@ class Scheduler {
   int64_t running_count() const { return static_cast<int64_t>(running_.size()); }
   int64_t last_batch_size() const { return last_batch_size_; }
   int64_t last_batch_tokens() const { return last_batch_tokens_; }
+  // Prefix cache: prompt tokens of admitted sequences looked up, and found (not computed).
+  int64_t prefix_queried_tokens() const { return prefix_queried_tokens_; }
+  int64_t prefix_hit_tokens() const { return prefix_hit_tokens_; }
 
  private:
   void feed_waiting();
   void admit();
-  bool try_admit(Sequence& seq);
+  enum class Admit { kAdmitted, kNoRoom, kWaitForPrefix };
+  Admit try_admit(Sequence& seq);
   void add_decodes(StepPlan& plan, int64_t& budget);
   void add_prefills(StepPlan& plan, int64_t& budget);
   void finish(Sequence& seq, FinishReason reason);
@@ -94,6 +99,8 @@ class Scheduler {
   int64_t last_batch_size_ = 0;
   int64_t last_batch_tokens_ = 0;
   int64_t faults_ = 0;
+  int64_t prefix_queried_tokens_ = 0;
+  int64_t prefix_hit_tokens_ = 0;
   FaultHook fault_hook_;
 };
 

@@ -33,6 +33,13 @@ struct Sequence {
   int64_t prompt_len = 0;
   int64_t kv_len = 0;                // tokens whose K/V are in the cache
   BlockTable table;                  // blocks for prompt + max_new_tokens, taken at admission
+  // Prefix cache (sched/prefix_cache.h): the key of each full block (the
+  // prompt's when first tried for admission, later ones as they fill; reserved),
+  // how many leading blocks are in the cache (found there or published), and
+  // the prompt tokens found there at admission (not computed).
+  std::vector<uint64_t> block_keys;
+  int64_t published_blocks = 0;
+  int64_t cached_tokens = 0;
   Sampler sampler;
   StopMatcher stops;
   StreamDecoder decoder;

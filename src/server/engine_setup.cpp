@@ -51,7 +51,8 @@ Status plan_and_start_engine(const ServeConfig& settings, EngineSetup& s) {
   PLIMSOLL_ASSIGN(s.plan, plan_serve_memory(settings, facts, ThreadPool::hardware_threads(), s.budget.budget_bytes));
 
   s.threads = std::make_unique<ThreadPool>(static_cast<int>(s.plan.workspace.n_threads));
-  PLIMSOLL_ASSIGN(s.pool, KvBlockPool::create(s.model.config, s.plan.kv_blocks, o.block_tokens, o.kv_dtype));
+  PLIMSOLL_ASSIGN(s.pool, KvBlockPool::create(s.model.config, s.plan.kv_blocks, o.block_tokens, o.kv_dtype,
+                                                    o.prefix_caching));
   PLIMSOLL_ASSIGN(s.engine, BatchEngine::create(s.model.config, std::move(*s.weights), *s.pool, s.plan.workspace,
                                                 s.threads.get()));
   s.weights.reset();

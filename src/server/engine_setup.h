@@ -35,6 +35,7 @@ struct EngineOptions {
   int64_t request_budget_bytes = 0;         // --max-request-memory: admission's byte budget; 0: the default
   int threads = 0;                          // 0: the cores available
   bool huge_pages = true;                   // weights read into huge pages (FileBacking)
+  bool prefix_caching = true;               // --prefix-caching: share full prompt blocks (kv/block_pool.h)
 };
 
 // --kv-cache-dtype's value: "f16" or "f32" (any case); else kInvalidArgument naming both.

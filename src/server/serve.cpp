@@ -77,8 +77,8 @@ void publish_plan(metrics::ServerMetrics& m, const EngineSetup& s, const sched::
   m.memory_planned_bytes.labels({"weights"}).set(static_cast<double>(s.plan.weights_bytes));
   m.memory_planned_bytes.labels({"kv"}).set(static_cast<double>(s.plan.kv_pool_bytes));
   m.memory_planned_bytes.labels({"workspace"}).set(static_cast<double>(s.plan.workspace_bytes));
-  m.memory_planned_bytes.labels({"overhead"}).set(
-      static_cast<double>(s.plan.request_bytes + s.plan.transport_bytes + s.plan.runtime_bytes));
+  m.memory_planned_bytes.labels({"overhead"}).set(static_cast<double>(
+      s.plan.request_bytes + s.plan.transport_bytes + s.plan.runtime_bytes + s.plan.kv_bookkeeping_bytes));
   m.kv_blocks_capacity.set(static_cast<double>(s.plan.kv_blocks));
   m.batch_max_total_tokens.set(static_cast<double>(l.max_batch_total_tokens));
   m.cache_config_info.labels({std::to_string(s.plan.inputs.block_tokens), std::to_string(s.plan.kv_blocks)}).set(1);
@@ -163,6 +163,11 @@ int run_serve(ServeConfig c) {
     server_metrics.queue_size.set(static_cast<double>(st.queued_requests));
     server_metrics.batch_current_size.set(static_cast<double>(st.batch_current_size));
     server_metrics.batch_current_max_tokens.set(static_cast<double>(st.batch_current_max_tokens));
+    server_metrics.prefix_cache_queried_tokens.advance_to(static_cast<double>(st.prefix_cache_queried_tokens));
+    server_metrics.prefix_cache_hit_tokens.advance_to(static_cast<double>(st.prefix_cache_hit_tokens));
+    server_metrics.prefix_cache_blocks.set(static_cast<double>(st.prefix_cache_blocks));
+    server_metrics.prefix_cache_reclaimable_blocks.set(static_cast<double>(st.prefix_cache_reclaimable_blocks));
+    server_metrics.prefix_cache_evictions.advance_to(static_cast<double>(st.prefix_cache_evictions));
   });
   if (Status st = http.start(); !st.ok()) {
     std::fprintf(stderr, "error: %s\n", st.error().message.c_str());

@@ -25,6 +25,8 @@ Result<PlanInputs> serve_plan_inputs(const ServeConfig& s, const ModelFacts& mod
   in.config = model.config;
   in.weights_bytes = model.weights_bytes;
   in.block_tokens = o.block_tokens;
+  in.prefix_caching = o.prefix_caching;
+  in.kv_bookkeeping_bytes_per_block = KvBlockPool::bookkeeping_bytes_per_block(o.block_tokens, o.prefix_caching);
   in.kv_dtype = o.kv_dtype;
   in.max_total_tokens = o.max_total_tokens;
   in.workspace = BatchEngine::workspace_sizes(model.config, o.step_tokens, o.step_seqs, threads,

@@ -183,6 +183,9 @@ std::vector<ServeSetting> make_table() {
       "Tokens per KV block", kPlanInput));
   t.push_back(row<DType>("--kv-cache-dtype", "PLIMSOLL_KV_CACHE_DTYPE", K::kDType, [](ServeConfig& c) -> auto& { return c.engine.kv_dtype; },
       "KV cache elements: f16 (half the bytes per token) or f32 (exact)", kPlanInput));
+  t.push_back(row<bool>("--prefix-caching", "PLIMSOLL_PREFIX_CACHING", K::kBool, [](ServeConfig& c) -> auto& { return c.engine.prefix_caching; },
+      "Share the KV blocks of prompt prefixes between requests and keep them cached while the pool has room "
+      "(false: every request computes and holds its whole prompt)", kPlanInput));
   t.push_back(row<int>("--threads", "PLIMSOLL_THREADS", K::kInt, [](ServeConfig& c) -> auto& { return c.engine.threads; },
       "Engine threads (default 0: the cores available)", kPlanInput));
   t.push_back(row<bool>("--huge-pages", "PLIMSOLL_HUGE_PAGES", K::kBool, [](ServeConfig& c) -> auto& { return c.engine.huge_pages; },

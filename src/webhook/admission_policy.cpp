@@ -48,8 +48,9 @@ std::string get_or(const Annotations& a, const char* key, const std::string& fal
 
 // The smallest memory quantity whose budget holds the fixed parts and `blocks` KV blocks.
 int64_t quantity_for_blocks(const MemoryPlan& fixed_plan, int64_t blocks, double fraction) {
-  const int64_t fixed = fixed_plan.planned_bytes() - fixed_plan.kv_pool_bytes;
-  const double need = static_cast<double>(fixed + blocks * fixed_plan.kv_block_bytes) / fraction;
+  const int64_t fixed = fixed_plan.planned_bytes() - fixed_plan.kv_pool_bytes - fixed_plan.kv_bookkeeping_bytes;
+  const int64_t block_cost = fixed_plan.kv_block_bytes + fixed_plan.inputs.kv_bookkeeping_bytes_per_block;
+  const double need = static_cast<double>(fixed + blocks * block_cost) / fraction;
   return static_cast<int64_t>(std::ceil(need)) + 1;
 }
 

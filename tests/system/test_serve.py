@@ -61,6 +61,26 @@ class ServeTest(unittest.TestCase):
         for i, (p, text) in results.items():
             self.assertEqual(text, want[p], "request %d (%s)" % (i, p))
 
+    def test_a_repeated_prompt_prefix_is_found_in_the_prefix_cache(self):
+        _, info, _ = self.server.request("GET", "/info")
+        self.assertTrue(json.loads(info)["prefix_caching"])
+        self.assertIn("prefix caching on", self.server.output())
+        prompt = "Once upon a time, there was a little girl named Lily. She liked to play in the park " * 3
+        before = self.server.metrics()
+        first = self.generate(prompt, 16)
+        queried = self.server.metrics_when(
+            lambda m: m["plimsoll_prefix_cache_queried_tokens_total"] > before["plimsoll_prefix_cache_queried_tokens_total"])
+        prompt_tokens = queried["plimsoll_prefix_cache_queried_tokens_total"] - before["plimsoll_prefix_cache_queried_tokens_total"]
+        self.assertGreater(prompt_tokens, 64)
+        self.assertEqual(self.generate(prompt, 16), first)
+        self.assertEqual(first, cli_generate(prompt, 16))
+        # The second time every full block but the one holding the last prompt token was found.
+        hits = ((prompt_tokens - 1) // 16) * 16
+        after = self.server.metrics_when(
+            lambda m: m["plimsoll_prefix_cache_queried_tokens_total"] >= queried["plimsoll_prefix_cache_queried_tokens_total"] + prompt_tokens)
+        self.assertEqual(after["plimsoll_prefix_cache_hit_tokens_total"] - queried["plimsoll_prefix_cache_hit_tokens_total"], hits)
+        self.assertGreaterEqual(after["plimsoll_prefix_cache_blocks"], hits // 16)
+
     def test_2048_prompts_in_one_completions_call_come_back_in_order_within_plan(self):
         prompts = ["Hello %d" % i for i in range(2048)]
         status, body, _ = self.server.post_json("/v1/completions", {"model": "stories260K", "prompt": prompts,

@@ -41,7 +41,7 @@ TEST(RequestCost, OneItemIsItsPromptBookkeepingAndResponse) {
   const SubmissionCost c = submission_cost({r}, m);
   EXPECT_EQ(c.prompt_bytes, 2 * 4 * 20);
   EXPECT_EQ(c.stop_bytes, 0);
-  const int64_t sequence = static_cast<int64_t>(sizeof(Sequence)) + 52 * 120 + 2048;
+  const int64_t sequence = static_cast<int64_t>(sizeof(Sequence)) + 52 * 120 + 8 * 121 + 2048;  // + prefix-cache keys
   EXPECT_EQ(c.bookkeeping_bytes, kSubmissionFixedBytes + static_cast<int64_t>(sizeof(GenerationRequest)) + 64 + sequence);
   EXPECT_EQ(c.response_bytes, kItemFixedBytes + kGeneratedTextCopies * 100 * 10);  // no records asked
   EXPECT_EQ(c.total(), c.prompt_bytes + c.stop_bytes + c.bookkeeping_bytes + c.response_bytes);

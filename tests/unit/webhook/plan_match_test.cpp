@@ -54,6 +54,8 @@ TEST(PlanMatch, EqualsPlanMemoryOnEngineSetupsInputs) {
   in.config = model->config;
   in.weights_bytes = model->tensors.total_bytes();
   in.block_tokens = 8;
+  in.prefix_caching = true;  // serve's default
+  in.kv_bookkeeping_bytes_per_block = KvBlockPool::bookkeeping_bytes_per_block(8, true);
   in.max_total_tokens = 200;
   in.workspace = BatchEngine::workspace_sizes(model->config, 96, 12, 3, 200);
   in.max_concurrent_requests = 40;
