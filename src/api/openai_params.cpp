@@ -2,6 +2,7 @@
 // TGI's style) and the prompt x n expansion into GenerationRequests.
 #include "api/openai_params.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "api/field_reader.h"
@@ -26,8 +27,8 @@ Result<LogitBias> read_logit_bias(const FieldReader& f, int64_t vocab_size) {
   const json* v = f.raw("logit_bias");
   if (!v) return LogitBias();
   if (!v->is_object()) return invalid(std::string("`logit_bias` must be an object, got ") + json_type_name(*v));
-  std::vector<LogitBias::Entry> entries;
-  entries.reserve(v->size());
+  std::vector<LogitBias::Entry> entries;  // at most one per vocabulary id: keys are distinct
+  entries.reserve(std::min<size_t>(v->size(), static_cast<size_t>(vocab_size)));
   for (const auto& [key, bias] : v->items()) {
     int64_t id = -1;
     const bool digits = !key.empty() && key.size() <= 10 && key.find_first_not_of("0123456789") == std::string::npos;
@@ -56,7 +57,8 @@ Status read_extensions(const FieldReader& f, SamplingParams* s) {
   if (repetition_penalty && !(*repetition_penalty > 0.0 && *repetition_penalty <= 1e30)) {
     return invalid("`repetition_penalty` must be strictly positive");
   }
-  if (!s->samples() && !s->do_sample) return {};  // greedy: warpers do not apply (the penalty below does)
+  if (repetition_penalty) s->repetition_penalty = static_cast<float>(*repetition_penalty);
+  if (!s->do_sample) return {};  // greedy: the warpers do not apply (the penalty does)
   if (top_k) s->top_k = *top_k > 0 ? static_cast<int32_t>(*top_k) : 0;
   if (min_p) s->min_p = static_cast<float>(*min_p);
   return {};
@@ -72,7 +74,6 @@ Status read_sampling(const FieldReader& f, const GenerationDefaults& model_defau
   PLIMSOLL_ASSIGN(auto seed, read_seed(f));
   PLIMSOLL_ASSIGN(auto stop, f.strings("stop", /*single_ok=*/true));
   PLIMSOLL_ASSIGN(auto ignore_eos, f.boolean("ignore_eos"));  // llama.cpp's and vLLM's extension
-  PLIMSOLL_ASSIGN(auto repetition_penalty, f.number("repetition_penalty"));
   PLIMSOLL_ASSIGN(s->logit_bias, read_logit_bias(f, vocab_size));
   if (temperature && !(*temperature >= 0.0 && *temperature <= 2.0)) {
     return invalid("`temperature` must be >= 0.0 and <= 2.0");
@@ -95,7 +96,6 @@ Status read_sampling(const FieldReader& f, const GenerationDefaults& model_defau
   }
   if (top_p && s->do_sample) s->top_p = static_cast<float>(*top_p);
   PLIMSOLL_TRY(read_extensions(f, s));
-  if (repetition_penalty) s->repetition_penalty = static_cast<float>(*repetition_penalty);
   s->presence_penalty = static_cast<float>(presence.value_or(0.0));
   s->frequency_penalty = static_cast<float>(frequency.value_or(0.0));
   s->seed = seed;
@@ -225,12 +225,15 @@ Status expand(RouteContext& ctx, std::optional<int64_t> max_tokens, int64_t defa
   int64_t units = 0;  // text bytes, or ids: what tokens can come to
   for (const std::string& prompt : call->prompts) units += tokenized_bytes(prompt, ctx.tokenizer, limits);
   for (const auto& ids : call->prompt_ids) units += static_cast<int64_t>(ids.size());
-  int64_t echo_bytes = 0;  // a token prompt's decoded text
-  if (call->echo) {
-    for (const auto& ids : call->prompt_ids) echo_bytes += static_cast<int64_t>(ids.size()) * ctx.tokenizer.max_token_bytes();
+  // Held until the items are submitted (admission charges them from there):
+  // the parsed token prompts, a token prompt's decoded text for echo, the logit_bias list.
+  int64_t held = call->sampling.logit_bias.bytes();
+  for (const auto& ids : call->prompt_ids) {
+    held += 4 * static_cast<int64_t>(ids.size()) +
+            (call->echo ? static_cast<int64_t>(ids.size()) * ctx.tokenizer.max_token_bytes() : 0);
   }
   const int64_t n_items = static_cast<int64_t>(n_prompts) * call->best_of;
-  call->build_hold = ctx.service.reserve_bytes(sched::prompt_build_bytes(n_items, call->best_of * units) + echo_bytes,
+  call->build_hold = ctx.service.reserve_bytes(sched::prompt_build_bytes(n_items, call->best_of * units) + held,
                                                "tokenizing this request");
   if (!call->build_hold.ok()) return call->build_hold.rejection->error;
   call->items.reserve(static_cast<size_t>(n_items));
