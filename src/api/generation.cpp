@@ -2,6 +2,7 @@
 // byte), collect events for JSON answers, or pump them as Server-Sent Events.
 #include "api/generation.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace plimsoll::api {
@@ -159,6 +160,10 @@ std::optional<ApiError> submit(RouteContext& ctx, std::vector<sched::GenerationR
   out->ticket = result.ticket;
   out->charge = std::move(result.charge);
   return std::nullopt;
+}
+
+double mean_logprob(const ItemOutcome& item) {
+  return item.final.logprob_sum / static_cast<double>(std::max<int64_t>(1, item.final.generated_tokens));
 }
 
 sched::TokenInfo reported_token(const sched::TokenEvent& event, TokenText text) {

@@ -32,6 +32,9 @@ struct ItemOutcome {
   sched::TokenEvent final;                                // the final event
 };
 
+// Mean logprob per generated token: how best_of ranks an item's answers (TGI, OpenAI).
+double mean_logprob(const ItemOutcome& item);
+
 // The text a generated token's record shows: its own text (OpenAI logprobs),
 // or TGI's: the text it added to the output ("" for a byte that completes no
 // character yet, then the whole character); a special token shows its own.

@@ -134,12 +134,6 @@ json choice_json(const OpenAiCall& call, size_t index, size_t prompt, const Item
   return choice;
 }
 
-// Mean logprob per generated token (OpenAI's and TGI's best_of measure).
-double mean_logprob(const ItemOutcome& item) {
-  const int64_t n = std::max<int64_t>(1, item.final.generated_tokens);
-  return item.final.logprob_sum / static_cast<double>(n);
-}
-
 // Of each prompt's best_of items, the n to answer with, best first.
 std::vector<size_t> chosen_items(const OpenAiCall& call, const std::vector<ItemOutcome>& items) {
   std::vector<size_t> out;

@@ -140,11 +140,6 @@ json details_json(const TgiCall& call, size_t input, const ItemOutcome& item, co
   return details;
 }
 
-// Mean logprob per generated token: TGI's best_of measure.
-double mean_logprob(const ItemOutcome& item) {
-  return item.final.logprob_sum / static_cast<double>(std::max<int64_t>(1, item.final.generated_tokens));
-}
-
 // One input's answer from its best_of items [first, first + best_of).
 json generate_json(const TgiCall& call, size_t input, const std::vector<ItemOutcome>& items) {
   const size_t best_of = static_cast<size_t>(call.parameters.options.best_of);
