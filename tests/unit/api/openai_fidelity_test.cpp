@@ -257,6 +257,7 @@ TEST_F(ApiTest, CorsIsOffUnlessAllowedOrigins) {
   EXPECT_EQ(r->get_header_value("Access-Control-Allow-Origin"), "https://app.example");
   EXPECT_EQ(r->get_header_value("Access-Control-Allow-Methods"), "GET, POST, OPTIONS");
   EXPECT_EQ(r->get_header_value("Access-Control-Allow-Headers"), "authorization,content-type");
+  EXPECT_FALSE(r->has_header("Content-Length"));  // a 204 has none
   r = post("/v1/completions", json{{"prompt", "hi"}, {"max_tokens", 1}}.dump(),
            {{"Origin", "https://app.example"}, {"Authorization", "Bearer s3cret"}});
   EXPECT_EQ(r->status, 200);
