@@ -25,6 +25,7 @@ struct ApiConfig {
   int io_threads = 2;                           // threads reading and writing sockets (Asio)
   int threads = 256;                            // handler workers (a non-streamed generation holds one until it ends)
   std::string model_id;                         // "": ServiceLimits::model_id
+  std::string cors_allow_origin;                // "": no CORS; "*" or origins separated by commas (api/cors.h)
   int64_t default_max_new_tokens = 100;         // TGI and chat routes, when the client gives none
   int64_t default_completion_max_tokens = 16;   // /v1/completions (OpenAI's default)
   int64_t max_n = 128;                          // OpenAI `n` (choices per prompt)

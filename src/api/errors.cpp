@@ -53,16 +53,57 @@ const char* rejection_reason(ErrorCode code) {
   }
 }
 
-std::string error_body(const ApiError& error) {
+ErrorWire error_wire_for_path(std::string_view path) {
+  return path.starts_with("/v1/") || path == "/v1" ? ErrorWire::kOpenAi : ErrorWire::kTgi;
+}
+
+int wire_status(const ApiError& error, ErrorWire wire) {
+  return wire == ErrorWire::kOpenAi && error.status == 422 ? 400 : error.status;
+}
+
+namespace {
+
+// The first `name` a message quotes: the field it is about.
+json param_of(const std::string& message) {
+  const size_t open = message.find('`');
+  if (open == std::string::npos) return nullptr;
+  const size_t close = message.find('`', open + 1);
+  if (close == std::string::npos || close == open + 1) return nullptr;
+  return message.substr(open + 1, close - open - 1);
+}
+
+const char* openai_type(int status) {
+  if (status == 429) return "rate_limit_exceeded";
+  if (status >= 500 || status == 424) return "server_error";
+  return "invalid_request_error";
+}
+
+json openai_code(const ApiError& error) {
+  if (!error.code.empty()) return error.code;
+  if (error.status == 401) return "invalid_api_key";
+  if (error.status == 429) return "rate_limit_exceeded";
+  return nullptr;
+}
+
+}  // namespace
+
+std::string error_body(const ApiError& error, ErrorWire wire) {
+  if (wire == ErrorWire::kOpenAi) {
+    return dump_json({{"error",
+                       {{"message", error.message},
+                        {"type", openai_type(wire_status(error, wire))},
+                        {"param", param_of(error.message)},
+                        {"code", openai_code(error)}}}});
+  }
   return dump_json({{"error", error.message}, {"error_type", error.error_type}});
 }
 
-void send_error(HttpResponse& res, const ApiError& error) {
-  res.status = error.status;
+void send_error(HttpResponse& res, const ApiError& error, ErrorWire wire) {
+  res.status = wire_status(error, wire);
   if (error.retry_after_seconds > 0) {
     res.set_header("Retry-After", std::to_string(error.retry_after_seconds));
   }
-  res.set_content(error_body(error), "application/json");
+  res.set_content(error_body(error, wire), "application/json");
 }
 
 }  // namespace plimsoll::api

@@ -16,6 +16,10 @@ int64_t event_bytes(const sched::TokenEvent& event) {
                                        event.generated_text.capacity() + event.token.text.capacity());
   for (const auto& t : event.top_tokens) bytes += token_bytes(t);
   for (const auto& t : event.prefill) bytes += token_bytes(t);
+  for (const auto& row : event.prefill_top) {
+    bytes += static_cast<int64_t>(sizeof(row));
+    for (const auto& t : row) bytes += token_bytes(t);
+  }
   if (event.error) bytes += static_cast<int64_t>(event.error->message.capacity());
   return bytes;
 }

@@ -2,6 +2,7 @@
 // byte), collect events for JSON answers, or pump them as Server-Sent Events.
 #include "api/generation.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace plimsoll::api {
@@ -14,10 +15,14 @@ ApiError stopping_error() {
   return ApiError{503, "unavailable", "the server is shutting down"};
 }
 
-void add_event(sched::TokenEvent&& event, bool keep_tokens, ItemOutcome* item) {
+void add_event(sched::TokenEvent&& event, bool keep_tokens, TokenText text, ItemOutcome* item) {
+  if (!event.prefill.empty()) {
+    item->prefill = std::move(event.prefill);
+    item->prefill_top = std::move(event.prefill_top);
+  }
   if (keep_tokens && event.token.id >= 0) {
-    item->tokens.push_back(event.token);
-    item->top_tokens.push_back(event.top_tokens);
+    item->tokens.push_back(reported_token(event, text));
+    item->top_tokens.push_back(std::move(event.top_tokens));
   }
   if (event.final) item->final = std::move(event);
 }
@@ -157,8 +162,19 @@ std::optional<ApiError> submit(RouteContext& ctx, std::vector<sched::GenerationR
   return std::nullopt;
 }
 
+double mean_logprob(const ItemOutcome& item) {
+  return item.final.logprob_sum / static_cast<double>(std::max<int64_t>(1, item.final.generated_tokens));
+}
+
+sched::TokenInfo reported_token(const sched::TokenEvent& event, TokenText text) {
+  sched::TokenInfo token = event.token;
+  if (text == TokenText::kAdded && !token.special) token.text = event.text;
+  return token;
+}
+
 std::optional<ApiError> collect(RouteContext& ctx, const Submission& submission,
-                                RequestRecorder& recorder, std::vector<ItemOutcome>* out, bool keep_tokens) {
+                                RequestRecorder& recorder, std::vector<ItemOutcome>* out, bool keep_tokens,
+                                TokenText text) {
   out->assign(submission.queue->items(), ItemOutcome{});
   while (!submission.queue->finished()) {
     if (ctx.stopping.load()) {
@@ -177,7 +193,7 @@ std::optional<ApiError> collect(RouteContext& ctx, const Submission& submission,
       return api_error(*event->error);
     }
     const size_t index = event->index;
-    add_event(std::move(*event), keep_tokens, &(*out)[index]);
+    add_event(std::move(*event), keep_tokens, text, &(*out)[index]);
   }
   return std::nullopt;
 }

@@ -27,8 +27,19 @@ struct Submission {
 struct ItemOutcome {
   std::vector<sched::TokenInfo> tokens;                   // generated tokens, in order
   std::vector<std::vector<sched::TokenInfo>> top_tokens;  // per generated token
+  std::vector<sched::TokenInfo> prefill;                  // prompt tokens (prompt_details), from the first event
+  std::vector<std::vector<sched::TokenInfo>> prefill_top; // their alternatives (prompt_top_n)
   sched::TokenEvent final;                                // the final event
 };
+
+// Mean logprob per generated token: how best_of ranks an item's answers (TGI, OpenAI).
+double mean_logprob(const ItemOutcome& item);
+
+// The text a generated token's record shows: its own text (OpenAI logprobs),
+// or TGI's: the text it added to the output ("" for a byte that completes no
+// character yet, then the whole character); a special token shows its own.
+enum class TokenText { kOwn, kAdded };
+sched::TokenInfo reported_token(const sched::TokenEvent& event, TokenText text);
 
 // Submits; a rejection is recorded and returned (nothing was streamed yet).
 std::optional<ApiError> submit(RouteContext& ctx, std::vector<sched::GenerationRequest> items,
@@ -40,7 +51,8 @@ std::optional<ApiError> submit(RouteContext& ctx, std::vector<sched::GenerationR
 // token (and its alternatives) is kept only with `keep_tokens` (details,
 // logprobs), as admission charged it.
 std::optional<ApiError> collect(RouteContext& ctx, const Submission& submission,
-                                RequestRecorder& recorder, std::vector<ItemOutcome>* out, bool keep_tokens);
+                                RequestRecorder& recorder, std::vector<ItemOutcome>* out, bool keep_tokens,
+                                TokenText text = TokenText::kOwn);
 
 // Turns events into SSE frames for one wire format.
 class StreamFormatter {

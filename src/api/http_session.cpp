@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 
+#include "api/cors.h"
 #include "api/errors.h"
 #include "api/http_wire.h"
 
@@ -102,6 +103,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // --- reading -------------------------------------------------------------
   void read_head() {
     req_ = HttpRequest{};
+    wire_ = ErrorWire::kTgi;
+    cors_origin_.clear();
     body_unread_ = false;
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(t_.config.max_header_bytes));
@@ -124,12 +127,17 @@ class Session : public std::enable_shared_from_this<Session> {
     const bool has_length = h.find(http::field::content_length) != h.end();
     const int64_t length = static_cast<int64_t>(parser_->content_length().value_or(0));
     body_unread_ = length > 0 || h.find(http::field::transfer_encoding) != h.end();
+    wire_ = error_wire_for_path(std::string_view(h.target().data(), h.target().size()));
     if (fields > t_.config.max_header_fields) {
       return refuse({431, "validation", "too many header fields: " + limit_text(fields) + ", the limit is " +
                                             limit_text(t_.config.max_header_fields) + " (--max-header-fields)"});
     }
     if (h.find(http::field::transfer_encoding) != h.end()) return refuse(transfer_encoding_error());
     fill_request(h);
+    cors_origin_ = cors_allowed_origin(t_.config.cors_allow_origin, req_.header("Origin"));
+    if (req_.method == "OPTIONS" && !cors_origin_.empty()) {  // a preflight: no key, no body
+      return write_response(cors_preflight(req_, cors_origin_));
+    }
     route_ = t_.routes.find(req_.method, req_.path);
     if (!route_) return refuse({404, "not_found", "no route " + req_.method + " " + req_.path});
     if (route_->access == Access::kKey && !authorized(t_.config, req_)) {
@@ -288,14 +296,15 @@ class Session : public std::enable_shared_from_this<Session> {
       route.handler(req, res);
     } catch (...) {  // the route edge catches std::exception; anything else lands here
       res = HttpResponse{};
-      send_error(res, ApiError{500, "internal", "the handler failed with an unknown exception"});
+      send_error(res, ApiError{500, "internal", "the handler failed with an unknown exception"},
+                 error_wire_for_path(req.path));
     }
   }
 
   // --- writing -------------------------------------------------------------
   void refuse(const ApiError& error) {
     HttpResponse res;
-    send_error(res, error);
+    send_error(res, error, wire_);
     keep_alive_ = false;
     write_response(std::move(res));
   }
@@ -306,6 +315,7 @@ class Session : public std::enable_shared_from_this<Session> {
       if (res.stream) res.stream->close(false);
       return;
     }
+    add_cors_headers(res, cors_origin_);
     if (res.stream) return start_stream(std::move(res));
     out_ = serialize_response(res, version_, keep_alive_);
     stream_.expires_after(seconds(t_.config.write_timeout_seconds));
@@ -428,6 +438,8 @@ class Session : public std::enable_shared_from_this<Session> {
   HttpRequest req_;
   const Route* route_ = nullptr;
   unsigned version_ = 11;
+  ErrorWire wire_ = ErrorWire::kTgi;  // the error body this request's route speaks
+  std::string cors_origin_;           // Access-Control-Allow-Origin for this request ("" none)
   bool keep_alive_ = false;
   bool body_unread_ = false;
   bool active_ = false;

@@ -30,7 +30,8 @@ std::string head(const HttpResponse& res, unsigned version, bool keep_alive) {
 
 std::string serialize_response(HttpResponse& res, unsigned version, bool keep_alive) {
   std::string out = head(res, version, keep_alive);
-  out += "Content-Length: " + std::to_string(res.body.size()) + "\r\n\r\n";
+  if (res.status != 204) out += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";  // 204: none (RFC 9110)
+  out += "\r\n";
   out += res.body;
   std::string().swap(res.body);
   return out;

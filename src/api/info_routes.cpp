@@ -1,4 +1,4 @@
-// Routes that do not generate: GET /health, /info, /metrics, /v1/models and
+// Routes that do not generate: GET /health, /info, /metrics, /v1/models[/{id}] and
 // POST /tokenize.
 #include <nlohmann/json.hpp>
 
@@ -95,9 +95,42 @@ void tokenize(RouteContext& ctx, HttpRequest& req, HttpResponse& res) {
   send_json(res, dump_json(out));
 }
 
-json models_json(const RouteContext& ctx) {
-  json model = {{"id", ctx.model_id()}, {"object", "model"}, {"created", 0}, {"owned_by", "plimsoll"}};
-  return {{"object", "list"}, {"data", json::array({model})}};
+json model_json(const RouteContext& ctx) {
+  return {{"id", ctx.model_id()}, {"object", "model"}, {"created", 0}, {"owned_by", "plimsoll"}};
+}
+
+json models_json(const RouteContext& ctx) { return {{"object", "list"}, {"data", json::array({model_json(ctx)})}}; }
+
+// %XX escapes decoded (a model id such as "org/name" may come as "org%2Fname").
+std::string percent_decoded(std::string_view text) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) >= 0 && hex(text[i + 2]) >= 0) {
+      out += static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+// GET /v1/models/{id}: the served model, or OpenAI's 404 model_not_found.
+void retrieve_model(RouteContext& ctx, const HttpRequest& req, HttpResponse& res) {
+  constexpr std::string_view kPrefix = "/v1/models/";
+  const std::string id = percent_decoded(std::string_view(req.path).substr(kPrefix.size()));
+  if (id != ctx.model_id()) {
+    ApiError e{404, "not_found", "The model `" + id + "` does not exist; this server serves `" + ctx.model_id() + "`"};
+    e.code = "model_not_found";
+    return send_error(res, e, ErrorWire::kOpenAi);
+  }
+  send_json(res, dump_json(model_json(ctx)));
 }
 
 }  // namespace
@@ -117,6 +150,9 @@ void add_info_routes(RouteTable& routes, RouteContext& ctx) {
   }), Runs::kInline);
   routes.get("/v1/models", Access::kOpen, route_edge(ctx, [&ctx](HttpRequest&, HttpResponse& res) {
     send_json(res, dump_json(models_json(ctx)));
+  }));
+  routes.get_under("/v1/models/", Access::kOpen, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
+    retrieve_model(ctx, req, res);
   }));
   routes.post("/tokenize", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
     tokenize(ctx, req, res);

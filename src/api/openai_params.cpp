@@ -2,6 +2,9 @@
 // TGI's style) and the prompt x n expansion into GenerationRequests.
 #include "api/openai_params.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "api/field_reader.h"
 
 namespace plimsoll::api {
@@ -9,15 +12,69 @@ namespace {
 
 Error invalid(std::string message) { return make_error(ErrorCode::kInvalidArgument, std::move(message)); }
 
-Status read_sampling(const FieldReader& f, const GenerationDefaults& model_defaults, SamplingParams* s) {
+// Any JSON integer: OpenAI's seed is an int64 (negative ones included), TGI's a
+// u64; both map onto the sampler's u64 seed bit for bit.
+Result<std::optional<uint64_t>> read_seed(const FieldReader& f) {
+  const json* v = f.raw("seed");
+  if (!v) return std::optional<uint64_t>();
+  if (v->is_number_unsigned()) return std::optional<uint64_t>(v->get<uint64_t>());
+  if (v->is_number_integer()) return std::optional<uint64_t>(static_cast<uint64_t>(v->get<int64_t>()));
+  return invalid(std::string("`seed` must be an integer, got ") + json_type_name(*v));
+}
+
+// {"<token id>": bias, ...}: ids of the vocabulary, biases in [-100, 100] (OpenAI's range).
+Result<LogitBias> read_logit_bias(const FieldReader& f, int64_t vocab_size) {
+  const json* v = f.raw("logit_bias");
+  if (!v) return LogitBias();
+  if (!v->is_object()) return invalid(std::string("`logit_bias` must be an object, got ") + json_type_name(*v));
+  std::vector<LogitBias::Entry> entries;  // at most one per vocabulary id: keys are distinct
+  entries.reserve(std::min<size_t>(v->size(), static_cast<size_t>(vocab_size)));
+  for (const auto& [key, bias] : v->items()) {
+    int64_t id = -1;
+    const bool digits = !key.empty() && key.size() <= 10 && key.find_first_not_of("0123456789") == std::string::npos;
+    if (digits) id = std::stoll(key);
+    if (id < 0 || id >= vocab_size) {
+      return invalid("`logit_bias` keys must be token ids of the vocabulary (0 to " + std::to_string(vocab_size - 1) +
+                     "). Given: \"" + key.substr(0, 32) + "\"");
+    }
+    if (!bias.is_number() || !(bias.get<double>() >= -100.0 && bias.get<double>() <= 100.0)) {
+      return invalid("`logit_bias` values must be numbers >= -100 and <= 100 (token " + key + ")");
+    }
+    entries.emplace_back(static_cast<int32_t>(id), static_cast<float>(bias.get<double>()));
+  }
+  return LogitBias(std::move(entries));
+}
+
+// vLLM's extensions: top_k (-1 or 0: off), min_p, repetition_penalty.
+Status read_extensions(const FieldReader& f, SamplingParams* s) {
+  PLIMSOLL_ASSIGN(auto top_k, f.integer("top_k"));
+  PLIMSOLL_ASSIGN(auto min_p, f.number("min_p"));
+  PLIMSOLL_ASSIGN(auto repetition_penalty, f.number("repetition_penalty"));
+  if (top_k && (*top_k < -1 || *top_k > INT32_MAX)) {
+    return invalid("`top_k` must be -1 or 0 (off) or a positive integer. Given: " + std::to_string(*top_k));
+  }
+  if (min_p && !(*min_p >= 0.0 && *min_p <= 1.0)) return invalid("`min_p` must be >= 0.0 and <= 1.0");
+  if (repetition_penalty && !(*repetition_penalty > 0.0 && *repetition_penalty <= 1e30)) {
+    return invalid("`repetition_penalty` must be strictly positive");
+  }
+  if (repetition_penalty) s->repetition_penalty = static_cast<float>(*repetition_penalty);
+  if (!s->do_sample) return {};  // greedy: the warpers do not apply (the penalty does)
+  if (top_k) s->top_k = *top_k > 0 ? static_cast<int32_t>(*top_k) : 0;
+  if (min_p) s->min_p = static_cast<float>(*min_p);
+  return {};
+}
+
+Status read_sampling(const FieldReader& f, const GenerationDefaults& model_defaults, int64_t vocab_size,
+                     SamplingParams* s) {
   apply_generation_defaults(model_defaults, s);
   PLIMSOLL_ASSIGN(auto temperature, f.number("temperature"));
   PLIMSOLL_ASSIGN(auto top_p, f.number("top_p"));
   PLIMSOLL_ASSIGN(auto presence, f.number("presence_penalty"));
   PLIMSOLL_ASSIGN(auto frequency, f.number("frequency_penalty"));
-  PLIMSOLL_ASSIGN(auto seed, f.unsigned_integer("seed"));
+  PLIMSOLL_ASSIGN(auto seed, read_seed(f));
   PLIMSOLL_ASSIGN(auto stop, f.strings("stop", /*single_ok=*/true));
   PLIMSOLL_ASSIGN(auto ignore_eos, f.boolean("ignore_eos"));  // llama.cpp's and vLLM's extension
+  PLIMSOLL_ASSIGN(s->logit_bias, read_logit_bias(f, vocab_size));
   if (temperature && !(*temperature >= 0.0 && *temperature <= 2.0)) {
     return invalid("`temperature` must be >= 0.0 and <= 2.0");
   }
@@ -37,7 +94,8 @@ Status read_sampling(const FieldReader& f, const GenerationDefaults& model_defau
     s->temperature = t > 0.0 ? static_cast<float>(t) : 1.0f;
     if (!s->do_sample) s->top_k = 0, s->top_p = 1.0f, s->typical_p = 1.0f;  // the model's warpers too
   }
-  if (top_p) s->top_p = static_cast<float>(*top_p);
+  if (top_p && s->do_sample) s->top_p = static_cast<float>(*top_p);
+  PLIMSOLL_TRY(read_extensions(f, s));
   s->presence_penalty = static_cast<float>(presence.value_or(0.0));
   s->frequency_penalty = static_cast<float>(frequency.value_or(0.0));
   s->seed = seed;
@@ -46,26 +104,78 @@ Status read_sampling(const FieldReader& f, const GenerationDefaults& model_defau
   return {};
 }
 
-Status read_unsupported(const FieldReader& f) {
-  for (const char* key : {"suffix", "tools", "tool_choice", "functions", "response_format"}) {
-    if (f.raw(key)) return invalid(std::string("`") + key + "` is not supported by this server");
+// response_format {"type": "text"} is the default output: a no-op. JSON
+// output and tools need the grammar engine, which this server does not have yet.
+Status read_output_format(const FieldReader& f) {
+  if (const json* format = f.raw("response_format")) {
+    if (!format->is_object()) {
+      return invalid(std::string("`response_format` must be an object, got ") + json_type_name(*format));
+    }
+    PLIMSOLL_ASSIGN(auto type, FieldReader(*format).string("type"));
+    if (!type) return invalid("`response_format.type` is required (\"text\", \"json_object\" or \"json_schema\")");
+    if (*type == "json_object" || *type == "json_schema") {
+      return invalid("`response_format` of type \"" + *type +
+                     "\" is not supported by this server (structured output is not implemented); only "
+                     "{\"type\": \"text\"} is accepted");
+    }
+    if (*type != "text") {
+      return invalid("`response_format.type` must be \"text\", \"json_object\" or \"json_schema\". Given: \"" +
+                     type->substr(0, 64) + "\"");
+    }
   }
-  PLIMSOLL_ASSIGN(auto best_of, f.integer("best_of"));
-  if (best_of && *best_of != 1) return invalid("`best_of` != 1 is not supported by this server");
+  // An empty list asks for nothing; so does tool_choice "none" (or "auto" with no tools).
+  for (const char* key : {"tools", "functions"}) {
+    const json* list = f.raw(key);
+    if (list && !(list->is_array() && list->empty())) {
+      return invalid(std::string("`") + key + "` is not supported by this server (tool calling is not implemented)");
+    }
+  }
+  for (const char* key : {"tool_choice", "function_call"}) {
+    const json* choice = f.raw(key);
+    if (choice && !(choice->is_string() && (*choice == "none" || *choice == "auto"))) {
+      return invalid(std::string("`") + key + "` is not supported by this server (tool calling is not implemented)");
+    }
+  }
   return {};
 }
 
+// Fields that ask for what this server does not do: refused, naming them.
+Status read_refused(const FieldReader& f) {
+  if (f.raw("suffix")) return invalid("`suffix` is not supported by this server (no fill-in-the-middle)");
+  PLIMSOLL_ASSIGN(auto beam, f.boolean("use_beam_search"));
+  if (beam.value_or(false)) return invalid("`use_beam_search` is not supported by this server");
+  PLIMSOLL_ASSIGN(auto min_tokens, f.integer("min_tokens"));
+  if (min_tokens.value_or(0) > 0) return invalid("`min_tokens` > 0 is not supported by this server");
+  if (f.raw("audio")) return invalid("`audio` output is not supported by this server (text only)");
+  if (const json* modalities = f.raw("modalities")) {
+    if (!modalities->is_array() || modalities->size() != 1 || (*modalities)[0] != "text") {
+      return invalid("`modalities` other than [\"text\"] are not supported by this server");
+    }
+  }
+  if (f.raw("web_search_options")) return invalid("`web_search_options` is not supported by this server");
+  return read_output_format(f);
+}
+
 Status read_common(RouteContext& ctx, const FieldReader& f, OpenAiCall* call) {
-  PLIMSOLL_TRY(read_unsupported(f));
-  PLIMSOLL_TRY(read_sampling(f, ctx.config.generation_defaults, &call->sampling));
+  PLIMSOLL_TRY(read_refused(f));
+  PLIMSOLL_TRY(read_sampling(f, ctx.config.generation_defaults, ctx.tokenizer.vocab_size(), &call->sampling));
   PLIMSOLL_ASSIGN(auto n, f.integer("n"));
+  PLIMSOLL_ASSIGN(auto best_of, f.integer("best_of"));
   PLIMSOLL_ASSIGN(auto stream, f.boolean("stream"));
-  if (n && (*n < 1 || *n > ctx.config.max_n)) {
-    return invalid("`n` must be >= 1 and <= " + std::to_string(ctx.config.max_n) +
-                   ". Given: " + std::to_string(*n));
+  PLIMSOLL_ASSIGN(auto include_stop, f.boolean("include_stop_str_in_output"));
+  const int64_t max_n = ctx.config.max_n;
+  if (n && (*n < 1 || *n > max_n)) {
+    return invalid("`n` must be >= 1 and <= " + std::to_string(max_n) + ". Given: " + std::to_string(*n));
   }
   call->n = n.value_or(1);
   call->stream = stream.value_or(false);
+  if (best_of && (*best_of < call->n || *best_of > max_n)) {
+    return invalid("`best_of` must be >= `n` (" + std::to_string(call->n) + ") and <= " + std::to_string(max_n) +
+                   ". Given: " + std::to_string(*best_of));
+  }
+  call->best_of = best_of.value_or(call->n);
+  if (call->best_of > call->n && call->stream) return invalid("`best_of` > `n` cannot be used with `stream`");
+  call->include_stop = include_stop.value_or(false);
   if (const json* options = f.raw("stream_options")) {
     PLIMSOLL_ASSIGN(auto usage, FieldReader(*options).boolean("include_usage"));
     call->include_usage = usage.value_or(false);
@@ -79,38 +189,101 @@ Result<std::optional<int64_t>> read_max_tokens(const FieldReader& f, const char*
   return max_tokens;
 }
 
-// prompts x n GenerationRequests, each prompt checked against the limits.
+// The item requests of one prompt (text or ids): best_of copies, seeds
+// seed, seed + 1, ... so the copies differ.
+Status add_items(RouteContext& ctx, const PromptPlan& plan, int64_t default_max_tokens, size_t prompt, OpenAiCall* call) {
+  sched::GenerationRequest item;
+  item.params = call->sampling;  // the stop and bias lists are shared, not copied
+  item.top_n_tokens = call->top_logprobs;
+  item.token_records = call->logprobs;
+  item.raw_logprobs = true;
+  item.prompt_details = call->echo && call->logprobs;  // the prompt's logprobs are echoed too
+  item.prompt_top_n = item.prompt_details ? call->top_logprobs : 0;
+  item.streamed = call->stream;
+  const sched::ServiceLimits limits = ctx.service.limits();
+  PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits,
+                            default_max_new_tokens(ctx.config.generation_defaults, default_max_tokens), &item));
+  call->prompt_tokens += static_cast<int64_t>(item.prompt_ids.size());
+  if (call->echo && plan.ids) call->prompts[prompt] = ctx.tokenizer.decode(item.prompt_ids);
+  for (int64_t j = 0; j < call->best_of; ++j) {
+    sched::GenerationRequest copy = item;
+    if (copy.params.seed && j > 0) *copy.params.seed += static_cast<uint64_t>(j);  // distinct choices
+    copy.held_text_bytes = call->echo ? static_cast<int64_t>(call->prompts[prompt].size()) : 0;  // echoed in each
+    call->items.push_back(std::move(copy));
+  }
+  return {};
+}
+
+// prompts x best_of GenerationRequests, each prompt checked against the limits.
+// A token prompt's echo text is decoded once its length is checked.
 Status expand(RouteContext& ctx, std::optional<int64_t> max_tokens, int64_t default_max_tokens,
               bool parse_special, std::optional<bool> add_special, OpenAiCall* call) {
-  sched::ServiceLimits limits = ctx.service.limits();
-  PLIMSOLL_TRY(check_client_batch(call->prompts.size() * static_cast<size_t>(call->n), limits));
-  int64_t text_bytes = 0;
-  for (const std::string& prompt : call->prompts) text_bytes += tokenized_bytes(prompt, ctx.tokenizer, limits);
-  const int64_t n_items = static_cast<int64_t>(call->prompts.size()) * call->n;
-  call->build_hold = ctx.service.reserve_bytes(sched::prompt_build_bytes(n_items, call->n * text_bytes),
+  const sched::ServiceLimits limits = ctx.service.limits();
+  const size_t n_prompts = call->prompt_ids.empty() ? call->prompts.size() : call->prompt_ids.size();
+  call->prompts.resize(n_prompts);
+  PLIMSOLL_TRY(check_client_batch(n_prompts * static_cast<size_t>(call->best_of), limits));
+  int64_t units = 0;  // text bytes, or ids: what tokens can come to
+  for (const std::string& prompt : call->prompts) units += tokenized_bytes(prompt, ctx.tokenizer, limits);
+  for (const auto& ids : call->prompt_ids) units += static_cast<int64_t>(ids.size());
+  // Held until the items are submitted (admission charges them from there):
+  // the parsed token prompts, a token prompt's decoded text for echo, the logit_bias list.
+  int64_t held = call->sampling.logit_bias.bytes();
+  for (const auto& ids : call->prompt_ids) {
+    held += 4 * static_cast<int64_t>(ids.size()) +
+            (call->echo ? static_cast<int64_t>(ids.size()) * ctx.tokenizer.max_token_bytes() : 0);
+  }
+  const int64_t n_items = static_cast<int64_t>(n_prompts) * call->best_of;
+  call->build_hold = ctx.service.reserve_bytes(sched::prompt_build_bytes(n_items, call->best_of * units) + held,
                                                "tokenizing this request");
   if (!call->build_hold.ok()) return call->build_hold.rejection->error;
   call->items.reserve(static_cast<size_t>(n_items));
-  for (const std::string& prompt : call->prompts) {
-    sched::GenerationRequest item;
-    item.params = call->sampling;  // the stop list is shared, not copied
-    item.top_n_tokens = call->top_logprobs;
-    item.token_records = call->logprobs;
-    item.streamed = call->stream;
-    const GenerationDefaults& d = ctx.config.generation_defaults;
-    PromptPlan plan{prompt, max_tokens, std::nullopt, parse_special, add_special,
+  const GenerationDefaults& d = ctx.config.generation_defaults;
+  for (size_t p = 0; p < n_prompts; ++p) {
+    PromptPlan plan{call->prompts[p], max_tokens, std::nullopt, parse_special, add_special,
                     d.max_new_tokens ? std::nullopt : d.max_length};
-    PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits, default_max_new_tokens(d, default_max_tokens), &item));
-    call->prompt_tokens += static_cast<int64_t>(item.prompt_ids.size());
-    for (int64_t j = 0; j < call->n; ++j) {
-      sched::GenerationRequest copy = item;
-      if (copy.params.seed && j > 0) *copy.params.seed += static_cast<uint64_t>(j);  // n distinct choices
-      copy.held_text_bytes = call->echo ? static_cast<int64_t>(prompt.size()) : 0;  // echoed in each choice
-      call->items.push_back(std::move(copy));
-    }
+    plan.field = call->chat ? "messages" : "prompt";
+    plan.max_field = "max_tokens";
+    if (!call->prompt_ids.empty()) plan.ids = &call->prompt_ids[p];
+    PLIMSOLL_TRY(add_items(ctx, plan, default_max_tokens, p, call));
   }
   call->item_count = call->items.size();
+  call->prompt_ids = {};
   if (!call->echo) call->prompts.assign(call->prompts.size(), std::string());
+  return {};
+}
+
+// `prompt`: a string, a list of strings, a list of token ids, or a list of
+// lists of token ids (vLLM and OpenAI accept all four).
+Status read_prompts(const FieldReader& f, OpenAiCall* call) {
+  const char* shape = "`prompt` must be a string, a non-empty list of strings, a list of token ids or a list of lists of token ids";
+  const json* prompt = f.raw("prompt");
+  if (!prompt) return invalid("`prompt` is required");
+  auto token_list = [&](const json& list, std::vector<int32_t>* out) -> Status {
+    out->reserve(list.size());
+    for (const json& id : list) {
+      if (!id.is_number_integer()) return invalid(shape);
+      const bool fits = id.is_number_unsigned() ? id.get<uint64_t>() <= INT32_MAX
+                                                : id.get<int64_t>() >= 0 && id.get<int64_t>() <= INT32_MAX;
+      if (!fits) return invalid("`prompt` holds token id " + id.dump() + ", outside the vocabulary");
+      out->push_back(static_cast<int32_t>(id.get<int64_t>()));
+    }
+    return {};
+  };
+  if (prompt->is_array() && !prompt->empty() && (*prompt)[0].is_number_integer()) {
+    call->prompt_ids.emplace_back();
+    return token_list(*prompt, &call->prompt_ids.back());
+  }
+  if (prompt->is_array() && !prompt->empty() && (*prompt)[0].is_array()) {
+    for (const json& list : *prompt) {
+      if (!list.is_array()) return invalid(shape);
+      call->prompt_ids.emplace_back();
+      PLIMSOLL_TRY(token_list(list, &call->prompt_ids.back()));
+    }
+    return {};
+  }
+  PLIMSOLL_ASSIGN(auto prompts, f.strings("prompt", /*single_ok=*/true));
+  if (!prompts || prompts->empty()) return invalid(shape);
+  call->prompts = std::move(*prompts);
   return {};
 }
 
@@ -156,9 +329,7 @@ Result<OpenAiCall> parse_completion_call(RouteContext& ctx, const json& body) {
   FieldReader f(body);
   OpenAiCall call;
   PLIMSOLL_TRY(read_common(ctx, f, &call));
-  PLIMSOLL_ASSIGN(auto prompts, f.strings("prompt", /*single_ok=*/true));
-  if (!prompts || prompts->empty()) return invalid("`prompt` must be a string or a non-empty list of strings");
-  call.prompts = std::move(*prompts);
+  PLIMSOLL_TRY(read_prompts(f, &call));
   PLIMSOLL_ASSIGN(auto echo, f.boolean("echo"));
   PLIMSOLL_ASSIGN(auto logprobs, f.integer("logprobs"));
   const int64_t max_top = ctx.service.limits().max_top_n_tokens;
@@ -204,7 +375,10 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body) {
   if (!max_tokens) {
     PLIMSOLL_ASSIGN(max_tokens, read_max_tokens(f, "max_completion_tokens"));
   }
-  PLIMSOLL_TRY(expand(ctx, max_tokens, ctx.config.default_max_new_tokens, true, ctx.chat.add_special, &call));
+  // Without max_tokens a chat runs to the context limit (OpenAI, vLLM, TGI),
+  // unless generation_config.json gives a length.
+  const int64_t to_context = ctx.service.limits().max_total_tokens > 0 ? INT64_MAX : ctx.config.default_max_new_tokens;
+  PLIMSOLL_TRY(expand(ctx, max_tokens, to_context, true, ctx.chat.add_special, &call));
   return call;
 }
 

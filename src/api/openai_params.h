@@ -1,5 +1,6 @@
 // OpenAI request parsing: /v1/completions and /v1/chat/completions bodies
-// into validated GenerationRequests (prompts x n), with TGI-style 422s.
+// into validated GenerationRequests (prompts x best_of), with 422s (sent as
+// OpenAI's 400) that name the field.
 #pragma once
 
 #include <cstdint>
@@ -13,11 +14,16 @@ namespace plimsoll::api {
 
 struct OpenAiCall {
   bool chat = false;
-  std::vector<std::string> prompts;  // completions: as given; chat: the rendered conversation (kept for echo only)
-  int64_t n = 1;                     // choices per prompt: item index = prompt * n + choice
+  // completions: as given (token prompts: their text, for echo); chat: the
+  // rendered conversation. Kept for echo only (emptied otherwise).
+  std::vector<std::string> prompts;
+  std::vector<std::vector<int32_t>> prompt_ids;  // completions given token ids (emptied once items are built)
+  int64_t n = 1;                     // choices per prompt: choice index = prompt * n + j
+  int64_t best_of = 1;               // items generated per prompt (>= n): item index = prompt * best_of + k
   bool stream = false;
   bool include_usage = false;        // stream_options.include_usage
-  bool echo = false;                 // completions: prepend the prompt
+  bool echo = false;                 // completions: prepend the prompt (with logprobs: the prompt's too)
+  bool include_stop = false;         // include_stop_str_in_output (vLLM): keep a matched stop sequence
   bool logprobs = false;
   int32_t top_logprobs = 0;
   SamplingParams sampling;

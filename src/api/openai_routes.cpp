@@ -1,8 +1,13 @@
 // OpenAI-compatible routes: POST /v1/completions and /v1/chat/completions,
-// as JSON or as SSE chunks ending with `data: [DONE]`.
+// as JSON or as SSE chunks ending with `data: [DONE]`; errors in OpenAI's
+// shape (errors.h). Stop sequences are left out of the text (held back while
+// streaming); best_of picks the n items of highest mean logprob per prompt.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <numeric>
 #include <random>
 
 #include "api/errors.h"
@@ -11,9 +16,12 @@
 #include "api/openai_params.h"
 #include "api/request_json.h"
 #include "api/route_context.h"
+#include "api/stop_holdback.h"
 
 namespace plimsoll::api {
 namespace {
+
+using TokenRows = std::vector<std::vector<sched::TokenInfo>>;
 
 const char* openai_finish_reason(FinishReason reason) {
   return reason == FinishReason::kLength ? "length" : "stop";
@@ -38,8 +46,7 @@ json bytes_json(const std::string& text) {
 }
 
 // Chat: {"content":[{"token","logprob","bytes","top_logprobs":[...]}]}
-json chat_logprobs(const std::vector<sched::TokenInfo>& tokens,
-                   const std::vector<std::vector<sched::TokenInfo>>& top) {
+json chat_logprobs(const std::vector<sched::TokenInfo>& tokens, const TokenRows& top) {
   json content = json::array();
   for (size_t i = 0; i < tokens.size(); ++i) {
     json alternatives = json::array();
@@ -52,39 +59,44 @@ json chat_logprobs(const std::vector<sched::TokenInfo>& tokens,
   return {{"content", content}};
 }
 
-// Completions: {"tokens","token_logprobs","top_logprobs":[{text: logprob}],"text_offset"}
-json completion_logprobs(const std::vector<sched::TokenInfo>& tokens,
-                         const std::vector<std::vector<sched::TokenInfo>>& top, size_t offset) {
-  json out = {{"tokens", json::array()}, {"token_logprobs", json::array()},
-              {"top_logprobs", json::array()}, {"text_offset", json::array()}};
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    out["tokens"].push_back(tokens[i].text);
-    out["token_logprobs"].push_back(logprob_json(tokens[i].logprob));
-    json alternatives = json::object();
-    for (const auto& t : top[i]) alternatives[t.text] = logprob_json(t.logprob);
-    out["top_logprobs"].push_back(alternatives);
-    out["text_offset"].push_back(offset);
-    offset += tokens[i].text.size();
-  }
-  return out;
-}
+// Completions' four parallel lists; a token without a logprob (the echoed
+// prompt's first) has null for its logprob and its top_logprobs.
+class CompletionLogprobs {
+ public:
+  explicit CompletionLogprobs(size_t offset) : offset_(offset) {}
 
-json logprobs_json(const OpenAiCall& call, const std::vector<sched::TokenInfo>& tokens,
-                   const std::vector<std::vector<sched::TokenInfo>>& top, size_t offset) {
-  if (!call.logprobs) return nullptr;
-  return call.chat ? chat_logprobs(tokens, top) : completion_logprobs(tokens, top, offset);
-}
+  // The top_logprobs dict holds the alternatives and the token itself (OpenAI:
+  // "up to logprobs + 1 elements"; vLLM does the same).
+  void add(const sched::TokenInfo& token, const std::vector<sched::TokenInfo>& alternatives) {
+    out_["tokens"].push_back(token.text);
+    out_["token_logprobs"].push_back(logprob_json(token.logprob));
+    if (std::isfinite(token.logprob) || !alternatives.empty()) {
+      json top = json::object();
+      for (const auto& t : alternatives) top[t.text] = logprob_json(t.logprob);
+      if (!top.contains(token.text)) top[token.text] = logprob_json(token.logprob);
+      out_["top_logprobs"].push_back(std::move(top));
+    } else {
+      out_["top_logprobs"].push_back(nullptr);
+    }
+    out_["text_offset"].push_back(offset_);
+    offset_ += token.text.size();
+  }
+  void add_all(const std::vector<sched::TokenInfo>& tokens, const TokenRows& top) {
+    static const std::vector<sched::TokenInfo> kNone;
+    for (size_t i = 0; i < tokens.size(); ++i) add(tokens[i], i < top.size() ? top[i] : kNone);
+  }
+  size_t offset() const { return offset_; }
+  json take() { return std::move(out_); }
+
+ private:
+  size_t offset_;
+  json out_ = {{"tokens", json::array()}, {"token_logprobs", json::array()},
+               {"top_logprobs", json::array()}, {"text_offset", json::array()}};
+};
 
 json usage_json(int64_t prompt_tokens, int64_t completion_tokens) {
   return {{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens},
           {"total_tokens", prompt_tokens + completion_tokens}};
-}
-
-// The prompt's tokens count once per prompt, however many choices it has.
-int64_t prompt_tokens(const OpenAiCall& call) { return call.prompt_tokens; }
-
-const std::string& prompt_of(const OpenAiCall& call, size_t item) {
-  return call.prompts[item / static_cast<size_t>(call.n)];
 }
 
 json envelope(const OpenAiCall& call, const std::string& id, int64_t created, const std::string& model,
@@ -95,49 +107,88 @@ json envelope(const OpenAiCall& call, const std::string& id, int64_t created, co
           {"system_fingerprint", "plimsoll"}};
 }
 
-json choice_json(const OpenAiCall& call, size_t index, const ItemOutcome& item) {
-  const std::string prefix = call.echo ? prompt_of(call, index) : "";
+// The answer text of one item: a matched stop sequence left out (unless include_stop).
+std::string answer_text(const OpenAiCall& call, const sched::TokenEvent& final) {
+  return call.include_stop ? final.generated_text : without_stop(final.generated_text, final.stop_offset);
+}
+
+json choice_json(const OpenAiCall& call, size_t index, size_t prompt, const ItemOutcome& item) {
+  const std::string& prefix = call.echo ? call.prompts[prompt] : std::string();
   json choice = {{"index", index}};
   if (call.chat) {
-    choice["message"] = {{"role", "assistant"}, {"content", item.final.generated_text}};
+    choice["message"] = {{"role", "assistant"}, {"content", answer_text(call, item.final)}};
   } else {
-    choice["text"] = prefix + item.final.generated_text;
+    choice["text"] = prefix + answer_text(call, item.final);
   }
-  choice["logprobs"] = logprobs_json(call, item.tokens, item.top_tokens, prefix.size());
+  if (!call.logprobs) {
+    choice["logprobs"] = nullptr;
+  } else if (call.chat) {
+    choice["logprobs"] = chat_logprobs(item.tokens, item.top_tokens);
+  } else {
+    CompletionLogprobs logprobs(call.echo && item.prefill.empty() ? prefix.size() : 0);
+    if (call.echo) logprobs.add_all(item.prefill, item.prefill_top);
+    logprobs.add_all(item.tokens, item.top_tokens);
+    choice["logprobs"] = logprobs.take();
+  }
   choice["finish_reason"] = openai_finish_reason(item.final.finish_reason);
   return choice;
+}
+
+// Of each prompt's best_of items, the n to answer with, best first.
+std::vector<size_t> chosen_items(const OpenAiCall& call, const std::vector<ItemOutcome>& items) {
+  std::vector<size_t> out;
+  const size_t per_prompt = static_cast<size_t>(call.best_of);
+  for (size_t first = 0; first < items.size(); first += per_prompt) {
+    std::vector<size_t> group(per_prompt);
+    std::iota(group.begin(), group.end(), first);
+    if (call.best_of > call.n) {
+      std::stable_sort(group.begin(), group.end(),
+                       [&](size_t a, size_t b) { return mean_logprob(items[a]) > mean_logprob(items[b]); });
+    }
+    out.insert(out.end(), group.begin(), group.begin() + call.n);
+  }
+  return out;
 }
 
 class OpenAiStreamFormatter final : public StreamFormatter {
  public:
   OpenAiStreamFormatter(OpenAiCall call, std::string model)
-      : call_(std::move(call)), id_(response_id(call_.chat)), created_(unix_seconds()),
-        model_(std::move(model)), started_(call_.item_count, false) {}
+      : call_(std::move(call)), id_(response_id(call_.chat)), created_(unix_seconds()), model_(std::move(model)) {
+    for (size_t i = 0; i < call_.item_count; ++i) {
+      choices_.push_back(Choice{StopHoldback(call_.sampling.stop, !call_.include_stop)});
+    }
+  }
 
   std::string on_event(const sched::TokenEvent& event, bool* end) override {
     if (event.error) {
       *end = true;
-      return sse_frame(error_body(api_error(*event.error)), true);
+      // OpenAI clients read a mid-stream error from {"error": {...}}; vLLM ends with [DONE] too.
+      return sse_frame(error_body(api_error(*event.error), ErrorWire::kOpenAi), true) + sse_frame("[DONE]", true);
     }
-    if (event.index >= started_.size()) return "";
+    if (event.index >= choices_.size()) return "";
+    Choice& c = choices_[event.index];
     if (event.final) completion_tokens_ += event.generated_tokens;
+    std::string text = event.final ? c.text.finish(event.text, call_.include_stop ? -1 : event.stop_offset)
+                                   : c.text.push(event.text);
+    const bool first = !c.started;
+    const size_t prompt = event.index / static_cast<size_t>(call_.n);
+    if (first && call_.echo) text = call_.prompts[prompt] + text;
+    json logprobs = logprobs_json(event, c);
+    if (text.empty() && !first && !event.final && logprobs.is_null()) return "";  // all held back
+    c.started = true;
     json choice = {{"index", event.index}};
-    std::string text = event.text;
-    if (!started_[event.index] && call_.echo) text = prompt_of(call_, event.index) + text;
     if (call_.chat) {
       choice["delta"] = {{"content", text}};
-      if (!started_[event.index]) choice["delta"]["role"] = "assistant";
+      if (first) choice["delta"]["role"] = "assistant";
     } else {
       choice["text"] = text;
     }
-    started_[event.index] = true;
-    std::vector<sched::TokenInfo> tokens;
-    if (event.token.id >= 0) tokens.push_back(event.token);
-    std::vector<std::vector<sched::TokenInfo>> top(tokens.size(), event.top_tokens);
-    choice["logprobs"] = logprobs_json(call_, tokens, top, 0);
+    c.offset += text.size();
+    choice["logprobs"] = std::move(logprobs);
     choice["finish_reason"] = event.final ? json(openai_finish_reason(event.finish_reason)) : json(nullptr);
     json chunk = envelope(call_, id_, created_, model_, true);
     chunk["choices"] = json::array({choice});
+    if (call_.include_usage) chunk["usage"] = nullptr;  // OpenAI: every chunk but the last has usage: null
     return sse_frame(dump_json(chunk), true);
   }
 
@@ -146,24 +197,45 @@ class OpenAiStreamFormatter final : public StreamFormatter {
     if (call_.include_usage) {
       json chunk = envelope(call_, id_, created_, model_, true);
       chunk["choices"] = json::array();
-      chunk["usage"] = usage_json(prompt_tokens(call_), completion_tokens_);
+      chunk["usage"] = usage_json(call_.prompt_tokens, completion_tokens_);
       out += sse_frame(dump_json(chunk), true);
     }
     return out + sse_frame("[DONE]", true);
   }
 
  private:
+  struct Choice {
+    StopHoldback text;
+    bool started = false;
+    size_t offset = 0;  // text bytes sent (echo included): where the next token's text_offset starts
+  };
+
+  json logprobs_json(const sched::TokenEvent& event, const Choice& c) const {
+    if (!call_.logprobs) return nullptr;
+    std::vector<sched::TokenInfo> tokens;
+    TokenRows top;
+    if (event.token.id >= 0) {
+      tokens.push_back(event.token);
+      top.push_back(event.top_tokens);
+    }
+    if (call_.chat) return chat_logprobs(tokens, top);
+    CompletionLogprobs logprobs(c.offset);
+    if (call_.echo) logprobs.add_all(event.prefill, event.prefill_top);  // the first event carries them
+    logprobs.add_all(tokens, top);
+    return logprobs.take();
+  }
+
   OpenAiCall call_;
   std::string id_;
   int64_t created_;
   std::string model_;
-  std::vector<bool> started_;
+  std::vector<Choice> choices_;
   int64_t completion_tokens_ = 0;
 };
 
 void respond(RouteContext& ctx, Result<OpenAiCall> call, const HttpRequest& req, HttpResponse& res,
              std::shared_ptr<RequestRecorder> recorder) {
-  auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
+  auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e, ErrorWire::kOpenAi); };
   if (!call) return fail(api_error(call.error()));
   call->build_hold = {};  // the submission's charge covers the items from here
   Submission submission;
@@ -179,11 +251,12 @@ void respond(RouteContext& ctx, Result<OpenAiCall> call, const HttpRequest& req,
   json out = envelope(*call, response_id(call->chat), unix_seconds(), ctx.model_id(), false);
   out["choices"] = json::array();
   int64_t completion_tokens = 0;
-  for (size_t i = 0; i < items.size(); ++i) {
-    out["choices"].push_back(choice_json(*call, i, items[i]));
-    completion_tokens += items[i].final.generated_tokens;
+  for (const ItemOutcome& item : items) completion_tokens += item.final.generated_tokens;  // best_of: all count
+  const std::vector<size_t> chosen = chosen_items(*call, items);
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    out["choices"].push_back(choice_json(*call, i, i / static_cast<size_t>(call->n), items[chosen[i]]));
   }
-  out["usage"] = usage_json(prompt_tokens(*call), completion_tokens);
+  out["usage"] = usage_json(call->prompt_tokens, completion_tokens);
   recorder->succeed();
   send_json(res, dump_json(out));
 }
@@ -195,7 +268,7 @@ void add_openai_routes(RouteTable& routes, RouteContext& ctx) {
   routes.post("/v1/completions", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
     auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
     Result<json> body = parse_request_json(req.body);
-    if (!body) return send_error(res, api_error(body.error()));
+    if (!body) return send_error(res, api_error(body.error()), ErrorWire::kOpenAi);
     Result<OpenAiCall> call = parse_completion_call(ctx, *body);
     release_json(*body);
     req.release_body();
@@ -204,7 +277,7 @@ void add_openai_routes(RouteTable& routes, RouteContext& ctx) {
   routes.post("/v1/chat/completions", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
     auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
     Result<json> body = parse_request_json(req.body);
-    if (!body) return send_error(res, api_error(body.error()));
+    if (!body) return send_error(res, api_error(body.error()), ErrorWire::kOpenAi);
     Result<OpenAiCall> call = parse_chat_call(ctx, *body);
     release_json(*body);
     req.release_body();

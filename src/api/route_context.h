@@ -38,7 +38,8 @@ enum class Runs { kWorker, kInline };       // kInline: on the I/O thread, never
 
 struct Route {
   std::string method;
-  std::string path;
+  std::string path;                 // exact, or with `under` a prefix ("/v1/models/")
+  bool under = false;               // matches paths that start with `path` and go on
   Access access = Access::kKey;
   Runs runs = Runs::kWorker;
   Handler handler;
@@ -48,7 +49,9 @@ class RouteTable {
  public:
   void get(std::string path, Access access, Handler handler, Runs runs = Runs::kWorker);
   void post(std::string path, Access access, Handler handler, Runs runs = Runs::kWorker);
-  // The route for an exact method and path, or nullptr.
+  // GET of any path below `prefix` (which ends with '/'), e.g. "/v1/models/{id}".
+  void get_under(std::string prefix, Access access, Handler handler);
+  // The route for a method and path (an exact route before a prefix route), or nullptr.
   const Route* find(std::string_view method, std::string_view path) const;
 
  private:

@@ -15,26 +15,33 @@ bool same_secret(const std::string& a, const std::string& b) {
   return diff == 0 && !b.empty();
 }
 
-void answer(RouteContext& ctx, HttpResponse& res, const ApiError& error) {
+void answer(RouteContext& ctx, const HttpRequest& req, HttpResponse& res, const ApiError& error) {
   ctx.metrics.failure(error.error_type).inc();
   res.stream.reset();
   res.headers = {};
-  send_error(res, error);
+  send_error(res, error, error_wire_for_path(req.path));
 }
 
 }  // namespace
 
 void RouteTable::get(std::string path, Access access, Handler handler, Runs runs) {
-  routes_.push_back(Route{"GET", std::move(path), access, runs, std::move(handler)});
+  routes_.push_back(Route{"GET", std::move(path), false, access, runs, std::move(handler)});
 }
 
 void RouteTable::post(std::string path, Access access, Handler handler, Runs runs) {
-  routes_.push_back(Route{"POST", std::move(path), access, runs, std::move(handler)});
+  routes_.push_back(Route{"POST", std::move(path), false, access, runs, std::move(handler)});
+}
+
+void RouteTable::get_under(std::string prefix, Access access, Handler handler) {
+  routes_.push_back(Route{"GET", std::move(prefix), true, access, Runs::kWorker, std::move(handler)});
 }
 
 const Route* RouteTable::find(std::string_view method, std::string_view path) const {
   for (const Route& r : routes_) {
-    if (r.method == method && r.path == path) return &r;
+    if (r.method == method && !r.under && r.path == path) return &r;
+  }
+  for (const Route& r : routes_) {
+    if (r.method == method && r.under && path.size() > r.path.size() && path.starts_with(r.path)) return &r;
   }
   return nullptr;
 }
@@ -58,9 +65,9 @@ Handler route_edge(RouteContext& ctx, Handler handler) {
     try {
       handler(req, res);
     } catch (const nlohmann::json::exception& e) {
-      answer(ctx, res, validation_error(e.what()));
+      answer(ctx, req, res, validation_error(e.what()));
     } catch (const std::exception& e) {
-      answer(ctx, res, ApiError{500, "internal", e.what()});
+      answer(ctx, req, res, ApiError{500, "internal", e.what()});
     }
   };
 }

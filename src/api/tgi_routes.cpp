@@ -1,5 +1,6 @@
-// TGI's generation routes: POST /generate (string or list inputs),
-// POST /generate_stream (SSE) and POST / (either, by "stream").
+// TGI's generation routes: POST /generate (string or list inputs, best_of),
+// POST /generate_stream (SSE) and POST / (either, by "stream"; there
+// return_full_text defaults to true, as TGI for a model without a pipeline tag).
 #include <nlohmann/json.hpp>
 
 #include "api/errors.h"
@@ -39,33 +40,40 @@ Result<std::vector<std::string>> read_inputs(const json& body, bool streaming, b
   return list->value_or(std::vector<std::string>{});
 }
 
-Result<TgiCall> parse_call(RouteContext& ctx, const json& body, bool streaming) {
+// Details are answered with `details` or `decoder_input_details` (TGI).
+bool wants_details(const TgiOptions& o) { return o.details || o.decoder_input_details; }
+
+Result<TgiCall> parse_call(RouteContext& ctx, const json& body, bool streaming, bool default_full_text) {
   TgiCall call;
   PLIMSOLL_ASSIGN(call.inputs, read_inputs(body, streaming, &call.list_input));
   sched::ServiceLimits limits = ctx.service.limits();
-  PLIMSOLL_TRY(check_client_batch(call.inputs.size(), limits));
   auto params_it = body.find("parameters");
   const json* params = params_it == body.end() ? nullptr : &*params_it;
-  PLIMSOLL_ASSIGN(call.parameters, parse_tgi_parameters(params, limits, streaming, ctx.config.generation_defaults));
+  PLIMSOLL_ASSIGN(call.parameters, parse_tgi_parameters(params, limits, streaming, ctx.config.generation_defaults,
+                                                        default_full_text));
   const TgiOptions& o = call.parameters.options;
+  PLIMSOLL_TRY(check_client_batch(call.inputs.size() * static_cast<size_t>(o.best_of), limits));
   int64_t text_bytes = 0;
   for (const std::string& input : call.inputs) text_bytes += tokenized_bytes(input, ctx.tokenizer, limits);
-  call.build_hold = ctx.service.reserve_bytes(
-      sched::prompt_build_bytes(static_cast<int64_t>(call.inputs.size()), text_bytes), "tokenizing this request");
+  const int64_t n_items = static_cast<int64_t>(call.inputs.size()) * o.best_of;
+  call.build_hold = ctx.service.reserve_bytes(sched::prompt_build_bytes(n_items, o.best_of * text_bytes),
+                                              "tokenizing this request");
   if (!call.build_hold.ok()) return call.build_hold.rejection->error;
-  call.items.reserve(call.inputs.size());
+  call.items.reserve(static_cast<size_t>(n_items));
   for (const std::string& input : call.inputs) {
     sched::GenerationRequest item;
     item.params = call.parameters.sampling;  // the stop list is shared, not copied
     item.top_n_tokens = o.top_n_tokens;
     item.prompt_details = o.decoder_input_details;
-    item.token_records = o.details;
+    item.token_records = wants_details(o);
     item.streamed = streaming;
+    // The prompt text again in each answer: the chosen one and best_of_sequences.
     item.held_text_bytes = o.return_full_text ? static_cast<int64_t>(input.size()) : 0;
     const GenerationDefaults& d = ctx.config.generation_defaults;
     PromptPlan plan{input, o.max_new_tokens, o.truncate, false, std::nullopt, d.max_new_tokens ? std::nullopt : d.max_length};
     PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits,
                               default_max_new_tokens(d, ctx.config.default_max_new_tokens), &item));
+    for (int64_t k = 1; k < o.best_of; ++k) call.items.push_back(item);  // each draws its own seed
     call.items.push_back(std::move(item));
   }
   if (!o.return_full_text) call.inputs = std::vector<std::string>(call.inputs.size());
@@ -77,36 +85,75 @@ json seed_json(const SamplingParams& params, uint64_t seed) {
   return seed;
 }
 
-json details_json(const TgiCall& call, const ItemOutcome& item) {
-  const sched::TokenEvent& f = item.final;
-  json tokens = json::array();
-  for (const auto& t : item.tokens) tokens.push_back(token_json(t));
+json tokens_json(const std::vector<sched::TokenInfo>& tokens) {
+  json out = json::array();
+  for (const auto& t : tokens) out.push_back(token_json(t));
+  return out;
+}
+
+json top_tokens_json(const std::vector<std::vector<sched::TokenInfo>>& rows) {
+  json top = json::array();
+  for (const auto& alternatives : rows) top.push_back(tokens_json(alternatives));
+  return top;
+}
+
+json prefill_json(const TgiCall& call, const ItemOutcome& item) {
   json prefill = json::array();
   if (call.parameters.options.decoder_input_details) {
-    for (const auto& t : f.prefill) prefill.push_back(prefill_token_json(t));
+    for (const auto& t : item.prefill) prefill.push_back(prefill_token_json(t));
   }
+  return prefill;
+}
+
+std::string full_text(const TgiCall& call, size_t input, const ItemOutcome& item) {
+  const std::string& text = item.final.generated_text;
+  return call.parameters.options.return_full_text ? call.inputs[input] + text : text;
+}
+
+// TGI's BestOfSequence: one of the other best_of answers.
+json best_of_sequence_json(const TgiCall& call, size_t input, const ItemOutcome& item) {
+  const sched::TokenEvent& f = item.final;
+  json out = {{"generated_text", full_text(call, input, item)},
+              {"finish_reason", finish_reason_name(f.finish_reason)},
+              {"generated_tokens", f.generated_tokens},
+              {"seed", seed_json(call.parameters.sampling, f.seed)},
+              {"prefill", prefill_json(call, item)},
+              {"tokens", tokens_json(item.tokens)}};
+  out["top_tokens"] = call.parameters.options.top_n_tokens > 0 ? top_tokens_json(item.top_tokens) : json::array();
+  return out;
+}
+
+// `others`: the rest of this input's best_of answers (best_of > 1 only).
+json details_json(const TgiCall& call, size_t input, const ItemOutcome& item, const std::vector<const ItemOutcome*>& others) {
+  const sched::TokenEvent& f = item.final;
   json details = {{"finish_reason", finish_reason_name(f.finish_reason)},
                   {"generated_tokens", f.generated_tokens},
                   {"seed", seed_json(call.parameters.sampling, f.seed)},
-                  {"prefill", prefill},
-                  {"tokens", tokens}};
-  if (call.parameters.options.top_n_tokens > 0) {
-    json top = json::array();
-    for (const auto& alternatives : item.top_tokens) {
-      json row = json::array();
-      for (const auto& t : alternatives) row.push_back(token_json(t));
-      top.push_back(row);
-    }
-    details["top_tokens"] = top;
+                  {"prefill", prefill_json(call, item)},
+                  {"tokens", tokens_json(item.tokens)}};
+  if (call.parameters.options.best_of > 1) {
+    json sequences = json::array();
+    for (const ItemOutcome* other : others) sequences.push_back(best_of_sequence_json(call, input, *other));
+    details["best_of_sequences"] = std::move(sequences);
   }
+  if (call.parameters.options.top_n_tokens > 0) details["top_tokens"] = top_tokens_json(item.top_tokens);
   return details;
 }
 
-json generate_json(const TgiCall& call, size_t index, const ItemOutcome& item) {
-  std::string text = item.final.generated_text;
-  if (call.parameters.options.return_full_text) text = call.inputs[index] + text;
-  json out = {{"generated_text", text}};
-  if (call.parameters.options.details) out["details"] = details_json(call, item);
+// One input's answer from its best_of items [first, first + best_of).
+json generate_json(const TgiCall& call, size_t input, const std::vector<ItemOutcome>& items) {
+  const size_t best_of = static_cast<size_t>(call.parameters.options.best_of);
+  const size_t first = input * best_of;
+  size_t best = first;
+  for (size_t i = first + 1; i < first + best_of; ++i) {
+    if (mean_logprob(items[i]) > mean_logprob(items[best])) best = i;
+  }
+  std::vector<const ItemOutcome*> others;
+  for (size_t i = first; i < first + best_of; ++i) {
+    if (i != best) others.push_back(&items[i]);
+  }
+  json out = {{"generated_text", full_text(call, input, items[best])}};
+  if (wants_details(call.parameters.options)) out["details"] = details_json(call, input, items[best], others);
   return out;
 }
 
@@ -138,7 +185,7 @@ class TgiStreamFormatter final : public StreamFormatter {
       return sse_frame(error_body(api_error(*event.error)), false);
     }
     ++index_;
-    sched::TokenInfo token = event.token;
+    sched::TokenInfo token = reported_token(event, TokenText::kAdded);
     if (token.id < 0) token = sched::TokenInfo{-1, NAN, "", true};  // a final without a token
     json out = {{"index", index_}, {"token", token_json(token)}};
     if (!event.top_tokens.empty()) {
@@ -175,10 +222,10 @@ void done_with_body(json& body, HttpRequest& req) {
   req.release_body();
 }
 
-void generate(RouteContext& ctx, json body, bool wrap_in_list, HttpRequest& req, HttpResponse& res) {
+void generate(RouteContext& ctx, json body, bool compat, HttpRequest& req, HttpResponse& res) {
   auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
   auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
-  Result<TgiCall> call = parse_call(ctx, body, /*streaming=*/false);
+  Result<TgiCall> call = parse_call(ctx, body, /*streaming=*/false, /*default_full_text=*/compat);
   done_with_body(body, req);  // the validated call holds what is needed
   if (!call) return fail(api_error(call.error()));
   call->build_hold = {};  // the submission's charge covers the items from here
@@ -186,18 +233,20 @@ void generate(RouteContext& ctx, json body, bool wrap_in_list, HttpRequest& req,
   if (auto e = submit(ctx, std::move(call->items), *recorder, &submission)) return fail(*e);
   submission.client_gone = req.client_gone;
   std::vector<ItemOutcome> items;
-  if (auto e = collect(ctx, submission, *recorder, &items, call->parameters.options.details)) return fail(*e);
+  if (auto e = collect(ctx, submission, *recorder, &items, wants_details(call->parameters.options), TokenText::kAdded)) {
+    return fail(*e);
+  }
   json out = json::array();
-  for (size_t i = 0; i < items.size(); ++i) out.push_back(generate_json(*call, i, items[i]));
+  for (size_t i = 0; i < call->inputs.size(); ++i) out.push_back(generate_json(*call, i, items));
   set_generate_headers(items, res);
   recorder->succeed();
-  send_json(res, dump_json(call->list_input || wrap_in_list ? out : out[0]));
+  send_json(res, dump_json(call->list_input || compat ? out : out[0]));
 }
 
-void generate_stream(RouteContext& ctx, json body, HttpRequest& req, HttpResponse& res) {
+void generate_stream(RouteContext& ctx, json body, bool compat, HttpRequest& req, HttpResponse& res) {
   auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
   auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
-  Result<TgiCall> call = parse_call(ctx, body, /*streaming=*/true);
+  Result<TgiCall> call = parse_call(ctx, body, /*streaming=*/true, /*default_full_text=*/compat);
   done_with_body(body, req);
   if (!call) return fail(api_error(call.error()));
   call->build_hold = {};
@@ -218,7 +267,7 @@ void add_tgi_routes(RouteTable& routes, RouteContext& ctx) {
   routes.post("/generate_stream", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
     Result<json> body = parse_request_json(req.body);
     if (!body) return send_error(res, api_error(body.error()));
-    generate_stream(ctx, std::move(*body), req, res);
+    generate_stream(ctx, std::move(*body), false, req, res);
   }));
   // TGI's compat route: streams when "stream" is true, else a one-element list.
   routes.post("/", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
@@ -226,7 +275,7 @@ void add_tgi_routes(RouteTable& routes, RouteContext& ctx) {
     if (!body) return send_error(res, api_error(body.error()));
     Result<std::optional<bool>> stream = FieldReader(*body).boolean("stream");
     if (!stream) return send_error(res, api_error(stream.error()));
-    if (stream->value_or(false)) return generate_stream(ctx, std::move(*body), req, res);
+    if (stream->value_or(false)) return generate_stream(ctx, std::move(*body), true, req, res);
     generate(ctx, std::move(*body), true, req, res);
   }));
 }

@@ -51,10 +51,11 @@ Status read_sampling(const FieldReader& f, SamplingParams* s) {
   return {};
 }
 
-Status read_best_of(const FieldReader& f, const SamplingParams& s,
-                    const sched::ServiceLimits& limits, bool streaming) {
+// TGI's checks and messages (validation.rs), in its order.
+Result<int64_t> read_best_of(const FieldReader& f, const SamplingParams& s,
+                             const sched::ServiceLimits& limits, bool streaming) {
   PLIMSOLL_ASSIGN(auto best_of, f.integer("best_of"));
-  if (!best_of || *best_of == 1) return {};
+  if (!best_of || *best_of == 1) return int64_t{1};
   if (streaming) return invalid("`best_of` != 1 is not allowed for this endpoint");
   if (*best_of <= 0 || *best_of > limits.max_best_of) {
     return invalid("`best_of` must be > 0 and <= " + std::to_string(limits.max_best_of) +
@@ -62,18 +63,20 @@ Status read_best_of(const FieldReader& f, const SamplingParams& s,
   }
   if (!s.samples()) return invalid("you must use sampling when `best_of` is > 1");
   if (s.seed) return invalid("`seed` must not be set when `best_of` > 1");
-  return make_error(ErrorCode::kUnsupported, "`best_of` > 1 is not supported by this server yet");
+  return *best_of;
 }
 
 Status read_unsupported(const FieldReader& f) {
   PLIMSOLL_ASSIGN(auto watermark, f.boolean("watermark"));
   if (watermark && *watermark) return invalid("`watermark` is not supported by this server");
   if (f.raw("grammar")) return invalid("`grammar` is not supported by this server");
+  PLIMSOLL_ASSIGN(auto adapter, f.string("adapter_id"));
+  if (adapter && !adapter->empty()) return invalid("`adapter_id` is not supported by this server (no LoRA adapters)");
   return {};
 }
 
 Status read_options(const FieldReader& f, const sched::ServiceLimits& limits, bool streaming,
-                    TgiOptions* o) {
+                    bool default_full_text, TgiOptions* o) {
   PLIMSOLL_ASSIGN(auto details, f.boolean("details"));
   PLIMSOLL_ASSIGN(auto full_text, f.boolean("return_full_text"));
   PLIMSOLL_ASSIGN(auto input_details, f.boolean("decoder_input_details"));
@@ -93,7 +96,7 @@ Status read_options(const FieldReader& f, const sched::ServiceLimits& limits, bo
                    std::to_string(limits.max_input_tokens) + ". Given: " + std::to_string(*truncate));
   }
   o->details = details.value_or(false);
-  o->return_full_text = full_text.value_or(false);
+  o->return_full_text = full_text.value_or(default_full_text);
   o->decoder_input_details = input_details.value_or(false);
   o->top_n_tokens = static_cast<int32_t>(top_n.value_or(0));
   o->max_new_tokens = max_new_tokens;
@@ -135,10 +138,11 @@ int64_t default_max_new_tokens(const GenerationDefaults& d, int64_t fallback) {
 
 Result<TgiParameters> parse_tgi_parameters(const json* parameters,
                                            const sched::ServiceLimits& limits, bool streaming,
-                                           const GenerationDefaults& defaults) {
+                                           const GenerationDefaults& defaults, bool default_full_text) {
   if (!parameters || parameters->is_null()) {
     TgiParameters p = defaults_without_parameters();
     apply_generation_defaults(defaults, &p.sampling);
+    p.options.return_full_text = default_full_text;
     return p;
   }
   if (!parameters->is_object()) {
@@ -151,19 +155,36 @@ Result<TgiParameters> parse_tgi_parameters(const json* parameters,
   if (do_sample && !*do_sample) model.do_sample = false;  // greedy asked for: not the model's warpers
   apply_generation_defaults(model, &p.sampling);
   PLIMSOLL_TRY(read_sampling(f, &p.sampling));
-  PLIMSOLL_TRY(read_best_of(f, p.sampling, limits, streaming));
+  PLIMSOLL_ASSIGN(const int64_t best_of, read_best_of(f, p.sampling, limits, streaming));
   PLIMSOLL_TRY(read_unsupported(f));
-  PLIMSOLL_TRY(read_options(f, limits, streaming, &p.options));
+  PLIMSOLL_TRY(read_options(f, limits, streaming, default_full_text, &p.options));
+  p.options.best_of = best_of;
   PLIMSOLL_ASSIGN(auto stop, f.strings("stop", false));
   if (stop) p.sampling.stop = std::move(*stop);
   PLIMSOLL_TRY(check_stop(p.sampling.stop, limits));
   return p;
 }
 
-Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
-                    const sched::ServiceLimits& limits, int64_t default_max_new_tokens,
-                    sched::GenerationRequest* request) {
-  if (plan.text.empty()) return invalid("`inputs` cannot be empty");
+namespace {
+
+// Tokenizes plan.text (cut by length first with truncate, refused by length
+// when it cannot fit) or takes plan.ids after checking them.
+Status prompt_ids(const PromptPlan& plan, const TextTokenizer& tokenizer, const sched::ServiceLimits& limits,
+                  std::vector<int32_t>* ids) {
+  const std::string field = std::string("`") + plan.field + "`";
+  if (plan.ids) {
+    if (plan.ids->empty()) return invalid(field + " token lists cannot be empty");
+    const int64_t vocab = tokenizer.vocab_size();
+    for (int32_t id : *plan.ids) {
+      if (id < 0 || id >= vocab) {
+        return invalid(field + " holds token id " + std::to_string(id) + ", outside the vocabulary (0 to " +
+                       std::to_string(vocab - 1) + ")");
+      }
+    }
+    *ids = *plan.ids;
+    return {};
+  }
+  if (plan.text.empty()) return invalid(field + " cannot be empty");
   bool add_special = plan.add_special.value_or(tokenizer.add_special_by_default());
   if (!plan.add_special && plan.parse_special && tokenizer.bos_id() >= 0 &&
       std::string_view(plan.text).starts_with(tokenizer.token(tokenizer.bos_id()))) {
@@ -177,7 +198,7 @@ Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
   const int64_t keep_tokens = plan.truncate ? *plan.truncate : limits.max_input_tokens;
   if (keep_tokens > 0 && static_cast<int64_t>(text.size()) > (keep_tokens + 2) * per_token) {
     if (!plan.truncate) {
-      return invalid("`inputs` must have less than " + std::to_string(limits.max_input_tokens) +
+      return invalid(field + " must have less than " + std::to_string(limits.max_input_tokens) +
                      " tokens. Given: at least " +
                      std::to_string(static_cast<int64_t>(text.size()) / per_token) + " (" +
                      std::to_string(text.size()) + " bytes)");
@@ -186,14 +207,25 @@ Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
     while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) ++cut;  // a UTF-8 boundary
     text.remove_prefix(cut);
   }
-  request->prompt_ids = tokenizer.encode_prompt(text, add_special, plan.parse_special);
+  *ids = tokenizer.encode_prompt(text, add_special, plan.parse_special);
+  return {};
+}
+
+}  // namespace
+
+Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
+                    const sched::ServiceLimits& limits, int64_t default_max_new_tokens,
+                    sched::GenerationRequest* request) {
   auto& ids = request->prompt_ids;
+  PLIMSOLL_TRY(prompt_ids(plan, tokenizer, limits, &ids));
   if (plan.truncate && static_cast<int64_t>(ids.size()) > *plan.truncate) {
     ids.erase(ids.begin(), ids.end() - *plan.truncate);  // TGI truncates on the left
   }
+  const std::string field = std::string("`") + plan.field + "`";
+  const std::string max_field = std::string("`") + plan.max_field + "`";
   const int64_t input_tokens = static_cast<int64_t>(ids.size());
   if (limits.max_input_tokens > 0 && input_tokens > limits.max_input_tokens) {
-    return invalid("`inputs` must have less than " + std::to_string(limits.max_input_tokens) +
+    return invalid(field + " must have less than " + std::to_string(limits.max_input_tokens) +
                    " tokens. Given: " + std::to_string(input_tokens));
   }
   const bool bounded = limits.max_total_tokens > 0;
@@ -205,10 +237,9 @@ Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
     max_new = std::min(max_new, limits.max_total_tokens - input_tokens);
   }
   if (bounded && (max_new <= 0 || input_tokens + max_new > limits.max_total_tokens)) {
-    return invalid("`inputs` tokens + `max_new_tokens` must be <= " +
-                   std::to_string(limits.max_total_tokens) + ". Given: " + std::to_string(input_tokens) +
-                   " `inputs` tokens and " + std::to_string(std::max<int64_t>(max_new, 1)) +
-                   " `max_new_tokens`");
+    return invalid(field + " tokens + " + max_field + " must be <= " + std::to_string(limits.max_total_tokens) +
+                   ". Given: " + std::to_string(input_tokens) + " " + field + " tokens and " +
+                   std::to_string(std::max<int64_t>(max_new, 1)) + " " + max_field);
   }
   request->params.max_new_tokens = max_new;
   return {};

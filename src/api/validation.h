@@ -22,6 +22,7 @@ struct TgiOptions {
   bool return_full_text = false;
   bool decoder_input_details = false;
   int32_t top_n_tokens = 0;
+  int64_t best_of = 1;                    // sequences per input; the best (mean logprob) answers
   std::optional<int64_t> max_new_tokens;  // unset: the default, clipped to the room left
   std::optional<int64_t> truncate;        // keep the last N prompt tokens
 };
@@ -34,9 +35,11 @@ struct TgiParameters {
 // `parameters` of a TGI request (null/absent: TGI's defaults, which sample).
 // Unknown fields are ignored, as TGI does.
 // `defaults`: the model's generation_config.json, under the request's fields.
+// `default_full_text`: return_full_text when unset (TGI's POST /: true).
 Result<TgiParameters> parse_tgi_parameters(const json* parameters,
                                            const sched::ServiceLimits& limits, bool streaming,
-                                           const GenerationDefaults& defaults = {});
+                                           const GenerationDefaults& defaults = {},
+                                           bool default_full_text = false);
 
 // The max_new_tokens a request that gives none gets: generation_config's
 // max_new_tokens, else `fallback` (the route's default).
@@ -56,6 +59,11 @@ struct PromptPlan {
   // generation_config's max_length (prompt + new tokens): when max_new_tokens is
   // unset, what it leaves after the prompt is the default (at least 1).
   std::optional<int64_t> default_max_length;
+  // Token ids given by the client instead of `text` (OpenAI token prompts);
+  // checked against the vocabulary and the limits, never tokenized.
+  const std::vector<int32_t>* ids = nullptr;
+  const char* field = "inputs";              // the prompt's name in messages (OpenAI: "prompt", "messages")
+  const char* max_field = "max_new_tokens";  // the length's name (OpenAI: "max_tokens")
 };
 
 // Tokenizes and checks one prompt against the limits with TGI's messages;

@@ -24,8 +24,8 @@ ErrorKind kind_for_status(int status) {
 }
 
 ErrorKind kind_for_error_type(const std::string& type, ErrorKind fallback) {
-  if (type == "validation") return ErrorKind::kValidation;
-  if (type == "overloaded") return ErrorKind::kOverloaded;
+  if (type == "validation" || type == "invalid_request_error") return ErrorKind::kValidation;  // TGI, OpenAI
+  if (type == "overloaded" || type == "rate_limit_exceeded") return ErrorKind::kOverloaded;
   if (type == "unavailable") return ErrorKind::kUnavailable;
   if (type == "generation" || type == "incomplete_generation") return ErrorKind::kGeneration;
   return fallback;

@@ -77,6 +77,7 @@ BatchEngine::BatchEngine(const ModelConfig& config, LlamaWeights weights, KvBloc
   rope_ = floats(t * config.head_dim());
   last_ = floats(b * config.dim);
   logits_ = floats(b * config.vocab_size);
+  row_owner_.resize(static_cast<size_t>(b));
 }
 
 Status BatchEngine::check(std::span<const SeqStep> seqs, int64_t* n_tokens, int64_t* n_want) const {
@@ -110,7 +111,35 @@ Status BatchEngine::check(std::span<const SeqStep> seqs, int64_t* n_tokens, int6
   return {};
 }
 
-Result<std::span<const float>> BatchEngine::step(std::span<const SeqStep> seqs) {
+// Every row of the want_all_logits spans but a returned one: final norm into
+// last_, the head into logits_, B rows at a time, each handed to `rows`.
+void BatchEngine::emit_all_rows(std::span<const SeqStep> seqs, LogitRowSink& rows) {
+  const int64_t dim = config_.dim, vocab = config_.vocab_size, cap = sizes_.step_seqs;
+  int64_t n = 0, first = 0;
+  auto flush = [&] {
+    if (n == 0) return;
+    kernels::matmul(*weights_.output, last_.data(), n, logits_.data(), threads_);
+    for (int64_t i = 0; i < n; ++i) {
+      const auto [seq, pos] = row_owner_[static_cast<size_t>(i)];
+      rows.row(seq, pos, std::span<const float>(logits_.data() + i * vocab, static_cast<size_t>(vocab)));
+    }
+    n = 0;
+  };
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    const int64_t len = static_cast<int64_t>(seqs[s].tokens.size());
+    const int64_t count = !seqs[s].want_all_logits ? 0 : seqs[s].want_logits ? len - 1 : len;
+    for (int64_t i = 0; i < count; ++i) {
+      norm_rows(config_, *weights_.output_norm, weights_.output_norm_b, x_.data() + (first + i) * dim,
+                last_.data() + n * dim, 1);
+      row_owner_[static_cast<size_t>(n)] = {s, seqs[s].start_pos + i};
+      if (++n == cap) flush();
+    }
+    first += len;
+  }
+  flush();
+}
+
+Result<std::span<const float>> BatchEngine::step(std::span<const SeqStep> seqs, LogitRowSink* rows) {
   int64_t n_tokens = 0, n_want = 0;
   PLIMSOLL_TRY(check(seqs, &n_tokens, &n_want));
   seqs_ = seqs;
@@ -137,6 +166,7 @@ Result<std::span<const float>> BatchEngine::step(std::span<const SeqStep> seqs) 
           x_.data() + i * dim, xb_.data());
   }
   for (int64_t l = 0; l < config_.n_layers; ++l) layer(l, n_tokens);
+  if (rows) emit_all_rows(seqs, *rows);  // before the returned rows, which share the buffers
   // final norm on the last token of each sequence that wants logits, then the head
   int64_t row = 0, end = 0;
   for (const SeqStep& s : seqs) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -23,6 +24,17 @@ struct SeqStep {
   int64_t start_pos = 0;            // tokens before these are already in the KV cache
   const BlockTable* blocks = nullptr;  // must hold start_pos + tokens.size() positions
   bool want_logits = false;         // logits for the last of these tokens
+  // Logits of every other token of the span too (prompt logprobs): passed to
+  // step()'s LogitRowSink, a row at a time, never returned.
+  bool want_all_logits = false;
+};
+
+// Receives the logits of the rows a step computes for want_all_logits spans.
+class LogitRowSink {
+ public:
+  virtual ~LogitRowSink() = default;
+  // seq: the SeqStep's index; pos: the token's position; logits: [vocab], valid during the call.
+  virtual void row(size_t seq, int64_t pos, std::span<const float> logits) = 0;
 };
 
 class BatchEngine {
@@ -42,7 +54,9 @@ class BatchEngine {
   // Runs the step; returns logits [n_want, vocab], one row per sequence with
   // want_logits, in order. The span lives until the next step. Fails (no
   // state changed) when the step exceeds the workspace or a block table is short.
-  Result<std::span<const float>> step(std::span<const SeqStep> seqs);
+  // The tokens of want_all_logits spans (all but the returned row) go to
+  // `rows` first, step_seqs rows per output-head matmul, in the same buffers.
+  Result<std::span<const float>> step(std::span<const SeqStep> seqs, LogitRowSink* rows = nullptr);
 
   // Runs one step of the largest size with dummy data, so every lazily grown
   // buffer (kernel scratch) reaches its peak before serving; the KV cache is
@@ -61,6 +75,7 @@ class BatchEngine {
   void store_kv_row(const float* src, void* dst, int64_t offset, int64_t n) const;
   void attention(int64_t l);  // over the step's pieces
   void add_into_residual(const float* delta, int64_t n_tokens);
+  void emit_all_rows(std::span<const SeqStep> seqs, LogitRowSink& rows);
 
   ModelConfig config_;
   LlamaWeights weights_;
@@ -88,6 +103,7 @@ class BatchEngine {
   std::vector<float> rope_;      // [T, head_dim]: cos, sin of each token's rotary angles
   std::vector<float> last_;   // [B, dim] final-normed rows that need logits
   std::vector<float> logits_; // [B, vocab]
+  std::vector<std::pair<size_t, int64_t>> row_owner_;  // [B] (seq, position) of each row in last_ (emit_all_rows)
 };
 
 }  // namespace plimsoll

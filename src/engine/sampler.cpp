@@ -103,6 +103,47 @@ size_t top_p_prefix(Ranking& r, float top_p) {
   return r.n;
 }
 
+// min-p (HF MinPLogitsWarper): the ranked candidates whose probability is at
+// least min_p x the most likely one's (at least one).
+size_t min_p_prefix(Ranking& r, float min_p) {
+  const float floor = min_p * r.prob(0);
+  size_t keep = 1;
+  while (keep < r.n && r.prob(keep) >= floor) ++keep;
+  return keep;
+}
+
+// The top_n ids of logits (ties: lower id first) with logit - log_z, into out.
+void top_of_logits(std::span<const float> logits, float log_z, int32_t top_n, std::vector<int32_t>& order,
+                   std::vector<SampledToken>* out) {
+  const size_t k = std::min(static_cast<size_t>(top_n), logits.size());
+  order.resize(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto before = [&](int32_t a, int32_t b) {
+    const float la = logits[static_cast<size_t>(a)], lb = logits[static_cast<size_t>(b)];
+    return la > lb || (la == lb && a < b);
+  };
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(), before);
+  for (size_t i = 0; i < k; ++i) out->push_back({order[i], logits[static_cast<size_t>(order[i])] - log_z});
+}
+
+// The top_n of a cut distribution: candidates order[0..n) with probs[0..n),
+// not necessarily by probability (typical-p ranks by entropy distance).
+void top_of_candidates(Ranking& r, int32_t top_n, std::vector<SampledToken>* out) {
+  SamplerScratch& s = r.s;
+  const size_t k = std::min(static_cast<size_t>(top_n), r.n);
+  r.rank_to(r.n);
+  s.rank.resize(r.n);
+  std::iota(s.rank.begin(), s.rank.end(), 0);
+  std::partial_sort(s.rank.begin(), s.rank.begin() + static_cast<std::ptrdiff_t>(k), s.rank.end(), [&](int32_t a, int32_t b) {
+    const float pa = s.probs[static_cast<size_t>(a)], pb = s.probs[static_cast<size_t>(b)];
+    return pa > pb || (pa == pb && s.order[static_cast<size_t>(a)] < s.order[static_cast<size_t>(b)]);
+  });
+  for (size_t i = 0; i < k; ++i) {
+    const size_t c = static_cast<size_t>(s.rank[i]);
+    out->push_back({s.order[c], std::log(s.probs[c])});
+  }
+}
+
 // typical-p (HF TypicalLogitsWarper): rank candidates by |(-log p) - entropy|
 // and keep the best-ranked ones until their mass reaches typical_p.
 size_t keep_typical(SamplerScratch& s, size_t n, float typical_p) {
@@ -139,6 +180,10 @@ Status SamplingParams::validate() const {
   if (top_k < 0) return bad("`top_k` must be >= 0");
   if (!in_open_unit(top_p)) return bad("`top_p` must be > 0.0 and <= 1.0");
   if (!in_open_unit(typical_p)) return bad("`typical_p` must be > 0.0 and <= 1.0");
+  if (!(min_p >= 0.0f && min_p <= 1.0f)) return bad("`min_p` must be >= 0.0 and <= 1.0");
+  for (const LogitBias::Entry& e : logit_bias.entries()) {
+    if (e.first < 0 || !std::isfinite(e.second)) return bad("`logit_bias` holds a negative token id or a non-finite bias");
+  }
   if (!(repetition_penalty > 0.0f) || !std::isfinite(repetition_penalty)) {
     return bad("`repetition_penalty` must be > 0");
   }
@@ -153,6 +198,18 @@ Status SamplingParams::validate() const {
     if (s.empty()) return bad("`stop` sequences must not be empty");
   }
   return {};
+}
+
+float raw_logprobs(std::span<const float> logits, int32_t id, int32_t top_n, std::vector<int32_t>& order,
+                   std::vector<SampledToken>* top) {
+  if (top) top->clear();
+  if (logits.empty()) return 0.0f;
+  const float max_logit = *std::max_element(logits.begin(), logits.end());
+  const float log_z = max_logit + static_cast<float>(std::log(
+                                      kernels::sum_exp(logits.data(), static_cast<int64_t>(logits.size()), max_logit)));
+  if (top && top_n > 0) top_of_logits(logits, log_z, top_n, order, top);
+  const bool known = id >= 0 && static_cast<size_t>(id) < logits.size();
+  return known ? logits[static_cast<size_t>(id)] - log_z : -std::numeric_limits<float>::infinity();
 }
 
 uint64_t random_seed() {
@@ -179,6 +236,12 @@ void Sampler::accept(int32_t id) {
   ++counts_[id];
 }
 
+void Sampler::apply_bias(std::span<float> logits) const {
+  for (const auto& [id, bias] : params_.logit_bias.entries()) {
+    if (id >= 0 && static_cast<size_t>(id) < logits.size()) logits[static_cast<size_t>(id)] += bias;
+  }
+}
+
 void Sampler::apply_penalties(std::span<float> logits) const {
   for (const auto& [id, count] : counts_) {
     if (id < 0 || static_cast<size_t>(id) >= logits.size()) continue;
@@ -191,13 +254,19 @@ void Sampler::apply_penalties(std::span<float> logits) const {
   }
 }
 
-SampledToken Sampler::sample(std::span<float> logits, SamplerScratch& s) {
+SampledToken Sampler::sample(std::span<float> logits, SamplerScratch& s, int32_t top_n,
+                             std::vector<SampledToken>* alternatives) {
+  if (alternatives) alternatives->clear();
+  if (!alternatives) top_n = 0;
+  apply_bias(logits);
   apply_penalties(logits);
   const size_t vocab = logits.size();
   if (!params_.samples()) {  // greedy: argmax, first index on ties; logprob from the full softmax
     const size_t best = static_cast<size_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     const double sum = kernels::sum_exp(logits.data(), static_cast<int64_t>(vocab), logits[best]);
-    return {static_cast<int32_t>(best), std::log(static_cast<float>(1.0 / sum))};
+    const float log_z = logits[best] + static_cast<float>(std::log(sum));
+    if (top_n > 0) top_of_logits(logits, log_z, top_n, s.order, alternatives);
+    return {static_cast<int32_t>(best), logits[best] - log_z};
   }
   if (params_.temperature != 1.0f) {
     for (float& l : logits) l /= params_.temperature;
@@ -213,6 +282,7 @@ SampledToken Sampler::sample(std::span<float> logits, SamplerScratch& s) {
     r.sum = kernels::sum_exp(logits.data(), static_cast<int64_t>(vocab), r.max_logit);
   }
   if (params_.top_p < 1.0f) r.keep(top_p_prefix(r, params_.top_p));
+  if (params_.min_p > 0.0f) r.keep(min_p_prefix(r, params_.min_p));
   if (params_.typical_p < 1.0f) {  // ranks every candidate by its distance to the entropy
     r.rank_to(r.n);
     r.keep(keep_typical(s, r.n, params_.typical_p));
@@ -221,7 +291,9 @@ SampledToken Sampler::sample(std::span<float> logits, SamplerScratch& s) {
   const double u = uniform(rng_);
   if (r.n == vocab && r.ranked == 0) {  // no warper cut or ranked the candidates
     const int32_t id = draw_in_id_order(logits, r.max_logit, r.sum, u);
-    return {id, std::log(static_cast<float>(std::exp(logits[static_cast<size_t>(id)] - r.max_logit) / r.sum))};
+    const float log_z = r.max_logit + static_cast<float>(std::log(r.sum));
+    if (top_n > 0) top_of_logits(logits, log_z, top_n, s.rank, alternatives);
+    return {id, logits[static_cast<size_t>(id)] - log_z};
   }
   double cum = 0.0;
   size_t pick = r.n - 1;
@@ -232,7 +304,9 @@ SampledToken Sampler::sample(std::span<float> logits, SamplerScratch& s) {
       break;
     }
   }
-  return {s.order[pick], std::log(r.prob(pick))};
+  const SampledToken token{s.order[pick], std::log(r.prob(pick))};
+  if (top_n > 0) top_of_candidates(r, top_n, alternatives);
+  return token;
 }
 
 }  // namespace plimsoll

@@ -1,6 +1,7 @@
 // Sampler: turns one position's logits into the next token for one sequence,
-// applying penalties, then temperature / top-k / top-p / typical-p warpers
-// (TGI's order), then greedy choice or a seeded draw.
+// applying logit_bias and penalties, then temperature / top-k / top-p / min-p /
+// typical-p warpers (TGI's order, min-p where transformers puts it), then greedy
+// choice or a seeded draw.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,7 @@ struct SampledToken {
 struct SamplerScratch {
   std::vector<int32_t> order;  // [vocab] candidate ids
   std::vector<float> probs;    // [vocab]
-  std::vector<int32_t> rank;   // [vocab] typical-p ranking
+  std::vector<int32_t> rank;   // [vocab] typical-p ranking; alternatives of a cut distribution
 };
 
 class Sampler {
@@ -32,8 +33,13 @@ class Sampler {
 
   // Counts prompt tokens for the penalties.
   void observe_prompt(std::span<const int32_t> ids);
-  // logits: [vocab], modified in place.
-  SampledToken sample(std::span<float> logits, SamplerScratch& scratch);
+  // logits: [vocab], modified in place. With top_n > 0, `alternatives` gets
+  // the top_n most likely tokens of the distribution the token was drawn from
+  // (after bias, penalties and warpers: the token's own logprob is from the
+  // same one, as TGI reports them), most likely first; fewer when a warper
+  // kept fewer.
+  SampledToken sample(std::span<float> logits, SamplerScratch& scratch, int32_t top_n = 0,
+                      std::vector<SampledToken>* alternatives = nullptr);
   // Records an accepted token (penalties count it from now on).
   void accept(int32_t id);
 
@@ -41,6 +47,7 @@ class Sampler {
   const SamplingParams& params() const { return params_; }
 
  private:
+  void apply_bias(std::span<float> logits) const;
   void apply_penalties(std::span<float> logits) const;
 
   SamplingParams params_;
@@ -48,6 +55,13 @@ class Sampler {
   std::mt19937_64 rng_;
   std::unordered_map<int32_t, int32_t> counts_;  // token -> occurrences (penalties only)
 };
+
+// The model's own distribution, softmax(logits) before any bias, penalty or
+// warper (vLLM's raw logprobs; prompt logprobs): returns log p(id), and with
+// top_n > 0 puts the top_n tokens (most likely first, ties: lower id) in `top`.
+// `order`: scratch of [vocab] ids.
+float raw_logprobs(std::span<const float> logits, int32_t id, int32_t top_n, std::vector<int32_t>& order,
+                   std::vector<SampledToken>* top);
 
 // Draws a fresh random seed (std::random_device).
 uint64_t random_seed();

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -46,24 +47,50 @@ class StopList {
   std::shared_ptr<const std::vector<std::string>> list_;
 };
 
+// OpenAI's logit_bias: (token id, bias) pairs added to the logits before
+// anything else, held once and shared by copies like StopList.
+class LogitBias {
+ public:
+  using Entry = std::pair<int32_t, float>;
+  LogitBias() = default;
+  explicit LogitBias(std::vector<Entry> entries)
+      : list_(entries.empty() ? nullptr : std::make_shared<const std::vector<Entry>>(std::move(entries))) {}
+
+  const std::vector<Entry>& entries() const { return list_ ? *list_ : empty_list(); }
+  bool empty() const { return entries().empty(); }
+  size_t size() const { return entries().size(); }
+  // The list's heap bytes, as admission charges it once per submission.
+  int64_t bytes() const { return list_ ? static_cast<int64_t>(list_->capacity() * sizeof(Entry)) + 64 : 0; }
+  const void* identity() const { return list_.get(); }
+
+ private:
+  static const std::vector<Entry>& empty_list() {
+    static const std::vector<Entry> kEmpty;
+    return kEmpty;
+  }
+  std::shared_ptr<const std::vector<Entry>> list_;
+};
+
 struct SamplingParams {
   bool do_sample = false;          // false: greedy unless a warper below asks for sampling
   float temperature = 1.0f;        // > 0; 1 = unchanged (0 is accepted and means greedy)
   int32_t top_k = 0;               // 0 = off
   float top_p = 1.0f;              // (0, 1]; 1 = off
   float typical_p = 1.0f;          // (0, 1]; 1 = off
+  float min_p = 0.0f;              // [0, 1]; keep tokens with p >= min_p x the top p (HF MinPLogitsWarper); 0 = off
   float repetition_penalty = 1.0f; // > 0; 1 = off (HF: logit/p if > 0, logit*p if < 0)
   float frequency_penalty = 0.0f;  // logit -= penalty * count(token in prompt + generated)
   float presence_penalty = 0.0f;   // logit -= penalty if the token appeared at all
   std::optional<uint64_t> seed;    // same seed, same output; unset: a random seed is drawn
   int64_t max_new_tokens = 20;
   StopList stop;                   // stop sequences (matched on the generated text), shared by copies
+  LogitBias logit_bias;            // added to the logits first (OpenAI), shared by copies
   bool ignore_eos = false;
 
   // TGI: sampling happens when do_sample is set or any warper is active.
   bool samples() const {
     return temperature > 0.0f &&
-           (do_sample || temperature != 1.0f || top_k > 0 || top_p < 1.0f || typical_p < 1.0f);
+           (do_sample || temperature != 1.0f || top_k > 0 || top_p < 1.0f || typical_p < 1.0f || min_p > 0.0f);
   }
   // Range checks; the message names the parameter and its allowed range.
   Status validate() const;

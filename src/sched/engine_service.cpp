@@ -190,7 +190,8 @@ int64_t EngineService::step_once() {
     plan = scheduler_.schedule();
     if (plan.empty()) return 0;
     scheduler_.inject_fault(FaultSite::kStep);
-    auto logits = engine_->step(plan.steps);
+    PromptRows rows(scheduler_, plan);
+    auto logits = engine_->step(plan.steps, plan.wants_rows ? &rows : nullptr);
     if (!logits.ok()) {
       spdlog::error("step of {} sequences failed: {}; they end with an error", plan.steps.size(),
                     logits.error().message);

@@ -28,7 +28,7 @@ struct ServiceLimits {
   int64_t max_client_batch_size = 0;     // items per submission (0 = unlimited: split server-side)
   int64_t safe_client_batch_size = 0;    // items that run at once at max_total_tokens each
   int64_t max_stop_sequences = 4;
-  int64_t max_best_of = 1;
+  int64_t max_best_of = 2;              // TGI's default
   int64_t max_top_n_tokens = 5;
   int64_t vocab_size = 0;
   bool prefix_caching = false;           // shared prompt prefixes are computed once (kv/block_pool.h)

@@ -18,7 +18,12 @@ struct GenerationRequest {
   std::vector<int32_t> prompt_ids;   // tokenized by the API side (BOS included when wanted)
   SamplingParams params;             // max_new_tokens, stop, seed, ...
   int32_t top_n_tokens = 0;          // alternatives reported per generated token (0 = none)
-  bool prompt_details = false;       // report the prompt tokens' logprobs (TGI decoder_input_details)
+  bool prompt_details = false;       // report the prompt tokens' logprobs (TGI decoder_input_details, OpenAI echo + logprobs)
+  int32_t prompt_top_n = 0;          // with prompt_details: alternatives per prompt token (OpenAI echo + logprobs)
+  // Logprobs and alternatives of the model's own distribution (log-softmax of
+  // the logits; OpenAI routes, as vLLM), else of the distribution the token was
+  // drawn from, after bias, penalties and warpers (TGI).
+  bool raw_logprobs = false;
   // What the HTTP side keeps for the answer, so admission can charge it
   // before any work starts (sched/request_cost.h):
   bool token_records = false;        // the answer lists every generated token (TGI details, OpenAI logprobs)
@@ -39,14 +44,19 @@ struct TokenEvent {
   TokenInfo token;                   // unset (id -1) in a final event that carries no token
   std::string text;                  // complete UTF-8 text this token added (may be "")
   std::vector<TokenInfo> top_tokens; // top_n_tokens alternatives, most likely first
+  // With prompt_details, on the sequence's first event: the prompt tokens with
+  // their logprobs (the first one's is NaN) and prompt_top_n alternatives each.
+  std::vector<TokenInfo> prefill;
+  std::vector<std::vector<TokenInfo>> prefill_top;
   bool final = false;
   // Set on the final event:
   FinishReason finish_reason = FinishReason::kLength;
   int64_t generated_tokens = 0;
   int64_t input_tokens = 0;
   uint64_t seed = 0;
-  std::string generated_text;        // the whole generated text
-  std::vector<TokenInfo> prefill;    // prompt tokens with logprobs (when prompt_details)
+  std::string generated_text;        // the whole generated text (a matched stop sequence included, as TGI)
+  int64_t stop_offset = -1;          // where the matched stop sequence begins in generated_text (-1: none)
+  double logprob_sum = 0;            // the generated tokens' logprobs, summed (best_of ranks by the mean)
   double queue_seconds = 0;          // from submit to the first step
   double inference_seconds = 0;      // from the first step to the end
   std::optional<Error> error;        // set when the sequence failed or was aborted

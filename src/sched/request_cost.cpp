@@ -38,7 +38,7 @@ int64_t response_bytes(const GenerationRequest& r, const CostModel& m) {
   } else if (r.token_records) {
     bytes += tokens * (1 + alternatives) * token_record_bytes(m);
   }
-  if (r.prompt_details) bytes += prompt * token_record_bytes(m);
+  if (r.prompt_details) bytes += prompt * (1 + std::max<int32_t>(0, r.prompt_top_n)) * token_record_bytes(m);
   return bytes;
 }
 
@@ -51,7 +51,7 @@ int64_t token_record_bytes(const CostModel& m) {
 SubmissionCost submission_cost(const std::vector<GenerationRequest>& items, const CostModel& m) {
   SubmissionCost c;
   c.bookkeeping_bytes = kSubmissionFixedBytes;
-  std::unordered_set<const void*> stop_lists;
+  std::unordered_set<const void*> stop_lists, bias_lists;
   int64_t largest_sequence = 0;
   for (const GenerationRequest& r : items) {
     c.prompt_bytes += prompt_bytes(r);
@@ -60,6 +60,9 @@ SubmissionCost submission_cost(const std::vector<GenerationRequest>& items, cons
     c.response_bytes += response_bytes(r, m);
     if (!r.params.stop.empty() && stop_lists.insert(r.params.stop.identity()).second) {
       c.stop_bytes += r.params.stop.bytes();
+    }
+    if (!r.params.logit_bias.empty() && bias_lists.insert(r.params.logit_bias.identity()).second) {
+      c.stop_bytes += r.params.logit_bias.bytes();
     }
   }
   // Only so many items are sequences at once; the rest wait as requests.

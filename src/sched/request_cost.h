@@ -1,8 +1,9 @@
 // What a request can cost in bytes of request memory, charged by admission
-// before any work starts: prompt ids and held texts, stop lists (once per
-// submission: items share one StopList), per-item and per-sequence
+// before any work starts: prompt ids and held texts, stop lists and logit_bias
+// lists (once per submission: items share one), per-item and per-sequence
 // bookkeeping, and the answer it can produce (records, texts and JSON for
-// max_new_tokens tokens, x (1 + top_n) with alternatives, prefill details).
+// max_new_tokens tokens, x (1 + top_n) with alternatives, prefill details x
+// (1 + prompt_top_n)).
 // The constants are upper bounds of what the code holds (glibc x86-64,
 // malloc's 16-byte header and vector doubling included); see docs/architecture.md.
 #pragma once
@@ -22,7 +23,7 @@ struct CostModel {
 // One submission's charge, by part.
 struct SubmissionCost {
   int64_t prompt_bytes = 0;       // prompt ids + prompt text the HTTP side keeps
-  int64_t stop_bytes = 0;         // each distinct stop list once
+  int64_t stop_bytes = 0;         // each distinct stop list and logit_bias list once
   int64_t bookkeeping_bytes = 0;  // per item (request) and per sequence it can run at once
   int64_t response_bytes = 0;     // events, records, texts and JSON of the answer
   int64_t total() const { return prompt_bytes + stop_bytes + bookkeeping_bytes + response_bytes; }

@@ -28,24 +28,13 @@ void send_error_final(Submission& sub, size_t index, const Error& error) noexcep
   }
 }
 
-// The n most likely tokens of raw logits, with log-softmax values.
-void top_tokens(std::span<const float> logits, int32_t n, const TextTokenizer& tok,
-                std::vector<int32_t>& order, std::vector<TokenInfo>& out) {
+// Sampler alternatives as token records (the token's own text, no context).
+void to_token_infos(const std::vector<SampledToken>& alternatives, const TextTokenizer& tok,
+                    std::vector<TokenInfo>& out) {
   out.clear();
-  if (n <= 0) return;
-  const size_t k = std::min(static_cast<size_t>(n), logits.size());
-  order.resize(logits.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
-                    [&](int32_t a, int32_t b) { return logits[static_cast<size_t>(a)] > logits[static_cast<size_t>(b)]; });
-  const float max_logit = logits[static_cast<size_t>(order[0])];
-  double sum = 0.0;
-  for (float l : logits) sum += std::exp(static_cast<double>(l - max_logit));
-  const float log_z = max_logit + static_cast<float>(std::log(sum));
-  for (size_t i = 0; i < k; ++i) {
-    const int32_t id = order[i];
-    out.push_back({id, logits[static_cast<size_t>(id)] - log_z, tok.piece_string(-1, id),
-                   tok.is_special(id)});
+  out.reserve(alternatives.size());
+  for (const SampledToken& a : alternatives) {
+    out.push_back({a.id, a.logprob, tok.piece_string(-1, a.id), tok.is_special(a.id)});
   }
 }
 
@@ -63,6 +52,19 @@ Sequence::Sequence(Submission* owner_, size_t index_, GenerationRequest request_
   tokens.reserve(static_cast<size_t>(total_tokens()));
   tokens = request.prompt_ids;
   sampler.observe_prompt(tokens);
+  if (request.prompt_details && !tokens.empty()) {  // the first token has no logprob; the prefill's rows add the rest
+    prefill.reserve(static_cast<size_t>(prompt_len));
+    prefill.push_back({tokens[0], std::numeric_limits<float>::quiet_NaN(), tokenizer.piece_string(-1, tokens[0]),
+                       tokenizer.is_special(tokens[0])});
+    if (request.prompt_top_n > 0) {
+      prefill_top.reserve(static_cast<size_t>(prompt_len));
+      prefill_top.emplace_back();
+    }
+  }
+}
+
+void PromptRows::row(size_t seq, int64_t pos, std::span<const float> logits) {
+  scheduler_.record_prompt_row(*plan_.owners[seq], pos, logits);
 }
 
 Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokenizer& tokenizer)
@@ -194,8 +196,9 @@ void Scheduler::add_prefills(StepPlan& plan, int64_t& budget) {
     if (!s->prefilling()) continue;
     const int64_t n = std::min(budget, s->prompt_len - s->kv_len);
     plan.steps.push_back({std::span(s->tokens).subspan(static_cast<size_t>(s->kv_len), static_cast<size_t>(n)),
-                          s->kv_len, &s->table, s->kv_len + n == s->prompt_len});
+                          s->kv_len, &s->table, s->kv_len + n == s->prompt_len, s->request.prompt_details});
     plan.owners.push_back(s.get());
+    plan.wants_rows = plan.wants_rows || s->request.prompt_details;
     if (!s->started_at) s->started_at = Clock::now();
     budget -= n;
   }
@@ -214,12 +217,33 @@ StepPlan Scheduler::schedule() {
   return plan;
 }
 
-void Scheduler::emit_token(Sequence& seq, const SampledToken& token, std::span<const float> logits) {
+void Scheduler::record_prompt_row(Sequence& seq, int64_t pos, std::span<const float> logits) {
+  const int64_t next = pos + 1;  // the row at pos predicts the prompt token at pos + 1
+  if (next >= seq.prompt_len || static_cast<int64_t>(seq.prefill.size()) != next) return;
+  const int32_t id = seq.tokens[static_cast<size_t>(next)];
+  const int32_t top_n = seq.request.prompt_top_n;
+  const float logprob = raw_logprobs(logits, id, top_n, scratch_.order, &alternatives_);
+  seq.prefill.push_back({id, logprob, tokenizer_.piece_string(seq.tokens[static_cast<size_t>(pos)], id),
+                         tokenizer_.is_special(id)});
+  if (top_n > 0) {
+    seq.prefill_top.emplace_back();
+    to_token_infos(alternatives_, tokenizer_, seq.prefill_top.back());
+  }
+}
+
+void Scheduler::emit_token(Sequence& seq, const SampledToken& token) {
   TokenEvent ev;
   ev.index = seq.index;
   const int32_t prev_id = seq.tokens[seq.tokens.size() - 2];  // the token is already appended
   ev.token = {token.id, token.logprob, tokenizer_.piece_string(prev_id, token.id),
               tokenizer_.is_special(token.id)};
+  seq.logprob_sum += token.logprob;
+  if (!seq.prefill.empty()) {  // the first event carries the prompt's records (moved: sent once)
+    ev.prefill = std::move(seq.prefill);
+    ev.prefill_top = std::move(seq.prefill_top);
+    seq.prefill.clear();
+    seq.prefill_top.clear();
+  }
   const bool eos_id = token.id == tokenizer_.eos_id() ||
                       std::find(limits_.extra_eos_ids.begin(), limits_.extra_eos_ids.end(), token.id) !=
                           limits_.extra_eos_ids.end();
@@ -231,30 +255,25 @@ void Scheduler::emit_token(Sequence& seq, const SampledToken& token, std::span<c
     seq.finish = FinishReason::kEosToken;
   }
   if (!seq.finish && seq.generated() >= seq.request.params.max_new_tokens) seq.finish = FinishReason::kLength;
-  if (seq.request.top_n_tokens > 0) top_tokens(logits, seq.request.top_n_tokens, tokenizer_, scratch_.order, ev.top_tokens);
+  if (seq.request.top_n_tokens > 0) to_token_infos(alternatives_, tokenizer_, ev.top_tokens);
   if (seq.finish) {
     if (*seq.finish != FinishReason::kStopSequence) {
       const std::string tail = seq.decoder.finish();
       ev.text += tail;
       seq.stops.push(tail);
+    } else {
+      ev.stop_offset = static_cast<int64_t>(seq.stops.match_begin());
     }
     ev.finish_reason = *seq.finish;
     ev.generated_tokens = seq.generated();
     ev.input_tokens = seq.prompt_len;
     ev.seed = seq.sampler.seed();
     ev.generated_text = seq.stops.text();
+    ev.logprob_sum = seq.logprob_sum;
     const Clock::time_point now = Clock::now();
     const Clock::time_point started = seq.started_at.value_or(now);
     ev.queue_seconds = std::chrono::duration<double>(started - seq.queued_at).count();
     ev.inference_seconds = std::chrono::duration<double>(now - started).count();
-    if (seq.request.prompt_details) {
-      for (int64_t i = 0; i < seq.prompt_len; ++i) {
-        const int32_t id = seq.tokens[static_cast<size_t>(i)];
-        ev.prefill.push_back({id, std::numeric_limits<float>::quiet_NaN(),
-                              tokenizer_.piece_string(i ? seq.tokens[static_cast<size_t>(i - 1)] : -1, id),
-                              tokenizer_.is_special(id)});
-      }
-    }
   }
   if (seq.finish) {
     release(seq);  // blocks are back before the client hears it is done
@@ -289,10 +308,13 @@ void Scheduler::update(const StepPlan& plan, std::span<const float> logits, int6
 void Scheduler::sample_and_emit(Sequence& seq, std::span<const float> logits) {
   inject_fault(FaultSite::kSample, seq.owner->ticket);
   std::copy(logits.begin(), logits.end(), logits_copy_.begin());
-  const SampledToken token = seq.sampler.sample(logits_copy_, scratch_);
+  const int32_t top_n = seq.request.top_n_tokens;
+  const bool raw = seq.request.raw_logprobs;
+  SampledToken token = seq.sampler.sample(logits_copy_, scratch_, raw ? 0 : top_n, &alternatives_);
+  if (raw) token.logprob = raw_logprobs(logits, token.id, top_n, scratch_.order, &alternatives_);
   seq.sampler.accept(token.id);
   seq.tokens.push_back(token.id);  // reserved to the full length: does not allocate
-  emit_token(seq, token, logits);
+  emit_token(seq, token);
 }
 
 void Scheduler::fail(Sequence& seq, const Error& error) {

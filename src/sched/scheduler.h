@@ -32,7 +32,22 @@ struct SchedulerLimits {
 struct StepPlan {
   std::vector<SeqStep> steps;
   std::vector<Sequence*> owners;
+  bool wants_rows = false;  // a step has want_all_logits (prompt logprobs): pass PromptRows to the engine
   bool empty() const { return steps.empty(); }
+};
+
+class Scheduler;
+
+// The engine's rows for want_all_logits spans of one plan: each becomes the
+// next prompt token's logprob (and alternatives) of its sequence.
+class PromptRows final : public LogitRowSink {
+ public:
+  PromptRows(Scheduler& scheduler, const StepPlan& plan) : scheduler_(scheduler), plan_(plan) {}
+  void row(size_t seq, int64_t pos, std::span<const float> logits) override;
+
+ private:
+  Scheduler& scheduler_;
+  const StepPlan& plan_;
 };
 
 class Scheduler {
@@ -61,6 +76,8 @@ class Scheduler {
   StepPlan schedule();
   // logits: [n_want, vocab], rows in the order of plan entries with want_logits.
   void update(const StepPlan& plan, std::span<const float> logits, int64_t vocab_size);
+  // One prompt row of a prefill (PromptRows): the logprob of the prompt token after `pos`.
+  void record_prompt_row(Sequence& seq, int64_t pos, std::span<const float> logits);
 
   bool idle() const { return running_.empty() && waiting_.empty() && submissions_.empty(); }
   int64_t waiting_count() const;
@@ -80,7 +97,7 @@ class Scheduler {
   void add_decodes(StepPlan& plan, int64_t& budget);
   void add_prefills(StepPlan& plan, int64_t& budget);
   void finish(Sequence& seq, FinishReason reason);
-  void emit_token(Sequence& seq, const SampledToken& token, std::span<const float> logits);
+  void emit_token(Sequence& seq, const SampledToken& token);
   void release(Sequence& seq);
   void remove_finished();
   void fail(Sequence& seq, const Error& error);  // error final event, blocks returned
@@ -93,6 +110,7 @@ class Scheduler {
   const TextTokenizer& tokenizer_;
   SamplerScratch scratch_;
   std::vector<float> logits_copy_;                 // [vocab] sampling works on a copy
+  std::vector<SampledToken> alternatives_;         // [top_n] of the token being emitted
   std::list<std::unique_ptr<Submission>> submissions_;  // with pending items or unfinished ones
   std::deque<std::unique_ptr<Sequence>> waiting_;  // admitted to the queue, no blocks yet
   std::vector<std::unique_ptr<Sequence>> running_; // holding blocks

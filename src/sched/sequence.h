@@ -43,6 +43,9 @@ struct Sequence {
   Sampler sampler;
   StopMatcher stops;
   StreamDecoder decoder;
+  std::vector<TokenInfo> prefill;                 // prompt_details: filled by the prefill's rows, sent with the first token
+  std::vector<std::vector<TokenInfo>> prefill_top;  // prompt_top_n alternatives per prompt token
+  double logprob_sum = 0;                         // of the generated tokens
   std::optional<FinishReason> finish;
   bool final_sent = false;           // its final event (result or error) went to the sink
   Clock::time_point queued_at = Clock::now();

@@ -217,6 +217,8 @@ std::vector<ServeSetting> make_table() {
       "Events waiting for one stream's reader; a slower reader's stream is cancelled with an error event", kPlanInput));
   t.push_back(row<double>("--graceful-timeout", "PLIMSOLL_GRACEFUL_TIMEOUT", K::kNumber, [](ServeConfig& c) -> auto& { return c.graceful_timeout_seconds; },
       "Seconds requests in flight may take to finish after SIGTERM"));
+  t.push_back(row<std::string>("--cors-allow-origin", "CORS_ALLOW_ORIGIN", K::kString, [](ServeConfig& c) -> auto& { return c.api.cors_allow_origin; },
+      "Let browsers call the API from these origins (\"*\", or origins separated by commas); default: no CORS"));
   t.push_back(row<std::string>("--model-id", "PLIMSOLL_MODEL_ID", K::kString, [](ServeConfig& c) -> auto& { return c.api.model_id; },
       "Name reported by /info and /v1/models (default: the path or repo id)"));
   // clang-format on

@@ -52,11 +52,37 @@ test("openai: chat completions, plain and streamed", async () => {
   assert.equal(text, r.choices[0].message.content);
 });
 
-test("openai: a 422 surfaces as an error with the reason", async () => {
+test("openai: a refused request is OpenAI's 400 error object, naming the param", async () => {
   await assert.rejects(
     openai.completions.create({ model: "m", prompt: "x", max_tokens: 100000 }),
-    (e) => e.status === 422,
+    (e) => e.status === 400 && e.type === "invalid_request_error" && e.param === "prompt" && /max_tokens/.test(e.message),
   );
+  await assert.rejects(
+    openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], response_format: { type: "json_object" } }),
+    (e) => e.status === 400 && e.param === "response_format",
+  );
+});
+
+test("openai: stop sequences are left out of the text, streamed or not", async () => {
+  const plain = await openai.completions.create({ model: "m", prompt: "Once upon a time", max_tokens: 20, temperature: 0 });
+  const text = plain.choices[0].text;  // ", there was a little girl..."
+  const r = await openai.completions.create({ model: "m", prompt: "Once upon a time", max_tokens: 20, temperature: 0, stop: ["little"] });
+  assert.equal(r.choices[0].text, text.slice(0, text.indexOf("little")));
+  assert.equal(r.choices[0].finish_reason, "stop");
+  const stream = await openai.completions.create({ model: "m", prompt: "Once upon a time", max_tokens: 20, temperature: 0, stop: ["little"], stream: true });
+  let streamed = "";
+  for await (const chunk of stream) streamed += chunk.choices[0]?.text ?? "";
+  assert.equal(streamed, r.choices[0].text);
+});
+
+test("openai: models.retrieve, and chat with response_format text and no tools", async () => {
+  const { data } = await openai.models.list();
+  const model = await openai.models.retrieve(data[0].id);
+  assert.equal(model.id, data[0].id);
+  const r = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "Tell me a story" }],
+    max_tokens: 8, temperature: 0, response_format: { type: "text" }, tools: [] });
+  assert.ok(["length", "stop"].includes(r.choices[0].finish_reason));
+  assert.ok(r.usage.completion_tokens > 0);
 });
 
 test("huggingface v4: textGeneration through /v1/completions", async () => {
@@ -78,6 +104,8 @@ test("huggingface v3: textGenerationStream on the TGI route", async () => {
     if (ev.generated_text !== null && ev.generated_text !== undefined) final = ev;
   }
   assert.ok(final, "a final event with generated_text");
-  assert.equal(final.generated_text, text);
+  // v3 posts to the endpoint URL itself: TGI's POST /, where return_full_text
+  // defaults to true; the token texts add up to the generated part.
+  assert.equal(final.generated_text, "Once upon a time" + text);
   assert.equal(final.details.generated_tokens, 20);
 });

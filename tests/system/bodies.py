@@ -183,10 +183,11 @@ def string_cases():
          lambda: j({"messages": [{"role": "user", "content": [{"type": "text", "text": s}]}]})),
         ("chat content part type", "/v1/chat/completions",
          lambda: j({"messages": [{"role": "user", "content": [{"type": s, "text": "hi"}]}]})),
+        # A chat without max_tokens runs to the context (OpenAI's default): the string is the attack here.
         ("chat message name", "/v1/chat/completions",
-         lambda: j({"messages": [{"role": "user", "content": "hi", "name": s}]})),
+         lambda: j({"messages": [{"role": "user", "content": "hi", "name": s}], "max_tokens": 4})),
         ("chat model", "/v1/chat/completions", lambda: j(dict(chat, model=s, max_tokens=4))),
-        ("chat stop", "/v1/chat/completions", lambda: j(dict(chat, stop=s))),
+        ("chat stop", "/v1/chat/completions", lambda: j(dict(chat, stop=s, max_tokens=4))),
         ("a 1.8 MB key", "/generate", lambda: j({s: 1, "inputs": "Hi", "parameters": {"max_new_tokens": 4}})),
         ("escaped emoji inputs", "/generate",
          lambda: b'{"inputs":"' + b"\\ud83d\\ude00" * 150_000 + b'","parameters":{"max_new_tokens":4}}'),

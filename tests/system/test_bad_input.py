@@ -72,7 +72,7 @@ CASES = [
     ("seed negative", "/generate", gen(seed=-1), 422, "validation", ["`seed`"]),
     ("top_n_tokens 1000", "/generate", gen(top_n_tokens=1000), 422, "validation", ["`top_n_tokens`", "1000"]),
     ("truncate negative", "/generate", gen(truncate=-5), 422, "validation", ["`truncate`"]),
-    ("best_of 2", "/generate", gen(best_of=2, do_sample=True), 422, "validation", ["`best_of`"]),
+    ("best_of 3", "/generate", gen(best_of=3, do_sample=True), 422, "validation", ["`best_of`", "<= 2"]),
     ("grammar", "/generate", gen(grammar={"type": "json", "value": {}}), 422, "validation", ["`grammar`"]),
     ("stream list inputs", "/generate_stream", j({"inputs": ["a", "b"]}), 422, "validation", ["`inputs`"]),
     ("stream flag is a string", "/", j({"inputs": "Hi", "stream": "yes"}), 422, "validation", ["`stream`"]),
@@ -101,8 +101,11 @@ CASES = [
     ("chat content parts wrong", "/v1/chat/completions",
      j({"messages": [{"role": "user", "content": [{"type": "image", "url": "x"}]}]}), 422, "validation",
      ["content"]),
-    ("chat tools", "/v1/chat/completions", j({"messages": [{"role": "user", "content": "Hi"}], "tools": []}), 422,
-     "validation", ["`tools`"]),
+    ("chat tools", "/v1/chat/completions", j({"messages": [{"role": "user", "content": "Hi"}], "tools": [
+        {"type": "function", "function": {"name": "f", "parameters": {}}}]}), 422, "validation", ["`tools`"]),
+    ("chat response_format json", "/v1/chat/completions", j({"messages": [{"role": "user", "content": "Hi"}],
+                                                             "response_format": {"type": "json_object"}}),
+     422, "validation", ["`response_format`", "json_object"]),
     ("tokenize number", "/tokenize", j({"inputs": 5}), 422, "validation", ["`inputs`"]),
 ]
 
@@ -125,6 +128,16 @@ class BadInputTest(unittest.TestCase):
         self.assertEqual(status, 200, "%s: then %s" % (after, body))
         self.assertTrue(body["generated_text"])
 
+    def assert_openai_error(self, r, status, words, what):
+        """OpenAI's error object, on /v1/ paths: a 422 is sent as 400."""
+        self.assertEqual(r.status, 400 if status == 422 else status, "%s: %s" % (what, r.body[:300]))
+        self.assertTrue(r.headers.get("content-type", "").startswith("application/json"), what)
+        error = r.json()["error"]
+        self.assertEqual(set(error), {"message", "type", "param", "code"}, what)
+        self.assertEqual(error["type"], "invalid_request_error", what)
+        for w in words:
+            self.assertIn(w.lower(), error["message"].lower(), "%s: %s" % (what, error["message"]))
+
     def assert_json_error(self, r, status, error_type, words, what):
         self.assertEqual(r.status, status, "%s: %s" % (what, r.body[:300]))
         self.assertTrue(r.headers.get("content-type", "").startswith("application/json"), what)
@@ -140,7 +153,10 @@ class BadInputTest(unittest.TestCase):
         for name, path, body, status, error_type, words in CASES:
             with self.subTest(name):
                 r = rawhttp.send(self.server.port, body, path=path)
-                self.assert_json_error(r, status, error_type, words, name)
+                if path.startswith("/v1/"):
+                    self.assert_openai_error(r, status, words, name)
+                else:
+                    self.assert_json_error(r, status, error_type, words, name)
                 self.assert_still_serving(name)
 
     def test_unknown_fields_are_ignored_as_tgi_does(self):

@@ -166,6 +166,54 @@ class ServeTest(unittest.TestCase):
         others = [l for l in findings if not re.search(r"tgi_request_(count|success|failure)", l)]
         self.assertEqual(others, [], "\n".join(findings))
 
+    def test_openai_and_tgi_fidelity(self):
+        """Stop sequences left out (streamed too), echo + logprobs of a token prompt as
+        lm-evaluation-harness sends it equal to TGI's prefill logprobs, chat without
+        max_tokens to the context, OpenAI's error object, POST / with the full text."""
+        base = {"model": "m", "prompt": "Once upon a time", "max_tokens": 24, "temperature": 0}
+        whole = self.server.post_json("/v1/completions", base)[1]["choices"][0]["text"]
+        stop = max(whole.split()[:6], key=len)
+        status, body, _ = self.server.post_json("/v1/completions", dict(base, stop=[stop]))
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body["choices"][0]["text"], whole[:whole.index(stop)])
+        self.assertEqual(body["choices"][0]["finish_reason"], "stop")
+        raw = self.server.request("POST", "/v1/completions", dict(base, stop=[stop], stream=True))[1].decode()
+        chunks = [json.loads(l[6:]) for l in raw.split("\n") if l.startswith("data: {")]
+        self.assertEqual("".join(c["choices"][0]["text"] for c in chunks), whole[:whole.index(stop)])
+
+        ids = [t["id"] for t in self.server.post_json("/tokenize", {"inputs": "Once upon a time there was"})[1]]
+        status, body, _ = self.server.post_json("/v1/completions", {"prompt": ids, "max_tokens": 1, "echo": True,
+                                                                    "logprobs": 1, "temperature": 0})
+        self.assertEqual(status, 200, body)
+        lp = body["choices"][0]["logprobs"]
+        self.assertEqual(len(lp["token_logprobs"]), len(ids) + 1)
+        self.assertIsNone(lp["token_logprobs"][0])
+        self.assertIsNone(lp["top_logprobs"][0])
+        self.assertEqual(lp["token_logprobs"][-1], max(lp["top_logprobs"][-1].values()))  # greedy
+        status, tgi, _ = self.server.post_json("/generate", {"inputs": "Once upon a time there was", "parameters": {
+            "max_new_tokens": 1, "decoder_input_details": True}})
+        prefill = [t["logprob"] for t in tgi["details"]["prefill"]]
+        self.assertEqual(len(prefill), len(ids))
+        self.assertIsNone(prefill[0])
+        for a, b in zip(prefill[1:], lp["token_logprobs"][1:-1]):
+            self.assertLess(a, 0.0)
+            self.assertAlmostEqual(a, b, places=4)
+
+        chat = {"messages": [{"role": "user", "content": "Tell me a story"}], "ignore_eos": True,
+                "response_format": {"type": "text"}}
+        status, body, _ = self.server.post_json("/v1/chat/completions", chat)
+        self.assertEqual(status, 200, body)
+        limit = json.loads(self.server.get("/info")[1])["max_total_tokens"]
+        self.assertEqual(body["usage"]["total_tokens"], limit)  # no max_tokens: to the context limit
+        self.assertEqual(body["choices"][0]["finish_reason"], "length")
+
+        status, body, _ = self.server.post_json("/v1/completions", {"prompt": "x", "max_tokens": 10 ** 6})
+        self.assertEqual(status, 400, body)
+        self.assertEqual(set(body["error"]), {"message", "type", "param", "code"})
+        self.assertEqual(body["error"]["param"], "prompt")
+        status, body, _ = self.server.post_json("/", {"inputs": "Once upon a time", "parameters": {"max_new_tokens": 4}})
+        self.assertTrue(body[0]["generated_text"].startswith("Once upon a time"), body)
+
     def test_curl_examples_in_docs_api_md(self):
         with open(os.path.join(REPO, "docs", "api.md")) as f:
             text = f.read()

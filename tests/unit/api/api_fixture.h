@@ -89,6 +89,25 @@ class ApiTest : public ::testing::Test {
     EXPECT_EQ(b.size(), 2u) << r->body;
   }
 
+  // OpenAI's error object on /v1 routes: {"error":{"message","type","param","code"}}.
+  static void expect_openai_error(const httplib::Result& r, int status, const std::string& type,
+                                  const std::string& message_part, const json& param = nullptr) {
+    ASSERT_TRUE(r) << "no response";
+    EXPECT_EQ(r->status, status) << r->body;
+    EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+    json b = json::parse(r->body);
+    ASSERT_EQ(b.size(), 1u) << r->body;
+    ASSERT_TRUE(b["error"].is_object()) << r->body;
+    const json& e = b["error"];
+    EXPECT_EQ(e.size(), 4u) << r->body;
+    EXPECT_EQ(e["type"], type) << r->body;
+    EXPECT_NE(e["message"].get<std::string>().find(message_part), std::string::npos) << r->body;
+    EXPECT_TRUE(e.contains("code")) << r->body;
+    if (!param.is_null()) {
+      EXPECT_EQ(e["param"], param) << r->body;
+    }
+  }
+
   // The JSON payloads of a TGI or OpenAI event stream, in order.
   static std::vector<std::string> sse_data(const std::string& body, const std::string& prefix) {
     std::vector<std::string> out;

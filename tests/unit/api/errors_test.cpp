@@ -11,7 +11,7 @@ json with_params(json params) { return {{"inputs", "hi"}, {"parameters", std::mo
 
 TEST_F(ApiTest, MalformedJsonIs422WithTheParseError) {
   expect_error(post("/generate", std::string("{\"inputs\": ")), 422, "validation", "parse error");
-  expect_error(post("/v1/completions", std::string("not json")), 422, "validation", "parse error");
+  expect_openai_error(post("/v1/completions", std::string("not json")), 400, "invalid_request_error", "parse error");
 }
 
 TEST_F(ApiTest, WrongTypesNameTheField) {
@@ -82,8 +82,8 @@ TEST_F(ApiTest, TruncateKeepsTheLastTokens) {
 TEST_F(ApiTest, TooManyStopSequences) {
   expect_error(post("/generate", with_params({{"stop", {"a", "b", "c", "d", "e"}}})), 422,
                "validation", "`stop` supports up to 4 stop sequences. Given: 5");
-  expect_error(post("/v1/completions", json{{"prompt", "hi"}, {"stop", {"a", "b", "c", "d", "e"}}}),
-               422, "validation", "`stop` supports up to 4 stop sequences. Given: 5");
+  expect_openai_error(post("/v1/completions", json{{"prompt", "hi"}, {"stop", {"a", "b", "c", "d", "e"}}}),
+                      400, "invalid_request_error", "`stop` supports up to 4 stop sequences. Given: 5", "stop");
 }
 
 TEST_F(ApiTest, ClientBatchLimitApplies) {
@@ -102,7 +102,9 @@ TEST_F(ApiTest, OverloadedIs429WithRetryAfterBeforeAnyStreamByte) {
   expect_error(r, 429, "overloaded", "queue full");
   EXPECT_EQ(r->get_header_value("Retry-After"), "1");
   r = post("/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"stream", true}});
-  expect_error(r, 429, "overloaded", "queue full");
+  expect_openai_error(r, 429, "rate_limit_exceeded", "queue full");
+  EXPECT_EQ(body_json(r)["error"]["code"], "rate_limit_exceeded");
+  EXPECT_EQ(r->get_header_value("Retry-After"), "1");
   auto m = client_->Get("/metrics");
   EXPECT_NE(m->body.find("plimsoll_rejections_total{reason=\"overloaded\"} 3"), std::string::npos) << m->body;
   EXPECT_NE(m->body.find("tgi_request_failure{err=\"overloaded\"} 3"), std::string::npos);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/stop.h"
 #include "sched/generation_service.h"
 #include "tokenizer/stream_decoder.h"
 #include "tokenizer/tokenizer.h"
@@ -122,46 +123,71 @@ class FakeService final : public sched::GenerationService {
     return {id, logprob, tokenizer_.piece_string(prev, id), tokenizer_.is_special(id)};
   }
 
+  // A token's logprob: -0.25 for seed 42 (the default), lower for other seeds
+  // (best_of tests rank items by it).
+  static float logprob_for(const sched::GenerationRequest& item) {
+    return -0.25f - 0.1f * static_cast<float>((item.params.seed.value_or(42) + 3) % 5);
+  }
+
   void run_item(size_t index, const sched::GenerationRequest& item, const sched::EventSink& sink,
                 const std::atomic<bool>& cancelled) {
     StreamDecoder decoder(tokenizer_, item.prompt_ids.empty() ? -1 : item.prompt_ids.back());
-    std::string generated;
+    StopMatcher stops(item.params.stop);
     int32_t prev = item.prompt_ids.empty() ? -1 : item.prompt_ids.back();
     const int64_t n = item.params.max_new_tokens;
+    const float logprob = logprob_for(item);
+    double sum = 0;
     for (int64_t k = 0; endless_ || k < n; ++k) {
       if (cancelled.load()) return;
       if (token_delay_.count() > 0) std::this_thread::sleep_for(token_delay_);
       sched::TokenEvent e;
       e.index = index;
       int32_t id = script_ids_[static_cast<size_t>(k) % script_ids_.size()];
-      e.token = info(prev, id, -0.25f);
+      e.token = info(prev, id, logprob);
+      sum += logprob;
       e.text = decoder.push(id);
-      for (int32_t t = 0; t < item.top_n_tokens; ++t) e.top_tokens.push_back(info(prev, id, -0.25f - t));
+      for (int32_t t = 0; t < item.top_n_tokens; ++t) e.top_tokens.push_back(info(prev, id, logprob - static_cast<float>(t)));
+      if (k == 0) add_prefill(item, &e);
       prev = id;
-      const bool last = !endless_ && k + 1 == n;
-      if (last) e.text += decoder.finish();
-      generated += e.text;
-      if (last) finish(item, generated, &e);
+      const bool stopped = stops.push(e.text);
+      const bool last = stopped || (!endless_ && k + 1 == n);
+      if (last && !stopped) {
+        const std::string tail = decoder.finish();
+        e.text += tail;
+        stops.push(tail);
+      }
+      if (last) finish(item, k + 1, stops, stopped, sum, &e);
       sink(std::move(e));
+      if (last) return;
     }
   }
 
-  void finish(const sched::GenerationRequest& item, const std::string& generated, sched::TokenEvent* e) {
-    e->final = true;
-    e->finish_reason = FinishReason::kLength;
-    e->generated_tokens = item.params.max_new_tokens;
-    e->input_tokens = static_cast<int64_t>(item.prompt_ids.size());
-    e->seed = item.params.seed.value_or(42);
-    e->generated_text = generated;
-    e->queue_seconds = 0.001;
-    e->inference_seconds = 0.01;
-    e->error = fail_with_;
+  void add_prefill(const sched::GenerationRequest& item, sched::TokenEvent* e) const {
     if (!item.prompt_details) return;
     int32_t prev = -1;
     for (int32_t id : item.prompt_ids) {
       e->prefill.push_back(info(prev, id, prev < 0 ? NAN : -1.0f));
+      if (item.prompt_top_n > 0) {
+        e->prefill_top.emplace_back();
+        if (prev >= 0) e->prefill_top.back().push_back(info(-1, id, -1.0f));
+      }
       prev = id;
     }
+  }
+
+  void finish(const sched::GenerationRequest& item, int64_t generated, const StopMatcher& stops, bool stopped,
+              double logprob_sum, sched::TokenEvent* e) {
+    e->final = true;
+    e->finish_reason = stopped ? FinishReason::kStopSequence : FinishReason::kLength;
+    e->stop_offset = stopped ? static_cast<int64_t>(stops.match_begin()) : -1;
+    e->generated_tokens = generated;
+    e->input_tokens = static_cast<int64_t>(item.prompt_ids.size());
+    e->seed = item.params.seed.value_or(42);
+    e->generated_text = stops.text();
+    e->logprob_sum = logprob_sum;
+    e->queue_seconds = 0.001;
+    e->inference_seconds = 0.01;
+    e->error = fail_with_;
   }
 
   const TextTokenizer& tokenizer_;

@@ -1,7 +1,7 @@
 // /v1/chat/completions with a model's own chat template and tokenizer.json:
 // prompt ids equal @huggingface/tokenizers' ids of @huggingface/jinja's
 // rendering (tests/data/chat_templates/chat_ids.jsonl); raise_exception is a
-// 422; generation_config.json defaults fill what a request leaves out.
+// 422 (OpenAI's 400 on /v1); generation_config.json defaults fill what a request leaves out.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -92,7 +92,7 @@ TEST_F(ModelChatTest, PromptIdsEqualTheReferenceRenderingsIds) {
     ASSERT_TRUE(res);
     const auto want = r["ids"].get<std::vector<int32_t>>();
     if (static_cast<int64_t>(want.size()) > service_->limits().max_input_tokens) {  // FakeService: 64
-      EXPECT_EQ(res->status, 422) << r["conversation"];
+      EXPECT_EQ(res->status, 400) << r["conversation"];  // OpenAI's status for a 422
       continue;
     }
     ASSERT_EQ(res->status, 200) << r["template"] << " " << r["conversation"] << ": " << res->body;
@@ -103,13 +103,13 @@ TEST_F(ModelChatTest, PromptIdsEqualTheReferenceRenderingsIds) {
   EXPECT_GE(checked, 8);
 }
 
-TEST_F(ModelChatTest, RaiseExceptionIs422WithTheTemplatesMessage) {
+TEST_F(ModelChatTest, RaiseExceptionIs400WithTheTemplatesMessage) {
   // mistral.jinja raises when roles do not alternate; any tokenizer renders it.
   serve("llama3", "mistral");
   auto res = chat({{"messages", {{{"role", "user"}, {"content", "a"}}, {{"role", "user"}, {"content", "b"}}}}});
   ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 422) << res->body;
-  EXPECT_NE(json::parse(res->body)["error"].get<std::string>().find(
+  EXPECT_EQ(res->status, 400) << res->body;  // OpenAI's status for a validation error
+  EXPECT_NE(json::parse(res->body)["error"]["message"].get<std::string>().find(
                 "Conversation roles must alternate user/assistant/user/assistant"),
             std::string::npos)
       << res->body;
@@ -117,16 +117,16 @@ TEST_F(ModelChatTest, RaiseExceptionIs422WithTheTemplatesMessage) {
 
 // A hostile template's render stops at its budget: the output budget is the
 // longest prompt max_input_tokens allows ((64 + 2) x the longest token's
-// bytes), and the error (422) names the budget and its value.
+// bytes), and the error (422, sent as OpenAI's 400) names the budget and its value.
 const json kHello = {{"messages", {{{"role", "user"}, {"content", "hello"}}}}};
 
-TEST_F(ModelChatTest, ARenderOverItsOutputBudgetIs422NamingTheBudget) {
+TEST_F(ModelChatTest, ARenderOverItsOutputBudgetIs400NamingTheBudget) {
   serve_source("llama3",
                "{% for i in range(1000) %}{% for j in range(1000) %}{{ messages[0].content }}{% endfor %}{% endfor %}",
                "loop");
   auto res = chat(kHello);
   ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 422) << res->body;
+  EXPECT_EQ(res->status, 400) << res->body;
   const std::string budget = std::to_string(66 * tokenizer_->max_token_bytes());
   EXPECT_NE(res->body.find("the rendered text would pass the output budget of " + budget + " bytes"),
             std::string::npos)
@@ -140,7 +140,7 @@ TEST_F(ModelChatTest, ARepeatedMessageIsRefusedBeforeItIsBuilt) {
   serve_source("llama3", "{{ messages[0].content * 100000000 }}", "repeat");
   auto res = chat(kHello);
   ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 422) << res->body;
+  EXPECT_EQ(res->status, 400) << res->body;
   EXPECT_NE(res->body.find("'*' (5 bytes x 100000000) would build 500000000 bytes"), std::string::npos) << res->body;
   EXPECT_NE(res->body.find("held-bytes budget"), std::string::npos) << res->body;
 
@@ -161,17 +161,17 @@ TEST_F(ModelChatTest, TheRenderReservesItsHeldBytesFirst) {
   service_->reserve_limit_bytes_ = need - 1;
   res = chat(kHello);
   ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 422) << res->body;
+  EXPECT_EQ(res->status, 400) << res->body;  // OpenAI's status for a 422
   EXPECT_NE(res->body.find("rendering the chat template needs " + std::to_string(need)), std::string::npos)
       << res->body;
 }
 
 // The reported SIGFPE: INT64_MIN % -1 is 0 (as in Python), INT64_MIN // -1 an error.
-TEST_F(ModelChatTest, IntegerOverflowInATemplateIs422) {
+TEST_F(ModelChatTest, IntegerOverflowInATemplateIs400) {
   serve_source("llama3", "{{ (-9223372036854775807 - 1) % -1 }}{{ (-9223372036854775807 - 1) // -1 }}", "fpe");
   auto res = chat(kHello);
   ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 422) << res->body;
+  EXPECT_EQ(res->status, 400) << res->body;
   EXPECT_NE(res->body.find("integer overflow in -9223372036854775808 // -1"), std::string::npos) << res->body;
 }
 

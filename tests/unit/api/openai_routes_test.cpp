@@ -33,8 +33,8 @@ TEST_F(ApiTest, CompletionIgnoreEosReachesTheSampler) {
   r = post("/v1/completions", json{{"prompt", "hi"}, {"max_tokens", 2}});
   ASSERT_TRUE(r);
   EXPECT_FALSE(service_.last_items()[0].params.ignore_eos);
-  expect_error(post("/v1/completions", json{{"prompt", "hi"}, {"ignore_eos", "yes"}}), 422, "validation",
-               "`ignore_eos` must be a boolean");
+  expect_openai_error(post("/v1/completions", json{{"prompt", "hi"}, {"ignore_eos", "yes"}}), 400,
+                      "invalid_request_error", "`ignore_eos` must be a boolean", "ignore_eos");
 }
 
 TEST_F(ApiTest, CompletionListPromptsTimesNInOrder) {
@@ -75,22 +75,30 @@ TEST_F(ApiTest, CompletionStreamEndsWithDone) {
   ASSERT_EQ(events.size(), 4u) << r->body;
   EXPECT_EQ(stable(json::parse(events[0])), json::parse(R"({
     "object":"text_completion","model":"fake/model","system_fingerprint":"plimsoll",
-    "choices":[{"index":0,"text":" ","logprobs":null,"finish_reason":null}]})"));
+    "choices":[{"index":0,"text":" ","logprobs":null,"finish_reason":null}],"usage":null})"));
   EXPECT_EQ(json::parse(events[1])["choices"][0]["finish_reason"], "length");
   EXPECT_EQ(json::parse(events[2])["usage"], json::parse(R"({"prompt_tokens":4,"completion_tokens":2,"total_tokens":6})"));
   EXPECT_EQ(events[3], "[DONE]");
 }
 
-TEST_F(ApiTest, CompletionValidation) {
-  expect_error(post("/v1/completions", json{{"prompt", "hi"}, {"temperature", 2.5}}), 422, "validation",
-               "`temperature` must be >= 0.0 and <= 2.0");
-  expect_error(post("/v1/completions", json{{"prompt", "hi"}, {"n", 0}}), 422, "validation",
-               "`n` must be >= 1");
-  expect_error(post("/v1/completions", json{{"prompt", 3}}), 422, "validation", "`prompt` must be");
-  expect_error(post("/v1/completions", json{{"prompt", "hi"}, {"max_tokens", -1}}), 422, "validation",
-               "`max_tokens` must be strictly positive");
-  expect_error(post("/v1/completions", json{{"prompt", "hi"}, {"logprobs", 9}}), 422, "validation",
-               "`logprobs` must be >= 0 and <= 5");
+TEST_F(ApiTest, CompletionValidationIsOpenAis400NamingTheParam) {
+  const std::string bad = "invalid_request_error";
+  expect_openai_error(post("/v1/completions", json{{"prompt", "hi"}, {"temperature", 2.5}}), 400, bad,
+                      "`temperature` must be >= 0.0 and <= 2.0", "temperature");
+  expect_openai_error(post("/v1/completions", json{{"prompt", "hi"}, {"n", 0}}), 400, bad, "`n` must be >= 1", "n");
+  expect_openai_error(post("/v1/completions", json{{"prompt", 3}}), 400, bad, "`prompt` must be", "prompt");
+  expect_openai_error(post("/v1/completions", json{{"prompt", "hi"}, {"max_tokens", -1}}), 400, bad,
+                      "`max_tokens` must be strictly positive", "max_tokens");
+  expect_openai_error(post("/v1/completions", json{{"prompt", "hi"}, {"logprobs", 9}}), 400, bad,
+                      "`logprobs` must be >= 0 and <= 5", "logprobs");
+  expect_openai_error(post("/v1/completions", json{{"prompt", "hi"}, {"max_tokens", 1000}}), 400, bad,
+                      "`prompt` tokens + `max_tokens` must be <= 96. Given: 4 `prompt` tokens and 1000 `max_tokens`",
+                      "prompt");
+  expect_openai_error(post("/v1/completions", json{{"prompt", "hi"}, {"suffix", "x"}}), 400, bad, "`suffix`", "suffix");
+  expect_openai_error(post("/v1/completions", json{{"prompt", "hi"}, {"best_of", 1}, {"n", 2}}), 400, bad,
+                      "`best_of` must be >= `n` (2)", "best_of");
+  expect_openai_error(post("/v1/completions", json{{"prompt", "hi"}, {"best_of", 2}, {"stream", true}}), 400, bad,
+                      "`best_of` > `n` cannot be used with `stream`", "best_of");
 }
 
 TEST_F(ApiTest, ChatRendersTheTemplateAndAnswers) {
@@ -127,12 +135,31 @@ TEST_F(ApiTest, ChatStreamSendsRoleThenDeltasThenDone) {
   EXPECT_EQ(events[2], "[DONE]");
 }
 
-TEST_F(ApiTest, ChatRejectsToolsAndEmptyMessages) {
-  expect_error(post("/v1/chat/completions", json{{"messages", json::array()}}), 422, "validation",
-               "`messages` must be a non-empty list");
-  expect_error(post("/v1/chat/completions",
-                    json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"tools", json::array({1})}}),
-               422, "validation", "`tools` is not supported");
+TEST_F(ApiTest, ChatRefusesToolsAndJsonOutputClearlyAndAcceptsTextFormat) {
+  const std::string bad = "invalid_request_error";
+  const json hi = {{{"role", "user"}, {"content", "hi"}}};
+  expect_openai_error(post("/v1/chat/completions", json{{"messages", json::array()}}), 400, bad,
+                      "`messages` must be a non-empty list", "messages");
+  json tool = {{"type", "function"}, {"function", {{"name", "f"}, {"parameters", json::object()}}}};
+  expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tools", json::array({tool})}}), 400, bad,
+                      "`tools` is not supported by this server (tool calling is not implemented)", "tools");
+  expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tool_choice", "required"}}), 400, bad,
+                      "`tool_choice` is not supported", "tool_choice");
+  expect_openai_error(
+      post("/v1/chat/completions", json{{"messages", hi}, {"response_format", {{"type", "json_object"}}}}), 400, bad,
+      "`response_format` of type \"json_object\" is not supported", "response_format");
+  expect_openai_error(
+      post("/v1/chat/completions", json{{"messages", hi}, {"response_format", {{"type", "json_schema"}}}}), 400, bad,
+      "`response_format` of type \"json_schema\"", "response_format");
+  // What asks for nothing is accepted: text output, no tools, tool_choice none/auto.
+  for (const json& extra : {json{{"response_format", {{"type", "text"}}}}, json{{"tools", json::array()}},
+                            json{{"tool_choice", "none"}}, json{{"tool_choice", "auto"}}}) {
+    json body = {{"messages", hi}, {"max_tokens", 1}};
+    body.update(extra);
+    auto r = post("/v1/chat/completions", body);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << extra.dump() << r->body;
+  }
 }
 
 TEST_F(ApiTest, ChatTemplateHookIsUsed) {
@@ -149,8 +176,8 @@ TEST_F(ApiTest, ChatTemplateHookIsUsed) {
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(service_.last_items()[0].prompt_ids, (std::vector<int32_t>{1, 285, 285}));  // one BOS, no dummy prefix after it
-  expect_error(post("/v1/chat/completions", json{{"messages", {{{"role", "bad"}, {"content", "x"}}}}}), 422,
-               "validation", "role bad");
+  expect_openai_error(post("/v1/chat/completions", json{{"messages", {{{"role", "bad"}, {"content", "x"}}}}}), 400,
+                      "invalid_request_error", "role bad");
 }
 
 TEST_F(ApiTest, ModelsListsTheModel) {

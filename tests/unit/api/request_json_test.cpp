@@ -102,7 +102,7 @@ TEST_F(ApiTest, DeeplyNestedChatContentIs422AndTheServerKeepsServing) {
   const std::string deep(200'000, '[');
   const std::string body = R"({"messages":[{"role":"user","content":)" + deep + "]}]}";
   auto r = post("/v1/chat/completions", body);
-  expect_error(r, 422, "validation", "deeper than 64 levels");
+  expect_openai_error(r, 400, "invalid_request_error", "deeper than 64 levels");
   r = post("/generate", R"({"inputs":)" + deep + "}");
   expect_error(r, 422, "validation", "deeper than 64 levels");
   auto ok = post("/generate", json{{"inputs", "hi"}, {"parameters", {{"max_new_tokens", 2}}}});

@@ -85,9 +85,16 @@ TEST_F(ApiTest, GenerateStreamFramesTgiEvents) {
 }
 
 TEST_F(ApiTest, CompatRouteGeneratesAListOrStreams) {
+  // TGI's POST / defaults return_full_text to true (a model without a pipeline tag).
   auto r = post("/", json{{"inputs", "hi"}, {"parameters", {{"max_new_tokens", 1}}}});
   ASSERT_TRUE(r);
+  EXPECT_EQ(body_json(r), json::parse(R"([{"generated_text":"hi "}])"));
+  r = post("/", json{{"inputs", "hi"}});
+  EXPECT_EQ(body_json(r)[0]["generated_text"].get<std::string>().substr(0, 2), "hi");
+  r = post("/", json{{"inputs", "hi"}, {"parameters", {{"max_new_tokens", 1}, {"return_full_text", false}}}});
   EXPECT_EQ(body_json(r), json::parse(R"([{"generated_text":" "}])"));
+  r = post("/generate", json{{"inputs", "hi"}, {"parameters", {{"max_new_tokens", 1}}}});
+  EXPECT_EQ(body_json(r), json::parse(R"({"generated_text":" "})"));  // /generate keeps false
   r = post("/", json{{"inputs", "hi"}, {"stream", true}, {"parameters", {{"max_new_tokens", 2}}}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->get_header_value("Content-Type"), "text/event-stream");
@@ -173,6 +180,50 @@ TEST_F(ApiTest, ByteTokensNeverBreakJson) {
   auto events = sse_data(r->body, "data:");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(json::parse(events[0])["token"]["text"], "\xEF\xBF\xBD");
+}
+
+TEST_F(ApiTest, StreamTokenTextIsEmptyUntilTheCharacterIsComplete) {
+  service_.script_ids_ = {tokenizer_.byte_token(0xC3), tokenizer_.byte_token(0xA9), 259};  // "é", " "
+  json body = {{"inputs", "hi"}, {"parameters", {{"max_new_tokens", 3}, {"details", true}}}};
+  auto events = sse_data(post("/generate_stream", body)->body, "data:");
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(json::parse(events[0])["token"]["text"], "");  // TGI: "" for the first byte...
+  EXPECT_EQ(json::parse(events[1])["token"]["text"], "\xC3\xA9");  // ...then the whole character
+  EXPECT_EQ(json::parse(events[2])["generated_text"], "\xC3\xA9 ");
+  json details = body_json(post("/generate", body))["details"];
+  EXPECT_EQ(details["tokens"][0]["text"], "");
+  EXPECT_EQ(details["tokens"][1]["text"], "\xC3\xA9");
+}
+
+TEST_F(ApiTest, BestOfAnswersTheBestWithTheOthersAsBestOfSequences) {
+  service_.limits_.max_best_of = 3;
+  json params = {{"max_new_tokens", 2}, {"best_of", 3}, {"do_sample", true}, {"details", true}};
+  auto r = post("/generate", json{{"inputs", {"hi", "yo"}}, {"parameters", params}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(service_.last_items().size(), 6u);  // inputs x best_of
+  json out = body_json(r);
+  ASSERT_EQ(out.size(), 2u);
+  for (const json& answer : out) {
+    EXPECT_EQ(answer["generated_text"], " h");
+    const json& others = answer["details"]["best_of_sequences"];
+    ASSERT_EQ(others.size(), 2u) << r->body;
+    EXPECT_EQ(others[0]["generated_text"], " h");
+    EXPECT_EQ(others[0]["generated_tokens"], 2);
+    EXPECT_EQ(others[0]["finish_reason"], "length");
+    EXPECT_EQ(others[0]["tokens"].size(), 2u);
+    EXPECT_TRUE(others[0].contains("seed"));
+  }
+  // Without details there is no details object at all (TGI).
+  params.erase("details");
+  EXPECT_EQ(body_json(post("/generate", json{{"inputs", "hi"}, {"parameters", params}})),
+            json::parse(R"({"generated_text":" h"})"));
+  expect_error(post("/generate", json{{"inputs", "hi"}, {"parameters", {{"best_of", 2}}}}), 422, "validation",
+               "you must use sampling when `best_of` is > 1");
+  expect_error(post("/generate", json{{"inputs", "hi"}, {"parameters", {{"best_of", 2}, {"do_sample", true}, {"seed", 1}}}}),
+               422, "validation", "`seed` must not be set when `best_of` > 1");
+  expect_error(post("/generate_stream", json{{"inputs", "hi"}, {"parameters", {{"best_of", 2}, {"do_sample", true}}}}),
+               422, "validation", "`best_of` != 1 is not allowed for this endpoint");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "convert/random_model.h"
 #include "kernels/kernels.h"
@@ -215,6 +216,75 @@ TEST(BatchEngine, MatchesReferenceQwen2Style) {
   c.tied_embeddings = true;
   testing::RandomDecoder model(c, 23, /*fused_qkv=*/false);
   run_batched(c, model.tensors(), 1e-4f, 24, 16, 6);
+}
+
+// Prompt logprobs: with want_all_logits every prompt token's row reaches the
+// sink (all but the returned one of the last chunk), equal to the reference
+// forward's logits at that position; chunks of 7 tokens, 3 rows per head
+// matmul, two sequences interleaved, so rows cross chunks and flushes.
+struct RowRecorder final : LogitRowSink {
+  std::map<std::pair<size_t, int64_t>, std::vector<float>> rows;
+  std::vector<size_t> owners;
+  void row(size_t seq, int64_t pos, std::span<const float> logits) override {
+    EXPECT_TRUE(rows.emplace(std::make_pair(owners[seq], pos), std::vector<float>(logits.begin(), logits.end())).second);
+  }
+};
+
+TEST(BatchEngine, PromptRowsEqualTheReferenceAtEveryPosition) {
+  const ModelConfig c = small_config();
+  auto model = random_llama_in_memory(c, DType::kF32, 11);
+  ASSERT_TRUE(model.ok());
+  auto weights = bind_llama_weights(c, model->tensors);
+  ASSERT_TRUE(weights.ok());
+  LlamaReference ref(c, *weights);
+  auto pool = KvBlockPool::create(c, 16, 16);
+  ThreadPool threads(2);
+  auto engine = BatchEngine::create(c, *weights, **pool, BatchEngine::workspace_sizes(c, 16, 3, 2, 64), &threads);
+  ASSERT_TRUE(engine.ok());
+  std::vector<std::vector<int32_t>> prompts = {{}, {}};
+  for (int i = 0; i < 19; ++i) prompts[0].push_back((i * 37) % 299 + 1);
+  for (int i = 0; i < 11; ++i) prompts[1].push_back((i * 53) % 299 + 1);
+  BlockTable tables[2];
+  for (auto& t : tables) t.blocks = {*(*pool)->allocate(), *(*pool)->allocate()};
+  RowRecorder rec;
+  int64_t done[2] = {0, 0};
+  std::vector<std::vector<float>> last(2);
+  while (done[0] < 19 || done[1] < 11) {
+    std::vector<SeqStep> plan;
+    rec.owners.clear();
+    for (size_t s = 0; s < 2; ++s) {
+      const int64_t len = static_cast<int64_t>(prompts[s].size());
+      if (done[s] >= len) continue;
+      const int64_t n = std::min<int64_t>(7, len - done[s]);
+      plan.push_back({std::span(prompts[s]).subspan(static_cast<size_t>(done[s]), static_cast<size_t>(n)), done[s],
+                      &tables[s], done[s] + n == len, /*want_all_logits=*/true});
+      rec.owners.push_back(s);
+    }
+    auto logits = (*engine)->step(plan, &rec);
+    ASSERT_TRUE(logits.ok()) << logits.error().message;
+    size_t row = 0;
+    for (size_t i = 0; i < plan.size(); ++i) {
+      done[rec.owners[i]] += static_cast<int64_t>(plan[i].tokens.size());
+      if (!plan[i].want_logits) continue;
+      auto l = logits->subspan(row++ * static_cast<size_t>(c.vocab_size), static_cast<size_t>(c.vocab_size));
+      last[rec.owners[i]].assign(l.begin(), l.end());
+    }
+  }
+  EXPECT_EQ(rec.rows.size(), 18u + 10u);  // every position but each prompt's last
+  for (size_t s = 0; s < 2; ++s) {
+    ReferenceKvCache cache(c, 64);
+    std::vector<float> want(static_cast<size_t>(c.vocab_size));
+    for (size_t p = 0; p < prompts[s].size(); ++p) {
+      ref.forward(prompts[s][p], static_cast<int64_t>(p), cache, want.data());
+      const bool is_last = p + 1 == prompts[s].size();
+      auto it = rec.rows.find({s, static_cast<int64_t>(p)});
+      ASSERT_EQ(it == rec.rows.end(), is_last) << s << " " << p;
+      const std::vector<float>& got = is_last ? last[s] : it->second;
+      for (size_t v = 0; v < want.size(); ++v) {
+        ASSERT_NEAR(got[v], want[v], 1e-4f * std::max(1.0f, std::fabs(want[v]))) << s << " " << p << " " << v;
+      }
+    }
+  }
 }
 
 // The engine owns its workspace formula; the plan takes these sizes as given.

@@ -231,6 +231,103 @@ TEST(Sampler, FrequencyAndPresencePenaltiesCountOccurrences) {
   EXPECT_FLOAT_EQ(l[2], 0.0f);
 }
 
+TEST(Sampler, LogitBiasIsAddedFirst) {
+  SamplingParams p;  // greedy
+  p.logit_bias = LogitBias({{0, 10.0f}, {1, -100.0f}, {9, 5.0f}});  // id 9: outside this vocabulary, skipped
+  Sampler s(p, 1);
+  SamplerScratch scratch;
+  std::vector<float> l = {1.0f, 5.0f, 2.0f};
+  EXPECT_EQ(s.sample(l, scratch).id, 0);
+  EXPECT_FLOAT_EQ(l[1], -95.0f);
+  p.do_sample = true;  // -100 bans a token when sampling too
+  for (const auto& [id, count] : histogram(p, {1.0f, 5.0f, 1.0f}, 2000)) EXPECT_NE(id, 1) << count;
+}
+
+TEST(Sampler, MinPKeepsTokensWithinTheRatioOfTheMostLikely) {
+  SamplingParams p;
+  p.do_sample = true;
+  p.min_p = 0.3f;  // of 0.5: keeps p >= 0.15
+  EXPECT_TRUE(p.samples());
+  auto h = histogram(p, logits_of_probs({0.5, 0.2, 0.16, 0.14}), 4000);
+  EXPECT_EQ(h.count(3), 0u);
+  EXPECT_GT(h[2], 0);
+  // the kept mass renormalized: 0.5 / 0.86
+  EXPECT_NEAR(h[0] / 4000.0, 0.5 / 0.86, 0.03);
+}
+
+// The token's logprob and its alternatives come from one distribution, the
+// one it was drawn from (TGI): greedy's full softmax, or what warpers kept.
+TEST(Sampler, AlternativesShareTheTokensDistribution) {
+  const std::vector<float> logits = logits_of_probs({0.1, 0.4, 0.3, 0.2});
+  SamplerScratch scratch;
+  std::vector<SampledToken> top;
+  {
+    Sampler s(SamplingParams{}, 1);
+    std::vector<float> l = logits;
+    const SampledToken t = s.sample(l, scratch, 2, &top);
+    ASSERT_EQ(top.size(), 2u);
+    EXPECT_EQ(top[0].id, 1);
+    EXPECT_EQ(top[1].id, 2);
+    EXPECT_FLOAT_EQ(top[0].logprob, t.logprob);
+    EXPECT_NEAR(top[1].logprob, std::log(0.3), 1e-5);
+  }
+  for (int cut = 0; cut < 2; ++cut) {  // top-k, top-p: two tokens kept
+    SamplingParams p;
+    p.do_sample = true;
+    if (cut == 0) p.top_k = 2;
+    if (cut == 1) p.top_p = 0.65f;
+    Sampler s(p, 3);
+    std::vector<float> l = logits;
+    const SampledToken t = s.sample(l, scratch, 4, &top);
+    ASSERT_EQ(top.size(), 2u) << cut;  // only what the warper kept
+    EXPECT_EQ(top[0].id, 1);
+    EXPECT_EQ(top[1].id, 2);
+    EXPECT_NEAR(std::exp(top[0].logprob) + std::exp(top[1].logprob), 1.0, 1e-5) << cut;  // renormalized
+    const auto self = std::find_if(top.begin(), top.end(), [&](const SampledToken& a) { return a.id == t.id; });
+    ASSERT_NE(self, top.end());
+    EXPECT_FLOAT_EQ(self->logprob, t.logprob);
+  }
+  {  // typical-p ranks by entropy distance; alternatives still come most likely first
+    SamplingParams p;
+    p.do_sample = true;
+    p.typical_p = 0.5f;
+    Sampler s(p, 3);
+    std::vector<float> l = logits;
+    const SampledToken t = s.sample(l, scratch, 4, &top);
+    ASSERT_FALSE(top.empty());
+    for (size_t i = 1; i < top.size(); ++i) EXPECT_GE(top[i - 1].logprob, top[i].logprob);
+    const auto self = std::find_if(top.begin(), top.end(), [&](const SampledToken& a) { return a.id == t.id; });
+    ASSERT_NE(self, top.end());
+    EXPECT_FLOAT_EQ(self->logprob, t.logprob);
+  }
+  {  // sampling with no cut: temperature's softmax over the whole vocabulary
+    SamplingParams p;
+    p.do_sample = true;
+    p.temperature = 0.5f;
+    Sampler s(p, 5);
+    std::vector<float> l = logits;
+    const SampledToken t = s.sample(l, scratch, 4, &top);
+    ASSERT_EQ(top.size(), 4u);
+    double z = 0;
+    for (double q : {0.1, 0.4, 0.3, 0.2}) z += q * q;  // p^(1/T), T = 0.5
+    EXPECT_NEAR(top[0].logprob, std::log(0.16 / z), 1e-5);
+    const auto self = std::find_if(top.begin(), top.end(), [&](const SampledToken& a) { return a.id == t.id; });
+    EXPECT_FLOAT_EQ(self->logprob, t.logprob);
+  }
+}
+
+TEST(Sampler, RawLogprobsAreTheModelsSoftmax) {
+  const std::vector<float> logits = {1.0f, 3.0f, 2.0f};
+  std::vector<int32_t> order;
+  std::vector<SampledToken> top;
+  const double z = std::exp(1.0) + std::exp(3.0) + std::exp(2.0);
+  EXPECT_NEAR(raw_logprobs(logits, 2, 2, order, &top), 2.0 - std::log(z), 1e-5);
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(top[0].id, 1);
+  EXPECT_NEAR(top[0].logprob, 3.0 - std::log(z), 1e-5);
+  EXPECT_EQ(top[1].id, 2);
+}
+
 TEST(SamplingParams, ValidationNamesTheParameter) {
   SamplingParams p;
   p.top_p = 1.5f;

@@ -63,6 +63,20 @@ TEST(RequestCost, RecordsScaleWithAlternativesAndPrefillDetails) {
   EXPECT_EQ(submission_cost({details}, m).response_bytes - base, 100 * record);
   EXPECT_EQ(submission_cost({top5}, m).response_bytes - base, 100 * 6 * record);
   EXPECT_EQ(submission_cost({prefill}, m).response_bytes - base, 20 * record);
+  prefill.prompt_top_n = 3;  // OpenAI echo + logprobs 3: alternatives per prompt token too
+  EXPECT_EQ(submission_cost({prefill}, m).response_bytes - base, 20 * 4 * record);
+}
+
+TEST(RequestCost, LogitBiasListsAreChargedOncePerSubmission) {
+  std::vector<LogitBias::Entry> entries;
+  for (int32_t id = 0; id < 150'000; ++id) entries.emplace_back(id, 1.0f);
+  const LogitBias bias(std::move(entries));
+  std::vector<GenerationRequest> items(128, item(4, 10));
+  for (GenerationRequest& r : items) r.params.logit_bias = bias;  // n copies share one list
+  CostModel m;
+  const int64_t none = submission_cost(std::vector<GenerationRequest>(128, item(4, 10)), m).stop_bytes;
+  EXPECT_EQ(submission_cost(items, m).stop_bytes - none, bias.bytes());
+  EXPECT_GE(bias.bytes(), 150'000 * 8);
 }
 
 TEST(RequestCost, StopsAreStoredAndChargedOncePerSubmission) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <condition_variable>
 #include <future>
 #include <map>
@@ -392,6 +393,115 @@ TEST(EngineService, RequestMemoryIsChargedAtSubmitAndGivenBackWhenTheAnswerIsDro
   }
   EXPECT_TRUE(accepted);
   EXPECT_TRUE(c2.wait(1));
+}
+
+// log softmax(logits)[id], the reference's way.
+double log_softmax_at(const std::vector<float>& logits, int32_t id) {
+  const float m = *std::max_element(logits.begin(), logits.end());
+  double z = 0;
+  for (float l : logits) z += std::exp(static_cast<double>(l - m));
+  return logits[static_cast<size_t>(id)] - m - std::log(z);
+}
+
+// Prompt logprobs (TGI decoder_input_details, OpenAI echo + logprobs) come on
+// the first event, computed over a prefill in chunks (step_tokens 16 < the
+// prompt), equal to the reference's log-softmax; OpenAI's raw logprobs of the
+// generated tokens are the model's too, and alternatives come most likely first.
+TEST(EngineService, PromptLogprobsAndRawLogprobsEqualTheReference) {
+  Fixture f(64, /*step_tokens=*/16, /*step_seqs=*/4);
+  GenerationRequest r = f.request("a prompt long enough to take three prefill chunks of sixteen", 3);
+  ASSERT_GT(r.prompt_ids.size(), 32u);
+  r.prompt_details = true;
+  r.prompt_top_n = 2;
+  r.raw_logprobs = true;
+  r.top_n_tokens = 2;
+  r.params.do_sample = true;  // raw logprobs do not depend on the sampler's warping
+  r.params.temperature = 0.7f;
+  r.params.seed = 5;
+  Collector c;
+  ASSERT_TRUE(f.service->submit({r}, c.sink()).accepted());
+  ASSERT_TRUE(c.wait(1));
+  std::lock_guard<std::mutex> lock(c.mu);
+  const std::vector<TokenEvent>& events = c.events[0];
+  ASSERT_EQ(events.size(), 3u);
+  const TokenEvent& first = events[0];
+  ASSERT_EQ(first.prefill.size(), r.prompt_ids.size());
+  ASSERT_EQ(first.prefill_top.size(), r.prompt_ids.size());
+  EXPECT_TRUE(events[1].prefill.empty());  // sent once
+  EXPECT_TRUE(std::isnan(first.prefill[0].logprob));
+  EXPECT_TRUE(first.prefill_top[0].empty());
+  LlamaReference ref(config(), std::move(bind_llama_weights(config(), f.model.tensors)).value());
+  ReferenceKvCache cache(config(), 256);
+  std::vector<float> logits(400);
+  std::vector<int32_t> all = r.prompt_ids;
+  for (const TokenEvent& e : events) all.push_back(e.token.id);
+  double sum = 0;
+  for (size_t p = 0; p + 1 < all.size(); ++p) {
+    ref.forward(all[p], static_cast<int64_t>(p), cache, logits.data());
+    const int32_t argmax = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    const bool in_prompt = p + 1 < r.prompt_ids.size();
+    const TokenInfo& got = in_prompt ? first.prefill[p + 1] : events[p + 1 - r.prompt_ids.size()].token;
+    const std::vector<TokenInfo>& top = in_prompt ? first.prefill_top[p + 1] : events[p + 1 - r.prompt_ids.size()].top_tokens;
+    EXPECT_EQ(got.id, all[p + 1]);
+    EXPECT_NEAR(got.logprob, log_softmax_at(logits, all[p + 1]), 1e-3) << p;
+    ASSERT_EQ(top.size(), 2u);
+    EXPECT_EQ(top[0].id, argmax) << p;
+    EXPECT_GE(top[0].logprob, top[1].logprob);
+    if (!in_prompt) sum += got.logprob;
+  }
+  EXPECT_NEAR(events.back().logprob_sum, sum, 1e-3);
+}
+
+// TGI: the token's logprob and its alternatives are of the distribution it was
+// drawn from; with top_k 3 and 5 alternatives asked, only the 3 kept come back,
+// their probabilities summing to 1.
+TEST(EngineService, TgiAlternativesAreOfTheWarpedDistribution) {
+  Fixture f(64);
+  GenerationRequest r = f.request("once upon a time", 4);
+  r.params.do_sample = true;
+  r.params.top_k = 3;
+  r.params.seed = 9;
+  r.top_n_tokens = 5;
+  Collector c;
+  ASSERT_TRUE(f.service->submit({r}, c.sink()).accepted());
+  ASSERT_TRUE(c.wait(1));
+  std::lock_guard<std::mutex> lock(c.mu);
+  for (const TokenEvent& e : c.events[0]) {
+    ASSERT_EQ(e.top_tokens.size(), 3u);
+    double mass = 0;
+    bool has_token = false;
+    for (const TokenInfo& t : e.top_tokens) {
+      mass += std::exp(t.logprob);
+      if (t.id == e.token.id) has_token = std::fabs(t.logprob - e.token.logprob) < 1e-6;
+    }
+    EXPECT_NEAR(mass, 1.0, 1e-4);
+    EXPECT_TRUE(has_token);
+  }
+}
+
+// A matched stop sequence: where it begins in generated_text, which keeps it (TGI).
+TEST(EngineService, StopOffsetMarksWhereTheStopSequenceBegins) {
+  Fixture f(64);
+  GenerationRequest r = f.request("once upon a time", 12);
+  Collector first;
+  ASSERT_TRUE(f.service->submit({r}, first.sink()).accepted());
+  ASSERT_TRUE(first.wait(1));
+  std::string text;
+  {
+    std::lock_guard<std::mutex> lock(first.mu);
+    text = first.events[0].back().generated_text;
+  }
+  ASSERT_GE(text.size(), 6u);
+  r.params.stop = std::vector<std::string>{text.substr(3, 3)};
+  Collector c;
+  ASSERT_TRUE(f.service->submit({r}, c.sink()).accepted());
+  ASSERT_TRUE(c.wait(1));
+  std::lock_guard<std::mutex> lock(c.mu);
+  const TokenEvent& last = c.events[0].back();
+  EXPECT_EQ(last.finish_reason, FinishReason::kStopSequence);
+  const size_t at = text.find(text.substr(3, 3));
+  EXPECT_EQ(last.stop_offset, static_cast<int64_t>(at));
+  EXPECT_EQ(last.generated_text.substr(static_cast<size_t>(last.stop_offset), 3), text.substr(3, 3));
 }
 
 }  // namespace
