@@ -27,7 +27,9 @@ void key_prompt_blocks(const KvBlockPool& pool, Sequence& seq) {
 
 PrefixMatch find_cached_prefix(const KvBlockPool& pool, Sequence& seq) {
   PrefixMatch m;
-  if (!pool.prefix_caching()) return m;
+  // Prompt logprobs need every prompt row's logits: such a prompt is computed
+  // whole (its blocks are published for the others all the same).
+  if (!pool.prefix_caching() || seq.request.prompt_details) return m;
   key_prompt_blocks(pool, seq);
   const int64_t bt = pool.block_tokens();
   const int64_t most = (seq.prompt_len - 1) / bt;
@@ -45,7 +47,9 @@ PrefixMatch find_cached_prefix(const KvBlockPool& pool, Sequence& seq) {
 
 bool prefix_being_computed(const KvBlockPool& pool, const Sequence& seq, int64_t matched_blocks,
                            const std::vector<std::unique_ptr<Sequence>>& running) {
-  if (!pool.prefix_caching() || matched_blocks >= (seq.prompt_len - 1) / pool.block_tokens()) return false;
+  if (!pool.prefix_caching() || seq.request.prompt_details ||
+      matched_blocks >= (seq.prompt_len - 1) / pool.block_tokens())
+    return false;
   const size_t j = static_cast<size_t>(matched_blocks);
   const uint64_t key = seq.block_keys[j];
   for (const auto& r : running) {

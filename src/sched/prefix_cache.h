@@ -24,6 +24,7 @@ struct PrefixMatch {
 // (prompt_len - 1) / block_tokens of them: the last prompt token is always
 // computed, its logits start the answer. Keys the prompt's full blocks first
 // (once, into seq.block_keys, reserved for every full block the sequence can have).
+// None for a sequence that wants prompt logprobs: it computes its whole prompt.
 PrefixMatch find_cached_prefix(const KvBlockPool& pool, Sequence& seq);
 
 // True when a running sequence is computing the prompt block that would

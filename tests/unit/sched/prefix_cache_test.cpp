@@ -6,6 +6,7 @@
 // reused while a sequence holds them; cached blocks never cause a refusal.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -233,6 +234,43 @@ TEST_F(PrefixCacheTest, CachedBlocksAreReclaimedNeverARefusal) {
   EXPECT_EQ(s.prefix_cache_blocks, 7);  // b's blocks now
   EXPECT_EQ(s.prefix_cache_reclaimable_blocks, 7);
   EXPECT_EQ(on.pool->used_blocks(), 0);
+}
+
+TEST_F(PrefixCacheTest, APromptWantingItsLogprobsIsComputedWholeAndMatchesTheUncachedOne) {
+  Server on(model, *tokenizer, true, 64), off(model, *tokenizer, false, 64);
+  const GenerationRequest plain = request(ids(13, 3 * kBlock + 4), 4);
+  on.run(plain);  // caches the prompt's three full blocks
+  GenerationRequest detailed = plain;
+  detailed.prompt_details = true;
+  const auto prefill_of = [&](Server& server) {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<TokenInfo> prefill;
+    bool done = false;
+    EXPECT_TRUE(server.service
+                    ->submit(std::vector{detailed},
+                             [&](TokenEvent&& ev) {
+                               std::lock_guard<std::mutex> lock(mu);
+                               EXPECT_FALSE(ev.error.has_value());
+                               if (!ev.prefill.empty()) prefill = ev.prefill;
+                               done = done || ev.final;
+                               cv.notify_all();
+                             })
+                    .accepted());
+    std::unique_lock<std::mutex> lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return done; }));
+    return prefill;
+  };
+  const ServiceStats before = on.service->stats();
+  const std::vector<TokenInfo> cached = prefill_of(on), uncached = prefill_of(off);
+  EXPECT_EQ(on.service->stats().prefix_cache_hit_tokens, before.prefix_cache_hit_tokens);  // nothing skipped
+  ASSERT_EQ(cached.size(), plain.prompt_ids.size());
+  ASSERT_EQ(uncached.size(), cached.size());
+  for (size_t i = 1; i < cached.size(); ++i) {
+    EXPECT_EQ(cached[i].id, plain.prompt_ids[i]);
+    EXPECT_TRUE(std::isfinite(cached[i].logprob)) << i;
+    EXPECT_NEAR(cached[i].logprob, uncached[i].logprob, 1e-4) << i;
+  }
 }
 
 }  // namespace
