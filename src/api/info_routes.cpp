@@ -5,6 +5,7 @@
 #include "api/errors.h"
 #include "api/field_reader.h"
 #include "api/json_text.h"
+#include "api/request_recorder.h"
 #include "api/request_json.h"
 #include "api/route_context.h"
 #include "api/tokenize.h"
@@ -84,8 +85,12 @@ void tokenize(RouteContext& ctx, HttpRequest& req, HttpResponse& res) {
   sched::CostModel cost;
   cost.token_text_bytes = ctx.tokenizer.max_token_bytes();
   const sched::ByteReservation hold = ctx.service.reserve_bytes(
-      sched::tokenize_cost_bytes(static_cast<int64_t>(text.size()), cost), "tokenizing " + std::to_string(text.size()) + " bytes");
-  if (!hold.ok()) return send_error(res, api_error(*hold.rejection));
+      sched::tokenize_cost_bytes(static_cast<int64_t>(text.size()), cost), "tokenizing " + std::to_string(text.size()) + " bytes",
+      sched::ReserveFor::kWholeRequest);
+  if (!hold.ok()) {
+    count_rejection(ctx.metrics, *hold.rejection);
+    return send_error(res, api_error(*hold.rejection));
+  }
   std::vector<int32_t> ids = ctx.tokenizer.encode(text, ctx.tokenizer.add_special_by_default());
   json out = json::array();
   for (const TokenSpan& s : token_spans(ctx.tokenizer, text, ids)) {

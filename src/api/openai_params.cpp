@@ -234,7 +234,7 @@ Status expand(RouteContext& ctx, std::optional<int64_t> max_tokens, int64_t defa
   }
   const int64_t n_items = static_cast<int64_t>(n_prompts) * call->best_of;
   call->build_hold = ctx.service.reserve_bytes(sched::prompt_build_bytes(n_items, call->best_of * units) + held,
-                                               "tokenizing this request");
+                                               "tokenizing this request", sched::ReserveFor::kSubmission);
   if (!call->build_hold.ok()) return call->build_hold.rejection->error;
   call->items.reserve(static_cast<size_t>(n_items));
   const GenerationDefaults& d = ctx.config.generation_defaults;
@@ -358,7 +358,8 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body) {
   const ChatRenderBudget budget{max_input_tokens > 0 ? (max_input_tokens + 2) * ctx.tokenizer.max_token_bytes() : 0};
   // What the render may hold is request memory: reserved before it runs (429 / 422 like a prompt).
   const sched::ByteReservation render_hold =
-      ctx.service.reserve_bytes(chat_render_reserve_bytes(budget), "rendering the chat template");
+      ctx.service.reserve_bytes(chat_render_reserve_bytes(budget), "rendering the chat template",
+                                sched::ReserveFor::kSubmission);
   if (!render_hold.ok()) return render_hold.rejection->error;
   PLIMSOLL_ASSIGN(std::string prompt, render(messages, budget));
   call.prompts = {std::move(prompt)};

@@ -45,8 +45,8 @@ void RequestRecorder::on_event(const sched::TokenEvent& event) {
   metrics_.request_input_tokens.observe(static_cast<double>(event.input_tokens));
 }
 
-void RequestRecorder::on_rejection(const sched::Rejection& rejection) {
-  metrics_.rejection(rejection.reason ? rejection.reason : rejection_reason(rejection.error.code)).inc();
+void count_rejection(metrics::ServerMetrics& metrics, const sched::Rejection& rejection) {
+  metrics.rejection(rejection.reason ? rejection.reason : rejection_reason(rejection.error.code)).inc();
 }
 
 void RequestRecorder::succeed() {

@@ -11,6 +11,9 @@
 
 namespace plimsoll::api {
 
+// plimsoll_rejections_total{reason}: the rejection's own reason, else its code's.
+void count_rejection(metrics::ServerMetrics& metrics, const sched::Rejection& rejection);
+
 class RequestRecorder {
  public:
   // Counts the request (tgi_request_count) and starts its clock.
@@ -24,7 +27,7 @@ class RequestRecorder {
   void set_items(size_t items);
   // Observes TTFT / inter-token latency, and at a final event the item's durations.
   void on_event(const sched::TokenEvent& event);
-  void on_rejection(const sched::Rejection& rejection);
+  void on_rejection(const sched::Rejection& rejection) { count_rejection(metrics_, rejection); }
   // Exactly one of these counts, the first call wins.
   void succeed();
   void fail(const ApiError& error);

@@ -135,11 +135,12 @@ void Admission::release(uint64_t ticket) {
   active_.erase(it);
 }
 
-ByteReservation Admission::reserve(int64_t bytes, const std::string& what) {
+ByteReservation Admission::reserve(int64_t bytes, const std::string& what, ReserveFor use) {
   std::lock_guard<std::mutex> lock(mu_);
   // The request and token bounds are for submissions; a reservation is held to bytes. The
-  // backstop refuses at submit, where its 429 carries its own reason and Retry-After.
-  if (auto r = check_bytes(bytes, what, 1.0, /*check_pressure=*/false)) return ByteReservation{nullptr, std::move(r)};
+  // backstop refuses a whole request here, and a submission's preparation at its submit.
+  const bool check_pressure = use == ReserveFor::kWholeRequest;
+  if (auto r = check_bytes(bytes, what, 1.0, check_pressure)) return ByteReservation{nullptr, std::move(r)};
   return ByteReservation{take_bytes(bytes), std::nullopt};
 }
 

@@ -64,6 +64,12 @@ struct Rejection {
 
 // Rejection::reason of the memory backstop's 429s.
 inline constexpr const char* kMemoryPressureReason = "memory_pressure";
+
+// What a byte reservation is for: work before a submission (tokenizing its
+// prompts, rendering its chat), whose admission then applies the memory
+// backstop with its own reason; or a whole request with no submission after it
+// (/tokenize), which the backstop refuses here.
+enum class ReserveFor { kSubmission, kWholeRequest };
 // Bytes of request memory held by a call that is not a submission (/tokenize)
 // or not one yet; given back when the last copy of `hold` is dropped.
 struct ByteReservation {
@@ -96,8 +102,8 @@ class GenerationService {
 
   // Holds `bytes` of request memory while a call that is not a submission
   // runs, answered like a submission (429 / 422 / 503). Default: not counted.
-  virtual ByteReservation reserve_bytes(int64_t bytes, const std::string& what) {
-    (void)bytes, (void)what;
+  virtual ByteReservation reserve_bytes(int64_t bytes, const std::string& what, ReserveFor use) {
+    (void)bytes, (void)what, (void)use;
     return {};
   }
 

@@ -87,7 +87,8 @@ class BackstopTest(unittest.TestCase):
         wait_until("plimsoll_memory_pressure 1", lambda: s.metrics()["plimsoll_memory_pressure"] == 1)
         print("tripped %.2f s after the helper held its memory" % (time.time() - tripped_at))
         for path, body in (("/generate", NORMAL), ("/generate_stream", NORMAL),
-                           ("/v1/completions", {"prompt": "Once", "max_tokens": 4})):
+                           ("/v1/completions", {"prompt": "Once", "max_tokens": 4}),
+                           ("/tokenize", {"inputs": "Once upon a time"})):
             status, answer, headers = s.post_json(path, body)
             self.assertEqual(status, 429, (path, answer))
             self.assertGreaterEqual(int(headers["Retry-After"]), 1)
@@ -98,7 +99,7 @@ class BackstopTest(unittest.TestCase):
         self.assertEqual(s.get("/health")[0], 200)  # alive: only new work is refused
         m = s.metrics()
         self.assertEqual(m["plimsoll_memory_pressure_trips_total"], 1)
-        self.assertEqual(m['plimsoll_rejections_total{reason="memory_pressure"}'], 3)
+        self.assertEqual(m['plimsoll_rejections_total{reason="memory_pressure"}'], 4)
         self.assertGreaterEqual(m["plimsoll_memory_usage_bytes"], m["plimsoll_memory_rearm_bytes"])
         self.assertIn("memory pressure: usage", s.output())
 

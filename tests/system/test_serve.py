@@ -265,7 +265,8 @@ class TokenizerOnlyServeTest(unittest.TestCase):
         self.assertEqual(status, 200, body)
         self.assertEqual("".join(t["text"] for t in body), "Once upon a time")
         status, body, _ = server.post_json("/v1/completions", {"prompt": "Hi", "max_tokens": 2})
-        self.assertEqual(status, 422, body)
+        self.assertEqual(status, 400, body)  # every /v1 refusal is OpenAI's 400 with an error object
+        self.assertIn("no model", body["error"]["message"])
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ class FakeService final : public sched::GenerationService {
   std::chrono::milliseconds token_delay_{0};
   std::vector<int32_t> script_ids_;          // generated ids, cycled
   std::optional<int64_t> reserve_limit_bytes_;  // reserve_bytes above it: 422 (as admission's whole budget)
+  bool pressure_ = false;  // the memory backstop is tripped: whole-request reservations get its 429
 
   // --- records ---
   std::vector<sched::GenerationRequest> last_items() {
@@ -92,9 +93,13 @@ class FakeService final : public sched::GenerationService {
     if (auto it = cancel_flags_.find(ticket); it != cancel_flags_.end()) it->second->store(true);
     changed_.notify_all();
   }
-  sched::ByteReservation reserve_bytes(int64_t bytes, const std::string& what) override {
+  sched::ByteReservation reserve_bytes(int64_t bytes, const std::string& what, sched::ReserveFor use) override {
     std::lock_guard<std::mutex> lock(mutex_);
     reserved_.push_back(bytes);
+    if (use == sched::ReserveFor::kWholeRequest && pressure_) {
+      return {nullptr, sched::Rejection{Error{ErrorCode::kOverloaded, "Memory pressure"}, 3.0,
+                                        sched::kMemoryPressureReason}};
+    }
     if (reserve_limit_bytes_ && bytes > *reserve_limit_bytes_) {
       return {nullptr, sched::Rejection{Error{ErrorCode::kOutOfMemory, what + " needs " + std::to_string(bytes) +
                                                                            " bytes of request memory"}}};

@@ -129,6 +129,22 @@ TEST_F(ApiTest, TokenizeIsChargedBeforeTokenizing) {
   EXPECT_GT(reserved[0], 100'000 * 64);  // per possible token: ids, span, record
 }
 
+// /tokenize is a whole request: no submission follows to meet the memory
+// backstop, so its reservation does (429, the backstop's Retry-After and reason).
+TEST_F(ApiTest, TokenizeIsRefusedByTheMemoryBackstop) {
+  service_.pressure_ = true;
+  auto r = post("/tokenize", json{{"inputs", "hi yo"}});
+  expect_error(r, 429, "overloaded", "Memory pressure");
+  EXPECT_EQ(r->get_header_value("Retry-After"), "3");
+  auto m = client_->Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("plimsoll_rejections_total{reason=\"memory_pressure\"} 1"), std::string::npos) << m->body;
+  service_.pressure_ = false;
+  auto ok = post("/tokenize", json{{"inputs", "hi yo"}});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
 TEST_F(ApiTest, ItemsShareOneStopListAndDescribeTheirAnswer) {
   json params = {{"max_new_tokens", 3}, {"stop", {"zz", "yy"}}, {"details", true}, {"top_n_tokens", 2}};
   auto r = post("/generate", json{{"inputs", {"a", "b", "c"}}, {"parameters", params}});

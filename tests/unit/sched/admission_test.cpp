@@ -168,19 +168,19 @@ TEST(Admission, MultiItemSubmissionsCountTheirTokensAgainstTheQueueBound) {
 
 TEST(Admission, ReservationsHoldBytesUntilDropped) {
   Admission a(limits(10'000));
-  ByteReservation big = a.reserve(20'000, "tokenizing 20000 bytes");
+  ByteReservation big = a.reserve(20'000, "tokenizing 20000 bytes", ReserveFor::kWholeRequest);
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.rejection->error.code, ErrorCode::kOutOfMemory);
   EXPECT_NE(big.rejection->error.message.find("tokenizing 20000 bytes needs 20000 bytes"), std::string::npos)
       << big.rejection->error.message;
-  ByteReservation a1 = a.reserve(6'000, "x");
+  ByteReservation a1 = a.reserve(6'000, "x", ReserveFor::kWholeRequest);
   ASSERT_TRUE(a1.ok());
-  ByteReservation a2 = a.reserve(6'000, "y");
+  ByteReservation a2 = a.reserve(6'000, "y", ReserveFor::kSubmission);
   ASSERT_FALSE(a2.ok());
   EXPECT_EQ(a2.rejection->error.code, ErrorCode::kOverloaded);
   a1 = {};
   EXPECT_EQ(a.in_flight_bytes(), 0);
-  EXPECT_TRUE(a.reserve(6'000, "y").ok());
+  EXPECT_TRUE(a.reserve(6'000, "y", ReserveFor::kSubmission).ok());
 }
 
 // The protocol's KV-cache utilization (plimsoll_kv_cache_usage_perc) is this figure:
@@ -237,13 +237,35 @@ TEST(Admission, FillIsOneWhileEverySubmissionIsRefused) {
   EXPECT_EQ(a.fill(), 1.0);
 }
 
+std::optional<Rejection> always_under_pressure() {
+  return Rejection{Error{ErrorCode::kOverloaded, "Memory pressure"}, 2.0, kMemoryPressureReason};
+}
+
+// The backstop refuses a whole request (/tokenize) at its reservation; the work
+// before a submission is refused at the submit, under the backstop's own reason.
+TEST(Admission, TheBackstopRefusesWholeRequestReservations) {
+  AdmissionLimits l = limits(1 << 30);
+  l.memory_pressure = &always_under_pressure;
+  Admission a(l);
+  const ByteReservation whole = a.reserve(100, "tokenizing 9 bytes", ReserveFor::kWholeRequest);
+  ASSERT_FALSE(whole.ok());
+  EXPECT_EQ(whole.rejection->reason, kMemoryPressureReason);
+  EXPECT_EQ(whole.rejection->retry_after_seconds, 2.0);
+  EXPECT_EQ(a.in_flight_bytes(), 0);
+  const ByteReservation before_submit = a.reserve(100, "tokenizing this request", ReserveFor::kSubmission);
+  EXPECT_TRUE(before_submit.ok());
+  const auto submitted = a.admit({item(4, 4)}, 1.0);
+  ASSERT_TRUE(std::holds_alternative<Rejection>(submitted));
+  EXPECT_EQ(std::get<Rejection>(submitted).reason, kMemoryPressureReason);
+}
+
 TEST(Admission, ShuttingDownIs503) {
   Admission a(limits(1 << 30));
   a.stop_accepting();
   auto got = a.admit({item(4, 4)}, 1.0);
   ASSERT_TRUE(std::holds_alternative<Rejection>(got));
   EXPECT_EQ(std::get<Rejection>(got).error.code, ErrorCode::kUnavailable);
-  EXPECT_FALSE(a.reserve(10, "x").ok());
+  EXPECT_FALSE(a.reserve(10, "x", ReserveFor::kWholeRequest).ok());
 }
 
 TEST(Admission, PerItemLimitsAre422NamingTheItem) {
