@@ -22,8 +22,8 @@ struct StepWorkspaceSizes {
   int64_t step_tokens = 0;     // T: tokens per step (prefill chunks + decode tokens)
   int64_t step_seqs = 0;       // B: sequences per step (rows that need logits)
   int64_t n_threads = 0;
-  int64_t hidden_floats = 0;   // x, xb, attn_out: 3 x [T, dim]
-  int64_t qkv_floats = 0;      // q [T, dim], k and v [T, kv_dim]
+  int64_t hidden_floats = 0;   // x, xb [T, dim], attn_out [T, q_dim]
+  int64_t qkv_floats = 0;      // q [T, max(dim, q_dim)], k and v [T, kv_dim]
   int64_t ffn_floats = 0;      // gate and up: 2 x [T, ffn]
   int64_t logits_floats = 0;   // [B, vocab] + the final norm rows [B, dim]
   int64_t scores_floats = 0;   // attention scores: [n_threads, max_seq_len]
