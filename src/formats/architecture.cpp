@@ -9,7 +9,8 @@ namespace plimsoll {
 std::span<const Architecture* const> architectures() {
   static const Architecture* const kAll[] = {
       &llama_architecture(), &mistral_architecture(), &qwen2_architecture(),
-      &qwen3_architecture(), &gpt2_architecture(),    &bloom_architecture(),
+      &qwen3_architecture(), &phi3_architecture(),    &gpt2_architecture(),
+      &bloom_architecture(),
   };
   return kAll;
 }
@@ -75,6 +76,7 @@ std::vector<int64_t> shape_of(ShapeRule rule, const ModelConfig& c) {
     case ShapeRule::kDimByQ: return {d, q};
     case ShapeRule::kFfnByDim: return {f, d};
     case ShapeRule::kDimByFfn: return {d, f};
+    case ShapeRule::kGateUpByDim: return {2 * f, d};
     case ShapeRule::kQ: return {q};
     case ShapeRule::kKv: return {kv};
     case ShapeRule::kQkv: return {q + 2 * kv};

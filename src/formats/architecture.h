@@ -31,6 +31,7 @@ enum class ShapeRule {
   kDimByQ,      // [d, q]
   kFfnByDim,    // [f, d]
   kDimByFfn,    // [d, f]
+  kGateUpByDim, // [2 f, d]        fused gate and up rows [gate; up] (Phi-3)
   kQ,           // [q]
   kKv,          // [kv]
   kQkv,         // [q + 2 kv]
@@ -63,7 +64,7 @@ enum class When {
 enum class Slot {
   kTokenEmbd, kPositionEmbd, kEmbdNorm, kEmbdNormB, kOutputNorm, kOutputNormB, kOutput,
   kAttnNorm, kAttnNormB, kQ, kK, kV, kQkv, kBq, kBk, kBv, kBqkv, kWo, kBo, kQNorm, kKNorm,
-  kFfnNorm, kFfnNormB, kGate, kBGate, kUp, kBUp, kDown, kBDown, kNone,
+  kFfnNorm, kFfnNormB, kGate, kBGate, kUp, kBUp, kGateUp, kDown, kBDown, kNone,
 };
 
 // How a Hugging Face tensor becomes the GGUF one.
@@ -163,6 +164,7 @@ const Architecture& llama_architecture();
 const Architecture& mistral_architecture();
 const Architecture& qwen2_architecture();
 const Architecture& qwen3_architecture();
+const Architecture& phi3_architecture();
 const Architecture& gpt2_architecture();
 const Architecture& bloom_architecture();
 

@@ -1,6 +1,7 @@
 // Weight binding for every architecture from its description
 // (formats/architecture.h): each tensor the config needs is looked up with
-// its shape and dtype and put in its slot; fused q/k/v are sliced by rows.
+// its shape and dtype and put in its slot; fused q/k/v (and Phi-3's fused
+// gate/up) are sliced by rows.
 #include "model/weight_binding.h"
 
 namespace plimsoll::binding {
@@ -26,6 +27,7 @@ const TensorView* row_slice(DecoderWeights& w, const TensorView& m, int64_t firs
 struct Fused {
   const TensorView* qkv = nullptr;
   const TensorView* bqkv = nullptr;
+  const TensorView* gate_up = nullptr;  // [2 f, d]: rows [gate; up]
 };
 
 const TensorView** slot_of(Slot s, DecoderWeights& w, LayerWeights& lw, Fused& f) {
@@ -57,6 +59,7 @@ const TensorView** slot_of(Slot s, DecoderWeights& w, LayerWeights& lw, Fused& f
     case Slot::kBGate: return &lw.b_gate;
     case Slot::kUp: return &lw.w_up;
     case Slot::kBUp: return &lw.b_up;
+    case Slot::kGateUp: return &f.gate_up;
     case Slot::kDown: return &lw.w_down;
     case Slot::kBDown: return &lw.b_down;
     case Slot::kNone: return nullptr;
@@ -80,6 +83,10 @@ void slice_fused(const ModelConfig& c, const std::string& p, const Fused& f, Dec
     lw.wq = row_slice(w, *f.qkv, 0, q, p + "attn_q.weight");
     lw.wk = row_slice(w, *f.qkv, q, kv, p + "attn_k.weight");
     lw.wv = row_slice(w, *f.qkv, q + kv, kv, p + "attn_v.weight");
+  }
+  if (f.gate_up) {
+    lw.w_gate = row_slice(w, *f.gate_up, 0, c.ffn_dim, p + "ffn_gate.weight");
+    lw.w_up = row_slice(w, *f.gate_up, c.ffn_dim, c.ffn_dim, p + "ffn_up.weight");
   }
   if (f.bqkv) {
     lw.bq = row_slice(w, *f.bqkv, 0, q, p + "attn_q.bias");

@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 # Builds tiny random Hugging Face checkpoints (GPT-2, BLOOM, Llama 2 and 3.x,
-# Mistral, Qwen2.5, Qwen3) with each one's exact config.json keys, the Llama
+# SmolLM2, Mistral, Qwen2.5, Qwen3, Phi-3) with each one's exact config.json keys, the Llama
 # family's GGUF files as llama.cpp's converter writes them, and their expected
 # logits and greedy continuations, from the HF modeling formulas.
 """Usage: hf_reference.py OUT_DIR
 
 Writes OUT_DIR/<arch>/{config.json, model.safetensors or shards + index,
 generation_config.json, tokenizer_config.json, expected.json} and, for the
-Llama family (llama, llama3, mistral, qwen2, qwen3), OUT_DIR/<arch>.gguf.
+Llama family (llama, llama3, mistral, qwen2, qwen3, smollm2, phi3), OUT_DIR/<arch>.gguf.
 
 The forward passes below are written from the Hugging Face modeling code
 (modeling_gpt2.py, modeling_bloom.py, modeling_llama.py, modeling_mistral.py,
-modeling_qwen2.py, modeling_qwen3.py, modeling_rope_utils.py),
+modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py, modeling_rope_utils.py),
 one formula at a time, and run in float64 on the weights as stored (the f16 /
 bf16 checkpoints are rounded first), so they are an independent oracle for
 Plimsoll's f32 forward passes.
@@ -27,7 +27,7 @@ import gguf_file  # tests/reference/, beside this file
 import safetensors_file
 
 N_NEW = 6  # greedy tokens after each prompt
-ARCHS = ["gpt2", "bloom", "llama", "qwen2", "llama3", "mistral", "qwen3"]
+ARCHS = ["gpt2", "bloom", "llama", "qwen2", "llama3", "mistral", "qwen3", "smollm2", "phi3"]
 PROMPTS = [[1], [5, 17, 3], [2, 9, 44, 7, 81, 13, 60, 21, 30, 99, 4], list(range(3, 40, 2))]
 
 # ---- safetensors writer -------------------------------------------------------
@@ -246,7 +246,11 @@ def llama_forward(cfg, w, ids, qkv_bias):
         p = f"model.layers.{l}."
         a = rms_norm(h, w[p + "input_layernorm.weight"], eps)
         proj = {}
-        for n in "qkv":
+        if p + "self_attn.qkv_proj.weight" in w:  # Phi3Attention: one qkv_proj, rows [q; k; v]
+            qkv = a @ w[p + "self_attn.qkv_proj.weight"].T
+            nq, nk = nh * hd, nkv * hd
+            proj = {"q": qkv[..., :nq], "k": qkv[..., nq:nq + nk], "v": qkv[..., nq + nk:]}
+        for n in "qkv" if not proj else "":
             proj[n] = a @ w[p + f"self_attn.{n}_proj.weight"].T
             if qkv_bias:
                 proj[n] = proj[n] + w[p + f"self_attn.{n}_proj.bias"]
@@ -257,8 +261,11 @@ def llama_forward(cfg, w, ids, qkv_bias):
         k, v = k.repeat_interleave(nh // nkv, dim=0), v.repeat_interleave(nh // nkv, dim=0)  # repeat_kv
         h = h + merge(causal_attention(q, k, v)) @ w[p + "self_attn.o_proj.weight"].T
         m = rms_norm(h, w[p + "post_attention_layernorm.weight"], eps)
-        gate = m @ w[p + "mlp.gate_proj.weight"].T
-        m = (gate * torch.sigmoid(gate) * (m @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
+        if p + "mlp.gate_up_proj.weight" in w:  # Phi3MLP: gate, up = gate_up_proj(x).chunk(2, dim=-1)
+            gate, up = (m @ w[p + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
+        else:
+            gate, up = m @ w[p + "mlp.gate_proj.weight"].T, m @ w[p + "mlp.up_proj.weight"].T
+        m = (gate * torch.sigmoid(gate) * up) @ w[p + "mlp.down_proj.weight"].T
         h = h + m
     h = rms_norm(h, w["model.norm.weight"], eps)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
@@ -316,6 +323,41 @@ def llama3_model(gen):  # Llama 3.2's config.json keys (tied head, explicit head
     return cfg, dict(w), lambda ids: llama_forward(cfg, f64(w), ids, False)
 
 
+def smollm2_model(gen):  # SmolLM2-135M's config.json keys: a tied Llama with its own defaults
+    cfg = {"architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+           "bos_token_id": 0, "eos_token_id": 0, "hidden_act": "silu", "hidden_size": 32,
+           "initializer_range": 0.041666666666666664, "intermediate_size": 64, "is_llama_config": True,
+           "max_position_embeddings": 8192, "model_type": "llama", "num_attention_heads": 4,
+           "num_hidden_layers": 2, "num_key_value_heads": 2, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+           "rope_interleaved": False, "rope_scaling": None, "rope_theta": 100000, "tie_word_embeddings": True,
+           "torch_dtype": "bfloat16", "transformers_version": "4.40.1", "use_cache": True, "vocab_size": 127}
+    w = llama_weights(gen, 32, 16, 64, 127, 2, False, True)
+    return cfg, dict(w), lambda ids: llama_forward(cfg, f64(w), ids, False)
+
+
+def phi3_model(gen):  # Phi-3-mini-4k-instruct's config.json keys; fused qkv_proj and gate_up_proj
+    cfg = {"architectures": ["Phi3ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+           "auto_map": {"AutoConfig": "configuration_phi3.Phi3Config"}, "bos_token_id": 1, "embd_pdrop": 0.0,
+           "eos_token_id": 32000, "hidden_act": "silu", "hidden_size": 32, "initializer_range": 0.02,
+           "intermediate_size": 64, "max_position_embeddings": 4096, "model_type": "phi3",
+           "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 4,
+           "original_max_position_embeddings": 4096, "pad_token_id": 32000, "resid_pdrop": 0.0,
+           "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 10000.0, "sliding_window": 2047,
+           "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.40.2",
+           "use_cache": True, "vocab_size": 131}
+    split = llama_weights(gen, 32, 32, 64, 131, 2, False, False)
+    w = {}
+    for k, t in split.items():  # fuse as Phi-3 stores them
+        if ".self_attn.q_proj." in k:
+            base = k.replace("q_proj", "qkv_proj")
+            w[base] = torch.cat([t, split[k.replace("q_proj", "k_proj")], split[k.replace("q_proj", "v_proj")]])
+        elif ".mlp.gate_proj." in k:
+            w[k.replace("gate_proj", "gate_up_proj")] = torch.cat([t, split[k.replace("gate_proj", "up_proj")]])
+        elif not any(s in k for s in (".self_attn.k_proj.", ".self_attn.v_proj.", ".mlp.up_proj.")):
+            w[k] = t
+    return cfg, dict(w), lambda ids: llama_forward(cfg, f64(w), ids, False)
+
+
 def mistral_model(gen):  # Mistral-7B-v0.1's config.json keys (sliding window above the test's positions)
     cfg = {"architectures": ["MistralForCausalLM"], "bos_token_id": 1, "eos_token_id": 2,
            "hidden_act": "silu", "hidden_size": 32, "initializer_range": 0.02, "intermediate_size": 64,
@@ -359,7 +401,8 @@ GGUF_TENSORS = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.we
 GGUF_LAYER = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
               "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output", "self_attn.q_norm": "attn_q_norm",
               "self_attn.k_norm": "attn_k_norm", "post_attention_layernorm": "ffn_norm",
-              "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+              "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down",
+              "self_attn.qkv_proj": "attn_qkv", "mlp.gate_up_proj": "ffn_up"}  # Phi-3's fused ones
 
 
 def gguf_name(hf):
@@ -397,7 +440,7 @@ def llama3_rope_factors(cfg, hd):  # LlamaModel.generate_extra_tensors: rope_fre
 
 def write_llama_gguf(path, cfg, stored):
     """llama / mistral -> "llama" (q, k permuted), qwen2 -> "qwen2", qwen3 -> "qwen3"."""
-    arch = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3"}[cfg["model_type"]]
+    arch = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "phi3": "phi3"}[cfg["model_type"]]
     nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     hd = cfg.get("head_dim") or cfg["hidden_size"] // nh
     g = gguf_file
@@ -412,8 +455,10 @@ def write_llama_gguf(path, cfg, stored):
            (arch + ".vocab_size", g.U32, cfg["vocab_size"])]
     if cfg.get("head_dim"):
         kvs += [(arch + ".attention.key_length", g.U32, hd), (arch + ".attention.value_length", g.U32, hd)]
-    if arch == "llama":
+    if arch in ("llama", "phi3"):
         kvs.append((arch + ".rope.dimension_count", g.U32, hd))
+    if arch == "phi3" and cfg.get("sliding_window"):
+        kvs.append((arch + ".attention.sliding_window", g.U32, cfg["sliding_window"]))
     tensors = []
     for name, t in stored.items():
         t = t.to(torch.float32)
@@ -494,6 +539,8 @@ def main():
     write_model(root, "llama3", *llama3_model(gen))
     write_model(root, "mistral", *mistral_model(gen))
     write_model(root, "qwen3", *qwen3_model(gen))
+    write_model(root, "smollm2", *smollm2_model(gen))
+    write_model(root, "phi3", *phi3_model(gen))
     print(f"wrote {', '.join(ARCHS)} checkpoints (and the Llama family's GGUF files) and expectations to {root}")
     return 0
 

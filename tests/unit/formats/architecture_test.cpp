@@ -40,8 +40,8 @@ TEST(Architecture, EveryDescriptionIsConsistent) {
     }
   }
   EXPECT_EQ(architecture_for_gguf("mistral"), nullptr);  // llama.cpp writes Mistral as "llama"
-  EXPECT_EQ(gguf_architecture_names(), "llama, qwen2, qwen3, gpt2, bloom");
-  EXPECT_EQ(hf_model_type_names(), "llama, mistral, qwen2, qwen3, gpt2, bloom");
+  EXPECT_EQ(gguf_architecture_names(), "llama, qwen2, qwen3, phi3, gpt2, bloom");
+  EXPECT_EQ(hf_model_type_names(), "llama, mistral, qwen2, qwen3, phi3, gpt2, bloom");
 }
 
 TEST(Architecture, ExpectedTensorsFollowTheSwitches) {
@@ -127,6 +127,21 @@ TEST(Architecture, Qwen3ConfigJson) {
   auto odd = config_from_hf(*parse_json_text(R"({"model_type": "qwen3", "head_dim": 7, )" + kLlamaBase + "}", "config.json"));
   ASSERT_FALSE(odd.ok());
   EXPECT_NE(odd.error().message.find("field 'head_dim'"), std::string::npos) << odd.error().message;
+}
+
+TEST(Architecture, Phi3ConfigJson) {
+  auto c = config_from_hf(*parse_json_text(R"({"model_type": "phi3", "sliding_window": 2047, "max_position_embeddings": 4096, )" + kLlamaBase + "}", "config.json"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->arch, "phi3");
+  EXPECT_EQ(c->max_seq_len, 2047);  // the window caps the context: exact up to it
+  auto partial = config_from_hf(*parse_json_text(R"({"model_type": "phi3", "partial_rotary_factor": 0.75, )" + kLlamaBase + "}", "config.json"));
+  ASSERT_FALSE(partial.ok());
+  EXPECT_NE(partial.error().message.find("field 'partial_rotary_factor' is 0.75"), std::string::npos) << partial.error().message;
+  auto longrope = config_from_hf(*parse_json_text(
+      R"({"model_type": "phi3", "rope_scaling": {"type": "longrope", "long_factor": [1], "short_factor": [1]}, )" + kLlamaBase + "}", "config.json"));
+  ASSERT_FALSE(longrope.ok());
+  EXPECT_NE(longrope.error().message.find("field 'rope_scaling' has type 'longrope'"), std::string::npos)
+      << longrope.error().message;
 }
 
 // A tiny GGUF of a Llama-family architecture: qwen2 (q/k/v biases), qwen3
@@ -223,7 +238,7 @@ TEST(Architecture, UnknownGgufArchitectureListsTheKnownOnes) {
   auto m = parse_model({bytes.data(), bytes.size()}, "m.gguf");
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, ErrorCode::kUnsupported);
-  EXPECT_NE(m.error().message.find("m.gguf: architecture 'mamba' is not supported (llama, qwen2, qwen3, gpt2, bloom)"),
+  EXPECT_NE(m.error().message.find("m.gguf: architecture 'mamba' is not supported (llama, qwen2, qwen3, phi3, gpt2, bloom)"),
             std::string::npos)
       << m.error().message;
 }
