@@ -35,8 +35,8 @@ StepWorkspaceSizes BatchEngine::workspace_sizes(const ModelConfig& c, int64_t st
   w.logits_floats = b * (c.vocab_size + c.dim);    // logits_, last_
   w.scores_floats = n_threads * max_seq_len;       // a score row per thread: attention keeps its online softmax on the stack, so this is margin
   w.rope_floats = t * c.head_dim();                // rope_
-  // The widest row a matmul reads: dim or ffn (the output head reads dim).
-  w.matmul_scratch_bytes = kernels::matmul_scratch_bytes(std::max(c.dim, c.ffn_dim), t, n_threads);
+  // The widest row a matmul reads: dim, ffn or q_dim (attn_output; the output head reads dim).
+  w.matmul_scratch_bytes = kernels::matmul_scratch_bytes(std::max({c.dim, c.ffn_dim, c.q_dim()}), t, n_threads);
   return w;
 }
 

@@ -28,7 +28,7 @@ struct StepWorkspaceSizes {
   int64_t logits_floats = 0;   // [B, vocab] + the final norm rows [B, dim]
   int64_t scores_floats = 0;   // attention scores: [n_threads, max_seq_len]
   int64_t rope_floats = 0;     // rotary cos/sin of each token: [T, head_dim]
-  int64_t matmul_scratch_bytes = 0;  // quantized activations of [T, max(dim, ffn)] (~4.2 B each)
+  int64_t matmul_scratch_bytes = 0;  // quantized activations of [T, max(dim, ffn, q_dim)] (~4.2 B each)
 
   int64_t total_bytes() const {
     return (hidden_floats + qkv_floats + ffn_floats + logits_floats + scores_floats + rope_floats) * 4 +
