@@ -39,6 +39,10 @@ Status set_metadata(GgufWriter& w, const ModelConfig& c, const Vocab& v, DType t
                       "GGUF export handles llama models with interleaved RoPE and no biases only; this is " +
                           c.arch + (c.rope_layout == RopeLayout::kHalfSplit ? " with half-split RoPE" : ""));
   }
+  if (!c.rope_freq_factors.empty() || c.rope_freq_scale != 1.0f || c.qk_norm || c.head_dim_override) {
+    return make_error(ErrorCode::kUnsupported,
+                      "GGUF export does not write RoPE scaling, qk-norm or a head_dim other than dim / heads");
+  }
   auto u32 = [](int64_t x) { return GgufValue(static_cast<uint32_t>(x)); };
   PLIMSOLL_TRY(w.set("general.architecture", std::string("llama")));
   PLIMSOLL_TRY(w.set("general.name", c.name.empty() ? std::string("plimsoll") : c.name));

@@ -28,14 +28,15 @@ StepWorkspaceSizes BatchEngine::workspace_sizes(const ModelConfig& c, int64_t st
   w.step_tokens = t;
   w.step_seqs = b;
   w.n_threads = n_threads;
-  w.hidden_floats = 3 * t * c.dim;                 // x_, xb_, attn_
-  w.qkv_floats = t * (c.dim + 2 * c.kv_dim());     // q_, k_, v_
+  const int64_t q = std::max(c.dim, c.q_dim());    // q_ also takes [t, dim] outputs
+  w.hidden_floats = 2 * t * c.dim + t * c.q_dim(); // x_, xb_, attn_
+  w.qkv_floats = t * (q + 2 * c.kv_dim());         // q_, k_, v_
   w.ffn_floats = 2 * t * c.ffn_dim;                // hb_, hb2_
   w.logits_floats = b * (c.vocab_size + c.dim);    // logits_, last_
   w.scores_floats = n_threads * max_seq_len;       // a score row per thread: attention keeps its online softmax on the stack, so this is margin
   w.rope_floats = t * c.head_dim();                // rope_
-  // The widest row a matmul reads: dim or ffn (the output head reads dim).
-  w.matmul_scratch_bytes = kernels::matmul_scratch_bytes(std::max(c.dim, c.ffn_dim), t, n_threads);
+  // The widest row a matmul reads: dim, ffn or q_dim (attn_output; the output head reads dim).
+  w.matmul_scratch_bytes = kernels::matmul_scratch_bytes(std::max({c.dim, c.ffn_dim, c.q_dim()}), t, n_threads);
   return w;
 }
 
@@ -68,8 +69,8 @@ BatchEngine::BatchEngine(const ModelConfig& config, LlamaWeights weights, KvBloc
   pieces_.reserve(static_cast<size_t>(t));
   x_ = floats(t * config.dim);
   xb_ = floats(t * config.dim);
-  attn_ = floats(t * config.dim);
-  q_ = floats(t * config.dim);
+  attn_ = floats(t * config.q_dim());
+  q_ = floats(t * std::max(config.dim, config.q_dim()));
   k_ = floats(t * config.kv_dim());
   v_ = floats(t * config.kv_dim());
   hb_ = floats(t * config.ffn_dim);
@@ -157,8 +158,7 @@ Result<std::span<const float>> BatchEngine::step(std::span<const SeqStep> seqs, 
   }
   if (config_.positions == PositionKind::kRope) {  // each token's rotary angles, for every layer
     for (int64_t i = 0; i < n_tokens; ++i) {
-      kernels::rope_angles(config_.head_dim(), tok_pos_[static_cast<size_t>(i)], config_.rope_theta,
-                           rope_.data() + i * config_.head_dim());
+      rope_angles(config_, tok_pos_[static_cast<size_t>(i)], rope_.data() + i * config_.head_dim());
     }
   }
   for (int64_t i = 0; i < n_tokens; ++i) {  // x[i] = embedding(token i at its position)
@@ -184,9 +184,10 @@ void BatchEngine::layer(int64_t l, int64_t n) {
   const ModelConfig& c = config_;
   const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
   norm_rows(c, *w.attn_norm, w.attn_norm_b, x_.data(), xb_.data(), n);
-  linear(*w.wq, w.bq, xb_.data(), n, q_.data(), threads_);   // [n, dim]
+  linear(*w.wq, w.bq, xb_.data(), n, q_.data(), threads_);   // [n, q_dim]
   linear(*w.wk, w.bk, xb_.data(), n, k_.data(), threads_);   // [n, kv_dim]
   linear(*w.wv, w.bv, xb_.data(), n, v_.data(), threads_);   // [n, kv_dim]
+  norm_qk_heads(c, w, q_.data(), k_.data(), n);
   write_kv(l, n);
   attention(l);                                              // attn_ [n, dim]
   linear(*w.wo, w.bo, attn_.data(), n, q_.data(), threads_);
@@ -214,7 +215,7 @@ void BatchEngine::write_kv(int64_t l, int64_t n) {
     float* k = k_.data() + i * kv;
     if (c.positions == PositionKind::kRope) {  // rope_: [n, head_dim] cos|sin of each token's position
       const float* cos_sin = rope_.data() + i * hd;
-      float* q = q_.data() + i * c.dim;
+      float* q = q_.data() + i * c.q_dim();
       for (int64_t h = 0; h < c.n_heads; ++h) kernels::rope_apply(q + h * hd, hd, cos_sin, interleaved);
       for (int64_t h = 0; h < c.n_kv_heads; ++h) kernels::rope_apply(k + h * hd, hd, cos_sin, interleaved);
     }
@@ -235,7 +236,7 @@ void BatchEngine::write_kv(int64_t l, int64_t n) {
 // of the sequence (megabytes, from L3, once per token).
 void BatchEngine::attention(int64_t l) {
   const ModelConfig& c = config_;
-  const int64_t hd = c.head_dim(), group = c.n_heads / c.n_kv_heads, dim = c.dim;
+  const int64_t hd = c.head_dim(), group = c.n_heads / c.n_kv_heads, dim = c.q_dim();  // q_, attn_ rows
   const int64_t n_pieces = static_cast<int64_t>(pieces_.size());
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   auto run = [&](int64_t begin, int64_t end) {

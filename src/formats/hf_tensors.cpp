@@ -1,87 +1,22 @@
-// Hugging Face tensor names -> GGUF names per architecture, and the load-time
+// Hugging Face tensor names -> GGUF names through the architecture description, and the load-time
 // transforms (Conv1D transpose, BLOOM q/k/v row order, f32 norms and biases).
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <optional>
 
 #include "core/half.h"
+#include "formats/architecture.h"
 #include "formats/hf_model.h"
 
 namespace plimsoll {
 namespace {
 
-enum class Transform { kNone, kTranspose, kBloomQkv };
+using Transform = HfTransform;
 
 struct Target {
-  std::string name;  // GGUF name
+  std::string name;  // GGUF name; "" means "ignore"
   Transform transform = Transform::kNone;
 };
-
-using Table = std::map<std::string, Target>;
-
-const Table& llama_layer_table() {
-  static const Table t = {
-      {"input_layernorm.weight", {"attn_norm.weight"}},
-      {"self_attn.q_proj.weight", {"attn_q.weight"}},   {"self_attn.q_proj.bias", {"attn_q.bias"}},
-      {"self_attn.k_proj.weight", {"attn_k.weight"}},   {"self_attn.k_proj.bias", {"attn_k.bias"}},
-      {"self_attn.v_proj.weight", {"attn_v.weight"}},   {"self_attn.v_proj.bias", {"attn_v.bias"}},
-      {"self_attn.o_proj.weight", {"attn_output.weight"}}, {"self_attn.o_proj.bias", {"attn_output.bias"}},
-      {"post_attention_layernorm.weight", {"ffn_norm.weight"}},
-      {"mlp.gate_proj.weight", {"ffn_gate.weight"}},    {"mlp.gate_proj.bias", {"ffn_gate.bias"}},
-      {"mlp.up_proj.weight", {"ffn_up.weight"}},        {"mlp.up_proj.bias", {"ffn_up.bias"}},
-      {"mlp.down_proj.weight", {"ffn_down.weight"}},    {"mlp.down_proj.bias", {"ffn_down.bias"}},
-      {"self_attn.rotary_emb.inv_freq", {""}},  // a buffer some checkpoints carry: ignored
-  };
-  return t;
-}
-
-const Table& gpt2_layer_table() {
-  static const Table t = {
-      {"ln_1.weight", {"attn_norm.weight"}}, {"ln_1.bias", {"attn_norm.bias"}},
-      {"attn.c_attn.weight", {"attn_qkv.weight", Transform::kTranspose}},
-      {"attn.c_attn.bias", {"attn_qkv.bias"}},
-      {"attn.c_proj.weight", {"attn_output.weight", Transform::kTranspose}},
-      {"attn.c_proj.bias", {"attn_output.bias"}},
-      {"ln_2.weight", {"ffn_norm.weight"}}, {"ln_2.bias", {"ffn_norm.bias"}},
-      {"mlp.c_fc.weight", {"ffn_up.weight", Transform::kTranspose}}, {"mlp.c_fc.bias", {"ffn_up.bias"}},
-      {"mlp.c_proj.weight", {"ffn_down.weight", Transform::kTranspose}},
-      {"mlp.c_proj.bias", {"ffn_down.bias"}},
-      {"attn.bias", {""}}, {"attn.masked_bias", {""}},  // causal-mask buffers: ignored
-  };
-  return t;
-}
-
-const Table& bloom_layer_table() {
-  static const Table t = {
-      {"input_layernorm.weight", {"attn_norm.weight"}}, {"input_layernorm.bias", {"attn_norm.bias"}},
-      {"self_attention.query_key_value.weight", {"attn_qkv.weight", Transform::kBloomQkv}},
-      {"self_attention.query_key_value.bias", {"attn_qkv.bias", Transform::kBloomQkv}},
-      {"self_attention.dense.weight", {"attn_output.weight"}},
-      {"self_attention.dense.bias", {"attn_output.bias"}},
-      {"post_attention_layernorm.weight", {"ffn_norm.weight"}},
-      {"post_attention_layernorm.bias", {"ffn_norm.bias"}},
-      {"mlp.dense_h_to_4h.weight", {"ffn_up.weight"}}, {"mlp.dense_h_to_4h.bias", {"ffn_up.bias"}},
-      {"mlp.dense_4h_to_h.weight", {"ffn_down.weight"}}, {"mlp.dense_4h_to_h.bias", {"ffn_down.bias"}},
-  };
-  return t;
-}
-
-const Table& top_table(const ModelConfig& c) {
-  static const Table llama = {{"model.embed_tokens.weight", {"token_embd.weight"}},
-                              {"model.norm.weight", {"output_norm.weight"}},
-                              {"lm_head.weight", {"output.weight"}}};
-  static const Table gpt2 = {{"wte.weight", {"token_embd.weight"}},
-                             {"wpe.weight", {"position_embd.weight"}},
-                             {"ln_f.weight", {"output_norm.weight"}}, {"ln_f.bias", {"output_norm.bias"}},
-                             {"lm_head.weight", {""}}};  // tied to wte
-  static const Table bloom = {{"word_embeddings.weight", {"token_embd.weight"}},
-                              {"word_embeddings_layernorm.weight", {"token_embd_norm.weight"}},
-                              {"word_embeddings_layernorm.bias", {"token_embd_norm.bias"}},
-                              {"ln_f.weight", {"output_norm.weight"}}, {"ln_f.bias", {"output_norm.bias"}},
-                              {"lm_head.weight", {""}}};  // tied to word_embeddings
-  return c.arch == "gpt2" ? gpt2 : c.arch == "bloom" ? bloom : llama;
-}
 
 // "<prefix><N>.<rest>" -> (N, rest) when `name` starts with prefix and a number.
 std::optional<std::pair<int64_t, std::string>> split_layer(const std::string& name,
@@ -95,23 +30,38 @@ std::optional<std::pair<int64_t, std::string>> split_layer(const std::string& na
   return std::make_pair(n, name.substr(i + 1));
 }
 
-// The target of an HF tensor name; an empty name means "ignore"; nullopt: unknown.
-std::optional<Target> map_name(const ModelConfig& c, const std::string& hf_name) {
-  const bool llama = c.arch == "llama";
-  std::string name = hf_name;
-  if (!llama && name.compare(0, 12, "transformer.") == 0) name = name.substr(12);
-  const Table& top = top_table(c);
-  if (auto it = top.find(name); it != top.end()) {
-    if (llama && name == "lm_head.weight" && c.tied_embeddings) return Target{""};
-    return it->second;
+bool ignored(const Architecture& a, const std::string& name) {
+  for (const char* n : a.hf_ignored) {
+    if (name == n) return true;
   }
-  const auto layer = split_layer(name, llama ? "model.layers." : "h.");
+  return false;
+}
+
+const Architecture& arch_of(const ModelConfig& c) {
+  const Architecture* a = architecture_named(c.arch);
+  return a ? *a : llama_architecture();  // configs come from config_from_hf: always known
+}
+
+// The target of an HF tensor name through the description; nullopt: unknown.
+std::optional<Target> map_name(const ModelConfig& c, const std::string& hf_name) {
+  const Architecture& a = arch_of(c);
+  std::string name = hf_name;
+  const std::string strip = a.hf_strip_prefix;
+  if (!strip.empty() && name.compare(0, strip.size(), strip) == 0) name = name.substr(strip.size());
+  if (ignored(a, name)) return Target{""};
+  for (const TensorSpec& s : a.tensors) {
+    if (s.per_layer || name != s.hf || *s.hf == '\0') continue;
+    if (s.when == When::kUntied && c.tied_embeddings) return Target{""};  // a tied checkpoint's copy
+    return Target{s.gguf, s.transform};
+  }
+  const auto layer = split_layer(name, a.hf_layer_prefix);
   if (!layer || layer->first >= c.n_layers) return std::nullopt;
-  const Table& t = llama ? llama_layer_table() : c.arch == "gpt2" ? gpt2_layer_table() : bloom_layer_table();
-  auto it = t.find(layer->second);
-  if (it == t.end()) return std::nullopt;
-  if (it->second.name.empty()) return it->second;
-  return Target{"blk." + std::to_string(layer->first) + "." + it->second.name, it->second.transform};
+  if (ignored(a, layer->second)) return Target{""};
+  for (const TensorSpec& s : a.tensors) {
+    if (!s.per_layer || *s.hf == '\0' || layer->second != s.hf) continue;
+    return Target{"blk." + std::to_string(layer->first) + "." + s.gguf, s.transform};
+  }
+  return std::nullopt;
 }
 
 // ---- transforms on owned copies ---------------------------------------------
@@ -204,16 +154,15 @@ Status add_one(const ModelConfig& c, const SafetensorsTensor& t, const Target& t
 }  // namespace
 
 std::string hf_tensor_name(const ModelConfig& c, const std::string& gguf_name) {
-  const std::string prefix = c.arch == "llama" ? "" : "[transformer.]";
-  for (const auto& [hf, target] : top_table(c)) {
-    if (target.name == gguf_name) return (c.arch == "llama" || hf == "lm_head.weight" ? "" : prefix) + hf;
-  }
+  const Architecture& a = arch_of(c);
+  std::string prefix;  // "[transformer.]": optional in the checkpoint (appended, not "[" + ...: GCC 12 -Wrestrict)
+  if (*a.hf_strip_prefix) prefix.append(1, '[').append(a.hf_strip_prefix).append(1, ']');
   const auto layer = split_layer(gguf_name, "blk.");
-  if (!layer) return "";
-  const Table& t = c.arch == "llama" ? llama_layer_table() : c.arch == "gpt2" ? gpt2_layer_table() : bloom_layer_table();
-  for (const auto& [hf, target] : t) {
-    if (target.name == layer->second) {
-      return prefix + (c.arch == "llama" ? "model.layers." : "h.") + std::to_string(layer->first) + "." + hf;
+  for (const TensorSpec& s : a.tensors) {
+    if (*s.hf == '\0') continue;
+    if (!s.per_layer && gguf_name == s.gguf) return prefix + s.hf;
+    if (s.per_layer && layer && layer->second == s.gguf) {
+      return prefix + a.hf_layer_prefix + std::to_string(layer->first) + "." + s.hf;
     }
   }
   return "";

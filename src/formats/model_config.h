@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace plimsoll {
 
@@ -29,7 +30,7 @@ enum class FfnKind {
 };
 
 struct ModelConfig {
-  std::string arch = "llama";   // "llama", "gpt2", "bloom" (mistral and qwen2 load as "llama")
+  std::string arch = "llama";   // an Architecture's name (formats/architecture.h): llama, mistral, qwen2, qwen3, gpt2, bloom
   std::string name;             // general.name or the file's stem
   int64_t dim = 0;              // embedding width (n_embd)
   int64_t n_layers = 0;
@@ -51,8 +52,20 @@ struct ModelConfig {
   bool out_bias = false;        // bias on the attention output projection
   bool ffn_bias = false;        // biases on the feed-forward projections
   bool embed_norm = false;      // LayerNorm after the token embedding (BLOOM)
+  bool qk_norm = false;         // RMSNorm of each q and k head before RoPE (Qwen3), weights [head_dim]
 
-  int64_t head_dim() const { return n_heads ? dim / n_heads : 0; }
+  // Set when the head width is not dim / n_heads (config.json head_dim,
+  // GGUF attention.key_length): q is then [n_heads * head_dim], not [dim].
+  int64_t head_dim_override = 0;
+  // RoPE frequency scaling. rope_freq_factors [head_dim / 2]: each rotary
+  // frequency is divided by its factor (Llama 3's rope_scaling "llama3", GGUF
+  // rope_freqs.weight); empty: none. rope_freq_scale: positions are multiplied
+  // by it (rope_scaling "linear": 1 / factor).
+  std::vector<float> rope_freq_factors;
+  float rope_freq_scale = 1.0f;
+
+  int64_t head_dim() const { return head_dim_override ? head_dim_override : n_heads ? dim / n_heads : 0; }
+  int64_t q_dim() const { return n_heads * head_dim(); }
   int64_t kv_dim() const { return n_kv_heads * head_dim(); }
   bool norm_has_bias() const { return norm == NormKind::kLayer; }
 };

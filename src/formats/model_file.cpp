@@ -1,12 +1,15 @@
 // load_model / load_vocab: format detection (a folder is a Hugging Face model),
-// GGUF -> ModelConfig, Vocab and tensor views, and the tensor-set validation shared by all formats.
+// GGUF -> ModelConfig (through formats/architecture.h), Vocab and tensor
+// views, and the tensor-set validation shared by all formats.
 #include "formats/model_file.h"
 
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <vector>
 
 #include "core/mapped_file.h"
+#include "formats/architecture.h"
 #include "formats/hf_model.h"
 #include "formats/llama2c.h"
 #include "formats/llama2c_vocab.h"
@@ -40,7 +43,7 @@ Result<int64_t> positive_key(const GgufFile& g, const std::string& key, int64_t 
 }
 
 Status check_head_geometry(const ModelConfig& c, const std::string& path) {
-  if (c.n_heads > c.dim || c.dim % c.n_heads != 0) {
+  if (!c.head_dim_override && (c.n_heads > c.dim || c.dim % c.n_heads != 0)) {
     return invalid(path, "dim " + std::to_string(c.dim) + " is not a multiple of n_heads " +
                              std::to_string(c.n_heads));
   }
@@ -55,29 +58,60 @@ Status check_head_geometry(const ModelConfig& c, const std::string& path) {
   return {};
 }
 
-// GPT-2 and BLOOM in llama.cpp's layout: LayerNorm with biases, GELU, biases
-// on every projection, q/k/v fused (attn_qkv, rows [q; k; v]).
-Status gelu_layernorm_config_from_gguf(const GgufFile& g, ModelConfig& c) {
-  PLIMSOLL_ASSIGN(const double eps, g.get_float(c.arch + ".attention.layer_norm_epsilon"));
-  if (!(eps > 0.0 && eps < 1.0)) return invalid(g.name, "layer norm epsilon must be in (0, 1)");
-  c.norm_eps = static_cast<float>(eps);
-  c.norm = NormKind::kLayer;
-  c.ffn = FfnKind::kGeluTanh;
-  c.qkv_bias = c.out_bias = c.ffn_bias = true;
-  c.positions = c.arch == "gpt2" ? PositionKind::kLearned : PositionKind::kAlibi;
-  c.embed_norm = c.arch == "bloom";
-  return check_head_geometry(c, g.name);
+// The RoPE keys: rope.freq_base, rope.dimension_count (must be the head
+// width), rope.scaling.type ("linear" or none) and rope.scaling.factor.
+Status rope_config_from_gguf(const GgufFile& g, const std::string& k, ModelConfig& c) {
+  PLIMSOLL_ASSIGN(const double theta, g.get_float_or(k + "rope.freq_base", 10000.0));
+  if (!(theta > 0.0 && theta < 1e12)) return invalid(g.name, "rope.freq_base must be positive");
+  c.rope_theta = static_cast<float>(theta);
+  if (g.find(k + "rope.dimension_count")) {
+    PLIMSOLL_ASSIGN(const int64_t n_rot, g.get_int(k + "rope.dimension_count"));
+    if (n_rot != c.head_dim()) {
+      return make_error(ErrorCode::kUnsupported, g.name + ": key '" + k + "rope.dimension_count' is " +
+                                                     std::to_string(n_rot) + "; only the full head width " +
+                                                     std::to_string(c.head_dim()) + " is supported");
+    }
+  }
+  std::string type = "none";
+  if (g.find(k + "rope.scaling.type")) {
+    PLIMSOLL_ASSIGN(type, g.get_string(k + "rope.scaling.type"));
+  }
+  if (type == "linear") {
+    PLIMSOLL_ASSIGN(const double factor, g.get_float(k + "rope.scaling.factor"));
+    if (!(factor >= 1.0 && factor < 1e6)) return invalid(g.name, "rope.scaling.factor must be in [1, 1e6)");
+    c.rope_freq_scale = static_cast<float>(1.0 / factor);
+  } else if (type != "none") {
+    return make_error(ErrorCode::kUnsupported, g.name + ": key '" + k + "rope.scaling.type' is '" + type +
+                                                   "'; supported are linear, none");
+  }
+  return {};
 }
 
-// Keys "<arch>.*" shared by every architecture: sizes and heads.
-Result<ModelConfig> config_from_gguf(const GgufFile& g, const std::string& arch) {
-  ModelConfig c;
-  c.arch = arch;
+// rope_freqs.weight (Llama 3's frequency divisors, [head_dim / 2] f32) into the config.
+Status rope_freqs_from_gguf(const GgufFile& g, std::span<const std::byte> bytes, ModelConfig& c) {
+  const GgufTensorInfo* t = g.find_tensor("rope_freqs.weight");
+  if (!t) return {};
+  const int64_t half = c.head_dim() / 2;
+  if (t->dtype != DType::kF32 || t->shape != std::vector<int64_t>{half}) {
+    return invalid(g.name, "tensor 'rope_freqs.weight' must be f32 [" + std::to_string(half) + "], is " +
+                               std::string(dtype_name(t->dtype)) + " " + shape_to_string(t->shape));
+  }
+  c.rope_freq_factors.resize(static_cast<size_t>(half));
+  std::memcpy(c.rope_freq_factors.data(), bytes.data() + t->file_offset_bytes, static_cast<size_t>(half) * 4);
+  for (float f : c.rope_freq_factors) {
+    if (!(f > 0.0f && f < 1e6f)) return invalid(g.name, "tensor 'rope_freqs.weight' holds a factor outside (0, 1e6)");
+  }
+  return {};
+}
+
+// Keys "<arch>.*": sizes and heads, the norm epsilon, RoPE; switches from the description.
+Result<ModelConfig> config_from_gguf(const GgufFile& g, const Architecture& a) {
+  ModelConfig c = a.switches;
   c.name = file_stem(g.name);
   if (g.find("general.name")) {
     PLIMSOLL_ASSIGN(c.name, g.get_string("general.name"));
   }
-  const std::string k = arch + ".";
+  const std::string k = std::string(a.gguf_name) + ".";
   PLIMSOLL_ASSIGN(c.max_seq_len, positive_key(g, k + "context_length", kMaxWidth));
   PLIMSOLL_ASSIGN(c.dim, positive_key(g, k + "embedding_length", kMaxWidth));
   PLIMSOLL_ASSIGN(c.ffn_dim, positive_key(g, k + "feed_forward_length", kMaxWidth));
@@ -87,17 +121,19 @@ Result<ModelConfig> config_from_gguf(const GgufFile& g, const std::string& arch)
   if (g.find(k + "attention.head_count_kv")) {
     PLIMSOLL_ASSIGN(c.n_kv_heads, positive_key(g, k + "attention.head_count_kv", kMaxWidth));
   }
-  if (arch != "llama") {
-    PLIMSOLL_TRY(gelu_layernorm_config_from_gguf(g, c));
-    return c;
+  if (g.find(k + "attention.key_length")) {
+    PLIMSOLL_ASSIGN(const int64_t hd, positive_key(g, k + "attention.key_length", kMaxWidth));
+    if (hd * c.n_heads != c.dim) c.head_dim_override = hd;
   }
-  PLIMSOLL_ASSIGN(const double eps, g.get_float("llama.attention.layer_norm_rms_epsilon"));
-  PLIMSOLL_ASSIGN(const double theta, g.get_float_or("llama.rope.freq_base", 10000.0));
-  if (!(eps > 0.0 && eps < 1.0)) return invalid(g.name, "RMS norm epsilon must be in (0, 1)");
-  if (!(theta > 0.0 && theta < 1e12)) return invalid(g.name, "rope.freq_base must be positive");
+  const std::string eps_key = k + a.gguf_eps_key;
+  PLIMSOLL_ASSIGN(const double eps, g.get_float(eps_key));
+  if (!(eps > 0.0 && eps < 1.0)) return invalid(g.name, "key '" + eps_key + "' must be in (0, 1)");
   c.norm_eps = static_cast<float>(eps);
-  c.rope_theta = static_cast<float>(theta);
-  c.rope_layout = RopeLayout::kInterleaved;
+  if (c.positions == PositionKind::kRope) {
+    c.rope_layout = a.gguf_rope;
+    PLIMSOLL_TRY(rope_config_from_gguf(g, k, c));
+  }
+  if (a.gguf_fields) PLIMSOLL_TRY(a.gguf_fields(g, c));
   PLIMSOLL_TRY(check_head_geometry(c, g.name));
   return c;
 }
@@ -230,56 +266,6 @@ Result<int64_t> vocab_size_of(const GgufFile& g, const std::optional<Vocab>& voc
   return embd->shape.front();
 }
 
-struct Expected {
-  std::string name;
-  std::vector<int64_t> shape;
-  bool norm = false;
-};
-
-void expect_norm(std::vector<Expected>& out, const ModelConfig& c, const std::string& prefix) {
-  out.push_back({prefix + ".weight", {c.dim}, true});
-  if (c.norm_has_bias()) out.push_back({prefix + ".bias", {c.dim}, true});
-}
-
-void expect_linear(std::vector<Expected>& out, const std::string& prefix, int64_t rows,
-                   int64_t cols, bool bias) {
-  out.push_back({prefix + ".weight", {rows, cols}});
-  if (bias) out.push_back({prefix + ".bias", {rows}, true});
-}
-
-void expect_layer(std::vector<Expected>& out, const ModelConfig& c, const TensorStore& t,
-                  const std::string& p) {
-  const int64_t d = c.dim, kv = c.kv_dim(), f = c.ffn_dim;
-  expect_norm(out, c, p + "attn_norm");
-  if (t.find(p + "attn_qkv.weight")) {
-    expect_linear(out, p + "attn_qkv", d + 2 * kv, d, c.qkv_bias);
-  } else {
-    expect_linear(out, p + "attn_q", d, d, c.qkv_bias);
-    expect_linear(out, p + "attn_k", kv, d, c.qkv_bias);
-    expect_linear(out, p + "attn_v", kv, d, c.qkv_bias);
-  }
-  expect_linear(out, p + "attn_output", d, d, c.out_bias);
-  expect_norm(out, c, p + "ffn_norm");
-  if (c.ffn == FfnKind::kSwiGlu) expect_linear(out, p + "ffn_gate", f, d, c.ffn_bias);
-  expect_linear(out, p + "ffn_up", f, d, c.ffn_bias);
-  expect_linear(out, p + "ffn_down", d, f, c.ffn_bias);
-}
-
-std::vector<Expected> expected_tensors(const ModelConfig& c, const TensorStore& t) {
-  std::vector<Expected> out = {{"token_embd.weight", {c.vocab_size, c.dim}}};
-  if (c.positions == PositionKind::kLearned) {
-    out.push_back({"position_embd.weight", {c.max_seq_len, c.dim}});
-  }
-  if (c.embed_norm) {
-    out.push_back({"token_embd_norm.weight", {c.dim}, true});
-    out.push_back({"token_embd_norm.bias", {c.dim}, true});
-  }
-  expect_norm(out, c, "output_norm");
-  if (!c.tied_embeddings) out.push_back({"output.weight", {c.vocab_size, c.dim}});
-  for (int64_t l = 0; l < c.n_layers; ++l) expect_layer(out, c, t, "blk." + std::to_string(l) + ".");
-  return out;
-}
-
 Result<std::shared_ptr<MappedFile>> open_file(const std::string& path, FileBacking backing = FileBacking::kMapped) {
   return MappedFile::open(path, backing);
 }
@@ -309,14 +295,18 @@ Result<std::optional<Vocab>> vocab_from_gguf(const GgufFile& g) {
 
 Status validate_decoder_tensors(const ModelConfig& c, const TensorStore& tensors,
                                 const std::string& path) {
-  for (const Expected& e : expected_tensors(c, tensors)) {
+  const Architecture* a = architecture_named(c.arch);
+  if (!a) {
+    return make_error(ErrorCode::kUnsupported, path + ": architecture '" + c.arch + "' is not supported");
+  }
+  for (const ExpectedTensor& e : expected_tensors(*a, c, tensors)) {
     const TensorView* t = tensors.find(e.name);
     if (!t) return invalid(path, "missing tensor '" + e.name + "'");
     if (t->shape != e.shape) {
       return invalid(path, "tensor '" + e.name + "' has shape " + shape_to_string(t->shape) +
                                ", expected " + shape_to_string(e.shape));
     }
-    if (e.norm && t->dtype != DType::kF32) {
+    if (e.f32 && t->dtype != DType::kF32) {
       return invalid(path, "tensor '" + e.name + "' has type " +
                                std::string(dtype_name(t->dtype)) + ", norms must be f32 (biases too)");
     }
@@ -330,14 +320,16 @@ Status validate_decoder_tensors(const ModelConfig& c, const TensorStore& tensors
 
 Result<LoadedModel> model_from_gguf(const GgufFile& g, std::span<const std::byte> bytes) {
   PLIMSOLL_ASSIGN(const std::string arch, g.get_string("general.architecture"));
-  if (arch != "llama" && arch != "gpt2" && arch != "bloom") {
+  const Architecture* a = architecture_for_gguf(arch);
+  if (!a) {
     return make_error(ErrorCode::kUnsupported, g.name + ": architecture '" + arch +
-                                                   "' is not supported (llama, gpt2, bloom)");
+                                                   "' is not supported (" + gguf_architecture_names() + ")");
   }
   LoadedModel m;
   m.format = ModelFormat::kGguf;
   m.path = g.name;
-  PLIMSOLL_ASSIGN(m.config, config_from_gguf(g, arch));
+  PLIMSOLL_ASSIGN(m.config, config_from_gguf(g, *a));
+  PLIMSOLL_TRY(rope_freqs_from_gguf(g, bytes, m.config));
   PLIMSOLL_ASSIGN(m.vocab, vocab_from_gguf(g));
   PLIMSOLL_ASSIGN(m.config.vocab_size, vocab_size_of(g, m.vocab));
   if (g.find("tokenizer.chat_template")) {

@@ -29,11 +29,13 @@ uint64_t bits(double d) {
 
 uint64_t prefix_root_hash(const ModelConfig& c, DType kv_dtype, int64_t block_tokens, uint64_t salt) {
   uint64_t h = mix(salt);
-  for (int64_t v : {c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.ffn_dim, c.vocab_size, c.max_seq_len,
+  for (int64_t v : {c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim(), c.ffn_dim, c.vocab_size, c.max_seq_len,
                     static_cast<int64_t>(c.positions), static_cast<int64_t>(c.rope_layout),
                     static_cast<int64_t>(kv_dtype), block_tokens}) {
     h = add(h, static_cast<uint64_t>(v));
   }
+  for (float f : c.rope_freq_factors) h = add(h, bits(static_cast<double>(f)));
+  h = add(h, bits(static_cast<double>(c.rope_freq_scale)));
   return add(h, bits(static_cast<double>(c.rope_theta)));
 }
 

@@ -22,13 +22,13 @@ struct StepWorkspaceSizes {
   int64_t step_tokens = 0;     // T: tokens per step (prefill chunks + decode tokens)
   int64_t step_seqs = 0;       // B: sequences per step (rows that need logits)
   int64_t n_threads = 0;
-  int64_t hidden_floats = 0;   // x, xb, attn_out: 3 x [T, dim]
-  int64_t qkv_floats = 0;      // q [T, dim], k and v [T, kv_dim]
+  int64_t hidden_floats = 0;   // x, xb [T, dim], attn_out [T, q_dim]
+  int64_t qkv_floats = 0;      // q [T, max(dim, q_dim)], k and v [T, kv_dim]
   int64_t ffn_floats = 0;      // gate and up: 2 x [T, ffn]
   int64_t logits_floats = 0;   // [B, vocab] + the final norm rows [B, dim]
   int64_t scores_floats = 0;   // attention scores: [n_threads, max_seq_len]
   int64_t rope_floats = 0;     // rotary cos/sin of each token: [T, head_dim]
-  int64_t matmul_scratch_bytes = 0;  // quantized activations of [T, max(dim, ffn)] (~4.2 B each)
+  int64_t matmul_scratch_bytes = 0;  // quantized activations of [T, max(dim, ffn, q_dim)] (~4.2 B each)
 
   int64_t total_bytes() const {
     return (hidden_floats + qkv_floats + ffn_floats + logits_floats + scores_floats + rope_floats) * 4 +

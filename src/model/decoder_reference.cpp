@@ -1,4 +1,4 @@
-// The reference forward pass (norm, q/k/v with optional biases, RoPE or
+// The reference forward pass (norm, q/k/v with optional biases, qk-norm, RoPE or
 // ALiBi, GQA attention, SwiGLU or GELU), written to be read: one token, one layer at a time.
 #include "model/decoder_reference.h"
 
@@ -20,9 +20,9 @@ DecoderReference::DecoderReference(const ModelConfig& config, DecoderWeights wei
     : config_(config), weights_(std::move(weights)), alibi_(alibi_slopes(config)) {
   const auto n = [](int64_t v) { return static_cast<size_t>(v); };
   x_.resize(n(config.dim));
-  xb_.resize(n(config.dim));
+  xb_.resize(n(std::max(config.dim, config.q_dim())));  // normed rows [dim], attention output [q_dim]
   xb2_.resize(n(config.dim));
-  q_.resize(n(config.dim));
+  q_.resize(n(config.q_dim()));
   k_.resize(n(config.kv_dim()));
   v_.resize(n(config.kv_dim()));
   hb_.resize(n(config.ffn_dim));
@@ -63,6 +63,7 @@ void DecoderReference::forward(int32_t token, int64_t pos, ReferenceKvCache& cac
     linear(*lw.wq, lw.bq, xb_.data(), 1, q_.data(), pool);
     linear(*lw.wk, lw.bk, xb_.data(), 1, k_.data(), pool);
     linear(*lw.wv, lw.bv, xb_.data(), 1, v_.data(), pool);
+    norm_qk_heads(c, lw, q_.data(), k_.data(), 1);
     rotate_qk(c, q_.data(), k_.data(), pos);
     std::copy(k_.begin(), k_.end(), cache.k_at(l, pos));
     std::copy(v_.begin(), v_.end(), cache.v_at(l, pos));

@@ -14,18 +14,21 @@
 namespace plimsoll {
 
 // Tensor names are GGUF's (llama.cpp) for every architecture; loaders of other
-// formats rename to these. Shapes: d = dim, kv = kv_dim, f = ffn_dim.
+// formats rename to these. Shapes: d = dim, q = q_dim (n_heads * head_dim; d
+// unless config.json sets head_dim), kv = kv_dim, f = ffn_dim, hd = head_dim.
 struct LayerWeights {
   const TensorView* attn_norm = nullptr;    // [d] f32
   const TensorView* attn_norm_b = nullptr;  // [d] f32, LayerNorm only
-  const TensorView* wq = nullptr;           // [d, d]   (a row slice of attn_qkv when fused)
+  const TensorView* wq = nullptr;           // [q, d]   (a row slice of attn_qkv when fused)
   const TensorView* wk = nullptr;           // [kv, d]
   const TensorView* wv = nullptr;           // [kv, d]
-  const TensorView* bq = nullptr;           // [d] f32, optional
+  const TensorView* bq = nullptr;           // [q] f32, optional
   const TensorView* bk = nullptr;           // [kv] f32, optional
   const TensorView* bv = nullptr;           // [kv] f32, optional
-  const TensorView* wo = nullptr;           // [d, d]
+  const TensorView* wo = nullptr;           // [d, q]
   const TensorView* bo = nullptr;           // [d] f32, optional
+  const TensorView* q_norm = nullptr;       // [hd] f32, qk-norm only (Qwen3)
+  const TensorView* k_norm = nullptr;       // [hd] f32, qk-norm only
   const TensorView* ffn_norm = nullptr;     // [d] f32
   const TensorView* ffn_norm_b = nullptr;   // [d] f32, LayerNorm only
   const TensorView* w_gate = nullptr;       // [f, d], SwiGLU only
@@ -50,8 +53,9 @@ struct DecoderWeights {
   std::shared_ptr<std::deque<TensorView>> slices;
 };
 
-// Binds the weights of config.arch ("llama", "gpt2", "bloom"): checks presence,
-// shapes and dtypes (norms and biases must be f32); errors name the tensor.
+// Binds the weights of config.arch through its description
+// (formats/architecture.h): checks presence, shapes and dtypes (norms and
+// biases must be f32), refuses a tensor the config does not use; errors name the tensor.
 Result<DecoderWeights> bind_decoder_weights(const ModelConfig& config, const TensorStore& tensors);
 
 }  // namespace plimsoll

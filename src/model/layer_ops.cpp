@@ -41,13 +41,37 @@ void embed(const ModelConfig& c, const DecoderWeights& w, int32_t token, int64_t
   }
 }
 
+void rope_angles(const ModelConfig& c, int64_t pos, float* cos_sin) {
+  const int64_t hd = c.head_dim(), half = hd / 2;
+  if (c.rope_freq_factors.empty() && c.rope_freq_scale == 1.0f) {
+    kernels::rope_angles(hd, pos, c.rope_theta, cos_sin);
+    return;
+  }
+  // In double, as kernels::rope_angles: pos * freq reaches 1e5 rad.
+  const double scaled_pos = static_cast<double>(pos) * static_cast<double>(c.rope_freq_scale);
+  for (int64_t i = 0; i < half; ++i) {
+    double freq = std::pow(static_cast<double>(c.rope_theta), -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+    if (!c.rope_freq_factors.empty()) freq /= static_cast<double>(c.rope_freq_factors[static_cast<size_t>(i)]);
+    const double angle = scaled_pos * freq;
+    cos_sin[i] = static_cast<float>(std::cos(angle));
+    cos_sin[half + i] = static_cast<float>(std::sin(angle));
+  }
+}
+
+void norm_qk_heads(const ModelConfig& c, const LayerWeights& lw, float* q, float* k, int64_t rows) {
+  if (!c.qk_norm) return;
+  const int64_t hd = c.head_dim();
+  for (int64_t h = 0; h < rows * c.n_heads; ++h) kernels::rmsnorm(q + h * hd, q + h * hd, lw.q_norm->f32(), hd, c.norm_eps);
+  for (int64_t h = 0; h < rows * c.n_kv_heads; ++h) kernels::rmsnorm(k + h * hd, k + h * hd, lw.k_norm->f32(), hd, c.norm_eps);
+}
+
 void rotate_qk(const ModelConfig& c, float* q, float* k, int64_t pos) {
   if (c.positions != PositionKind::kRope) return;
   const int64_t hd = c.head_dim();
   const bool interleaved = c.rope_layout == RopeLayout::kInterleaved;
   thread_local std::vector<float> cos_sin;  // [hd]: this position's angles, for every head
   cos_sin.resize(static_cast<size_t>(hd));
-  kernels::rope_angles(hd, pos, c.rope_theta, cos_sin.data());
+  rope_angles(c, pos, cos_sin.data());
   for (int64_t h = 0; h < c.n_heads; ++h) kernels::rope_apply(q + h * hd, hd, cos_sin.data(), interleaved);
   for (int64_t h = 0; h < c.n_kv_heads; ++h) kernels::rope_apply(k + h * hd, hd, cos_sin.data(), interleaved);
 }

@@ -26,9 +26,18 @@ void linear(const TensorView& w, const TensorView* bias, const float* x, int64_t
 void embed(const ModelConfig& c, const DecoderWeights& w, int32_t token, int64_t pos, float* x,
            float* scratch);
 
+// The rotary angles of `pos`: cos_sin [hd] = cos of each pair's angle, then
+// sin, with the config's frequency scaling (rope_freq_factors, rope_freq_scale).
+void rope_angles(const ModelConfig& c, int64_t pos, float* cos_sin);
+
 // RoPE on every head of one token's q [n_heads * hd] and k [n_kv_heads * hd];
 // nothing for other position kinds.
 void rotate_qk(const ModelConfig& c, float* q, float* k, int64_t pos);
+
+// qk-norm (Qwen3): RMSNorm of every head of q [rows, n_heads * hd] and k
+// [rows, n_kv_heads * hd] with the layer's q_norm / k_norm [hd], in place;
+// nothing unless config.qk_norm.
+void norm_qk_heads(const ModelConfig& c, const LayerWeights& lw, float* q, float* k, int64_t rows);
 
 // The feed-forward block of `rows` normed rows xn [rows, dim] -> out [rows, dim];
 // h, h2: [rows, ffn] scratch (h2 unused for GELU).

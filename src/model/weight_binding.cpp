@@ -1,5 +1,7 @@
-// Weight binding shared by all architectures: tensor lookups with shape and
-// dtype checks, fused q/k/v slicing, and the dispatch on config.arch.
+// Weight binding for every architecture from its description
+// (formats/architecture.h): each tensor the config needs is looked up with
+// its shape and dtype and put in its slot; fused q/k/v (and Phi-3's fused
+// gate/up) are sliced by rows.
 #include "model/weight_binding.h"
 
 namespace plimsoll::binding {
@@ -7,7 +9,7 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-// Rows [first, first + n) of a row-major matrix, as a view into the same bytes.
+// Rows [first, first + n) of a row-major matrix (or vector), as a view into the same bytes.
 const TensorView* row_slice(DecoderWeights& w, const TensorView& m, int64_t first, int64_t n,
                             const std::string& name) {
   if (!w.slices) w.slices = std::make_shared<std::deque<TensorView>>();
@@ -21,128 +23,106 @@ const TensorView* row_slice(DecoderWeights& w, const TensorView& m, int64_t firs
   return &w.slices->back();
 }
 
-Status bind_fused_qkv(const ModelConfig& c, const TensorStore& t, const std::string& p,
-                      DecoderWeights& w, LayerWeights& lw) {
-  const int64_t d = c.dim, kv = c.kv_dim();
-  PLIMSOLL_ASSIGN(const TensorView* qkv, matrix(t, p + "attn_qkv.weight", d + 2 * kv, d));
-  lw.wq = row_slice(w, *qkv, 0, d, p + "attn_q.weight");
-  lw.wk = row_slice(w, *qkv, d, kv, p + "attn_k.weight");
-  lw.wv = row_slice(w, *qkv, d + kv, kv, p + "attn_v.weight");
-  PLIMSOLL_ASSIGN(const TensorView* b,
-                  optional_f32_vector(t, p + "attn_qkv.bias", d + 2 * kv, c.qkv_bias));
-  if (b) {
-    lw.bq = row_slice(w, *b, 0, d, p + "attn_q.bias");
-    lw.bk = row_slice(w, *b, d, kv, p + "attn_k.bias");
-    lw.bv = row_slice(w, *b, d + kv, kv, p + "attn_v.bias");
+// The fused q/k/v tensors of one layer until they are sliced.
+struct Fused {
+  const TensorView* qkv = nullptr;
+  const TensorView* bqkv = nullptr;
+  const TensorView* gate_up = nullptr;  // [2 f, d]: rows [gate; up]
+};
+
+const TensorView** slot_of(Slot s, DecoderWeights& w, LayerWeights& lw, Fused& f) {
+  switch (s) {
+    case Slot::kTokenEmbd: return &w.token_embd;
+    case Slot::kPositionEmbd: return &w.position_embd;
+    case Slot::kEmbdNorm: return &w.embd_norm;
+    case Slot::kEmbdNormB: return &w.embd_norm_b;
+    case Slot::kOutputNorm: return &w.output_norm;
+    case Slot::kOutputNormB: return &w.output_norm_b;
+    case Slot::kOutput: return &w.output;
+    case Slot::kAttnNorm: return &lw.attn_norm;
+    case Slot::kAttnNormB: return &lw.attn_norm_b;
+    case Slot::kQ: return &lw.wq;
+    case Slot::kK: return &lw.wk;
+    case Slot::kV: return &lw.wv;
+    case Slot::kQkv: return &f.qkv;
+    case Slot::kBq: return &lw.bq;
+    case Slot::kBk: return &lw.bk;
+    case Slot::kBv: return &lw.bv;
+    case Slot::kBqkv: return &f.bqkv;
+    case Slot::kWo: return &lw.wo;
+    case Slot::kBo: return &lw.bo;
+    case Slot::kQNorm: return &lw.q_norm;
+    case Slot::kKNorm: return &lw.k_norm;
+    case Slot::kFfnNorm: return &lw.ffn_norm;
+    case Slot::kFfnNormB: return &lw.ffn_norm_b;
+    case Slot::kGate: return &lw.w_gate;
+    case Slot::kBGate: return &lw.b_gate;
+    case Slot::kUp: return &lw.w_up;
+    case Slot::kBUp: return &lw.b_up;
+    case Slot::kGateUp: return &f.gate_up;
+    case Slot::kDown: return &lw.w_down;
+    case Slot::kBDown: return &lw.b_down;
+    case Slot::kNone: return nullptr;
   }
-  return {};
+  return nullptr;
 }
 
-Status bind_split_qkv(const ModelConfig& c, const TensorStore& t, const std::string& p,
-                      LayerWeights& lw) {
-  const int64_t d = c.dim, kv = c.kv_dim();
-  PLIMSOLL_ASSIGN(lw.wq, matrix(t, p + "attn_q.weight", d, d));
-  PLIMSOLL_ASSIGN(lw.wk, matrix(t, p + "attn_k.weight", kv, d));
-  PLIMSOLL_ASSIGN(lw.wv, matrix(t, p + "attn_v.weight", kv, d));
-  PLIMSOLL_ASSIGN(lw.bq, optional_f32_vector(t, p + "attn_q.bias", d, c.qkv_bias));
-  PLIMSOLL_ASSIGN(lw.bk, optional_f32_vector(t, p + "attn_k.bias", kv, c.qkv_bias));
-  PLIMSOLL_ASSIGN(lw.bv, optional_f32_vector(t, p + "attn_v.bias", kv, c.qkv_bias));
-  return {};
-}
-
-}  // namespace
-
-Result<const TensorView*> f32_vector(const TensorStore& t, const std::string& name, int64_t n) {
-  PLIMSOLL_ASSIGN(const TensorView* v, t.get(name, {n}));
-  if (v->dtype != DType::kF32) {
-    return make_error(ErrorCode::kUnsupported, "tensor '" + name + "' must be f32, is " +
+Result<const TensorView*> lookup(const TensorStore& t, const ExpectedTensor& e) {
+  PLIMSOLL_ASSIGN(const TensorView* v, t.get(e.name, e.shape));
+  if (e.f32 && v->dtype != DType::kF32) {
+    return make_error(ErrorCode::kUnsupported, "tensor '" + e.name + "' must be f32, is " +
                                                    std::string(dtype_name(v->dtype)));
   }
   return v;
 }
 
-Result<const TensorView*> optional_f32_vector(const TensorStore& t, const std::string& name,
-                                              int64_t n, bool wanted) {
-  if (wanted) return f32_vector(t, name, n);
-  if (t.find(name)) {
-    return make_error(ErrorCode::kInvalidFile,
-                      "tensor '" + name + "' is present but the config has no such bias");
+void slice_fused(const ModelConfig& c, const std::string& p, const Fused& f, DecoderWeights& w,
+                 LayerWeights& lw) {
+  const int64_t q = c.q_dim(), kv = c.kv_dim();
+  if (f.qkv) {
+    lw.wq = row_slice(w, *f.qkv, 0, q, p + "attn_q.weight");
+    lw.wk = row_slice(w, *f.qkv, q, kv, p + "attn_k.weight");
+    lw.wv = row_slice(w, *f.qkv, q + kv, kv, p + "attn_v.weight");
   }
-  return static_cast<const TensorView*>(nullptr);
-}
-
-Result<const TensorView*> matrix(const TensorStore& t, const std::string& name, int64_t rows,
-                                 int64_t cols) {
-  return t.get(name, {rows, cols});
-}
-
-Status bind_norm(const ModelConfig& c, const TensorStore& t, const std::string& prefix,
-                 const TensorView** weight, const TensorView** bias) {
-  PLIMSOLL_ASSIGN(*weight, f32_vector(t, prefix + ".weight", c.dim));
-  PLIMSOLL_ASSIGN(*bias, optional_f32_vector(t, prefix + ".bias", c.dim, c.norm_has_bias()));
-  return {};
-}
-
-Status bind_attention(const ModelConfig& c, const TensorStore& t, const std::string& p,
-                      DecoderWeights& w, LayerWeights& lw) {
-  if (t.find(p + "attn_qkv.weight")) {
-    PLIMSOLL_TRY(bind_fused_qkv(c, t, p, w, lw));
-  } else {
-    PLIMSOLL_TRY(bind_split_qkv(c, t, p, lw));
+  if (f.gate_up) {
+    lw.w_gate = row_slice(w, *f.gate_up, 0, c.ffn_dim, p + "ffn_gate.weight");
+    lw.w_up = row_slice(w, *f.gate_up, c.ffn_dim, c.ffn_dim, p + "ffn_up.weight");
   }
-  PLIMSOLL_ASSIGN(lw.wo, matrix(t, p + "attn_output.weight", c.dim, c.dim));
-  PLIMSOLL_ASSIGN(lw.bo, optional_f32_vector(t, p + "attn_output.bias", c.dim, c.out_bias));
-  return {};
+  if (f.bqkv) {
+    lw.bq = row_slice(w, *f.bqkv, 0, q, p + "attn_q.bias");
+    lw.bk = row_slice(w, *f.bqkv, q, kv, p + "attn_k.bias");
+    lw.bv = row_slice(w, *f.bqkv, q + kv, kv, p + "attn_v.bias");
+  }
 }
 
-Status bind_ffn(const ModelConfig& c, const TensorStore& t, const std::string& p,
-                LayerWeights& lw) {
-  const int64_t d = c.dim, f = c.ffn_dim;
-  const bool gated = c.ffn == FfnKind::kSwiGlu;
-  if (gated) {
-    PLIMSOLL_ASSIGN(lw.w_gate, matrix(t, p + "ffn_gate.weight", f, d));
-  } else if (t.find(p + "ffn_gate.weight")) {
-    return make_error(ErrorCode::kInvalidFile,
-                      "tensor '" + p + "ffn_gate.weight' is present but the feed-forward is not gated");
-  }
-  PLIMSOLL_ASSIGN(lw.b_gate, optional_f32_vector(t, p + "ffn_gate.bias", f, gated && c.ffn_bias));
-  PLIMSOLL_ASSIGN(lw.w_up, matrix(t, p + "ffn_up.weight", f, d));
-  PLIMSOLL_ASSIGN(lw.b_up, optional_f32_vector(t, p + "ffn_up.bias", f, c.ffn_bias));
-  PLIMSOLL_ASSIGN(lw.w_down, matrix(t, p + "ffn_down.weight", d, f));
-  PLIMSOLL_ASSIGN(lw.b_down, optional_f32_vector(t, p + "ffn_down.bias", d, c.ffn_bias));
-  return {};
-}
-
-Status bind_common(const ModelConfig& c, const TensorStore& t, DecoderWeights& w) {
-  const int64_t dim = c.dim, vocab = c.vocab_size;
-  PLIMSOLL_ASSIGN(w.token_embd, matrix(t, "token_embd.weight", vocab, dim));
-  PLIMSOLL_TRY(bind_norm(c, t, "output_norm", &w.output_norm, &w.output_norm_b));
-  if (c.tied_embeddings || !t.find("output.weight")) {
-    w.output = w.token_embd;
-  } else {
-    PLIMSOLL_ASSIGN(w.output, matrix(t, "output.weight", vocab, dim));
-  }
-  for (int64_t l = 0; l < c.n_layers; ++l) {
-    const std::string p = "blk." + str(l) + ".";
-    LayerWeights lw;
-    PLIMSOLL_TRY(bind_norm(c, t, p + "attn_norm", &lw.attn_norm, &lw.attn_norm_b));
-    PLIMSOLL_TRY(bind_attention(c, t, p, w, lw));
-    PLIMSOLL_TRY(bind_norm(c, t, p + "ffn_norm", &lw.ffn_norm, &lw.ffn_norm_b));
-    PLIMSOLL_TRY(bind_ffn(c, t, p, lw));
-    w.layers.push_back(lw);
+// A tensor the description names but this config does not use, present in
+// the store (an unused bias, a gate of an ungated feed-forward): an error,
+// as it would be silently ignored otherwise.
+Status check_unwanted(const TensorStore& t, const std::vector<ExpectedTensor>& unwanted) {
+  for (const ExpectedTensor& u : unwanted) {
+    const bool alternative = u.slot == Slot::kQ || u.slot == Slot::kK || u.slot == Slot::kV ||
+                             u.slot == Slot::kQkv || u.slot == Slot::kOutput || u.slot == Slot::kNone;
+    if (!alternative && t.find(u.name)) {
+      return make_error(ErrorCode::kInvalidFile,
+                        "tensor '" + u.name + "' is present but the config does not use it");
+    }
   }
   return {};
 }
+
+}  // namespace
 
 Status check_geometry(const ModelConfig& c) {
   const bool rope = c.positions == PositionKind::kRope;
   if (c.dim <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 || c.n_layers <= 0 || c.ffn_dim <= 0 ||
-      c.vocab_size <= 0 || c.dim % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0 ||
-      (rope && c.head_dim() % 2 != 0)) {
+      c.vocab_size <= 0 || c.head_dim() <= 0 || (!c.head_dim_override && c.dim % c.n_heads != 0) ||
+      c.n_heads % c.n_kv_heads != 0 || (rope && c.head_dim() % 2 != 0) ||
+      (!c.rope_freq_factors.empty() && static_cast<int64_t>(c.rope_freq_factors.size()) != c.head_dim() / 2)) {
     return make_error(ErrorCode::kInvalidFile,
                       "inconsistent " + c.arch + " hyper-parameters: dim " + str(c.dim) + ", heads " +
-                          str(c.n_heads) + ", kv heads " + str(c.n_kv_heads) + ", layers " +
-                          str(c.n_layers) + ", ffn " + str(c.ffn_dim) + ", vocab " + str(c.vocab_size));
+                          str(c.n_heads) + ", kv heads " + str(c.n_kv_heads) + ", head dim " +
+                          str(c.head_dim()) + ", layers " + str(c.n_layers) + ", ffn " + str(c.ffn_dim) +
+                          ", vocab " + str(c.vocab_size));
   }
   return {};
 }
@@ -152,11 +132,32 @@ Status check_geometry(const ModelConfig& c) {
 namespace plimsoll {
 
 Result<DecoderWeights> bind_decoder_weights(const ModelConfig& config, const TensorStore& tensors) {
-  if (config.arch == "llama") return bind_llama_family(config, tensors);
-  if (config.arch == "gpt2") return bind_gpt2(config, tensors);
-  if (config.arch == "bloom") return bind_bloom(config, tensors);
-  return make_error(ErrorCode::kUnsupported, "architecture '" + config.arch +
-                                                 "' is not supported (llama, gpt2, bloom)");
+  const Architecture* a = architecture_named(config.arch);
+  if (!a) {
+    return make_error(ErrorCode::kUnsupported, "architecture '" + config.arch + "' is not supported");
+  }
+  PLIMSOLL_TRY(binding::check_geometry(config));
+  std::vector<ExpectedTensor> unwanted;
+  const std::vector<ExpectedTensor> expected = expected_tensors(*a, config, tensors, &unwanted);
+  PLIMSOLL_TRY(binding::check_unwanted(tensors, unwanted));
+  DecoderWeights w;
+  w.layers.resize(static_cast<size_t>(config.n_layers));
+  std::vector<binding::Fused> fused(static_cast<size_t>(config.n_layers));
+  LayerWeights none;
+  binding::Fused none_fused;
+  for (const ExpectedTensor& e : expected) {
+    const size_t l = static_cast<size_t>(e.layer);
+    LayerWeights& lw = e.layer < 0 ? none : w.layers[l];
+    binding::Fused& f = e.layer < 0 ? none_fused : fused[l];
+    const TensorView** slot = binding::slot_of(e.slot, w, lw, f);
+    if (!slot) continue;
+    PLIMSOLL_ASSIGN(*slot, binding::lookup(tensors, e));
+  }
+  if (!w.output) w.output = w.token_embd;  // tied head
+  for (size_t l = 0; l < fused.size(); ++l) {
+    binding::slice_fused(config, "blk." + std::to_string(l) + ".", fused[l], w, w.layers[l]);
+  }
+  return w;
 }
 
 }  // namespace plimsoll

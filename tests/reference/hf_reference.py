@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-# Builds tiny random Hugging Face checkpoints (GPT-2, BLOOM, Llama, Qwen2) and
-# their expected logits and greedy continuations, from the HF modeling formulas.
+# Builds tiny random Hugging Face checkpoints (GPT-2, BLOOM, Llama 2 and 3.x,
+# SmolLM2, Mistral, Qwen2.5, Qwen3, Phi-3) with each one's exact config.json keys, the Llama
+# family's GGUF files as llama.cpp's converter writes them, and their expected
+# logits and greedy continuations, from the HF modeling formulas.
 """Usage: hf_reference.py OUT_DIR
 
 Writes OUT_DIR/<arch>/{config.json, model.safetensors or shards + index,
-generation_config.json, tokenizer_config.json, expected.json}.
+generation_config.json, tokenizer_config.json, expected.json} and, for the
+Llama family (llama, llama3, mistral, qwen2, qwen3, smollm2, phi3), OUT_DIR/<arch>.gguf.
 
 The forward passes below are written from the Hugging Face modeling code
-(modeling_gpt2.py, modeling_bloom.py, modeling_llama.py, modeling_qwen2.py),
+(modeling_gpt2.py, modeling_bloom.py, modeling_llama.py, modeling_mistral.py,
+modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py, modeling_rope_utils.py),
 one formula at a time, and run in float64 on the weights as stored (the f16 /
 bf16 checkpoints are rounded first), so they are an independent oracle for
 Plimsoll's f32 forward passes.
@@ -19,9 +23,11 @@ import sys
 
 import torch
 
-import safetensors_file  # tests/reference/, beside this file
+import gguf_file  # tests/reference/, beside this file
+import safetensors_file
 
 N_NEW = 6  # greedy tokens after each prompt
+ARCHS = ["gpt2", "bloom", "llama", "qwen2", "llama3", "mistral", "qwen3", "smollm2", "phi3"]
 PROMPTS = [[1], [5, 17, 3], [2, 9, 44, 7, 81, 13, 60, 21, 30, 99, 4], list(range(3, 40, 2))]
 
 # ---- safetensors writer -------------------------------------------------------
@@ -198,64 +204,98 @@ def bloom_model(gen):
     return cfg, dict(w), lambda ids: bloom_forward(cfg, f64(w), ids)  # BloomModel names: no prefix
 
 
-# ---- Llama / Qwen2 ------------------------------------------------------------
+# ---- Llama family: Llama 2 / 3.x, Mistral, Qwen2 / 2.5, Qwen3 ----------------
 
 def rotate_half(x):
     x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
     return torch.cat((-x2, x1), dim=-1)
 
 
-def rope(x, theta):  # x [H, T, hd]: LlamaRotaryEmbedding + apply_rotary_pos_emb
-    hd, t = x.shape[-1], x.shape[1]
-    inv_freq = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
+def inv_freqs(cfg, hd):
+    """_compute_default_rope_parameters, or _compute_llama3_parameters when
+    rope_scaling's rope_type is llama3 (modeling_rope_utils.py)."""
+    inv_freq = 1.0 / (cfg["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
+    scaling = cfg.get("rope_scaling")
+    if not scaling or scaling.get("rope_type", scaling.get("type")) != "llama3":
+        return inv_freq
+    factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+    old_context_len = scaling["original_max_position_embeddings"]
+    low_freq_wavelen, high_freq_wavelen = old_context_len / low, old_context_len / high
+    wavelen = 2 * math.pi / inv_freq
+    inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    smooth_factor = (old_context_len / wavelen - low) / (high - low)
+    smoothed_inv_freq = (1 - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
+    is_medium_freq = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
+    return torch.where(is_medium_freq, smoothed_inv_freq, inv_freq_llama)
+
+
+def rope(x, inv_freq):  # x [H, T, hd]: LlamaRotaryEmbedding + apply_rotary_pos_emb
+    t = x.shape[1]
     freqs = torch.outer(torch.arange(t, dtype=torch.float64), inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
     return x * emb.cos() + rotate_half(x) * emb.sin()
 
 
 def llama_forward(cfg, w, ids, qkv_bias):
-    nh, nkv, eps, theta = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["rms_norm_eps"], cfg["rope_theta"]
+    nh, nkv, eps = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["rms_norm_eps"]
+    hd = cfg.get("head_dim") or cfg["hidden_size"] // nh
+    inv_freq = inv_freqs(cfg, hd)
+    qk_norm = cfg["model_type"] == "qwen3"  # Qwen3Attention's q_norm / k_norm over head_dim
     h = w["model.embed_tokens.weight"][torch.tensor(ids)]
     for l in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{l}."
         a = rms_norm(h, w[p + "input_layernorm.weight"], eps)
         proj = {}
-        for n in "qkv":
+        if p + "self_attn.qkv_proj.weight" in w:  # Phi3Attention: one qkv_proj, rows [q; k; v]
+            qkv = a @ w[p + "self_attn.qkv_proj.weight"].T
+            nq, nk = nh * hd, nkv * hd
+            proj = {"q": qkv[..., :nq], "k": qkv[..., nq:nq + nk], "v": qkv[..., nq + nk:]}
+        for n in "qkv" if not proj else "":
             proj[n] = a @ w[p + f"self_attn.{n}_proj.weight"].T
             if qkv_bias:
                 proj[n] = proj[n] + w[p + f"self_attn.{n}_proj.bias"]
-        q, k, v = rope(heads(proj["q"], nh), theta), rope(heads(proj["k"], nkv), theta), heads(proj["v"], nkv)
+        q, k, v = heads(proj["q"], nh), heads(proj["k"], nkv), heads(proj["v"], nkv)
+        if qk_norm:
+            q, k = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps), rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        q, k = rope(q, inv_freq), rope(k, inv_freq)
         k, v = k.repeat_interleave(nh // nkv, dim=0), v.repeat_interleave(nh // nkv, dim=0)  # repeat_kv
         h = h + merge(causal_attention(q, k, v)) @ w[p + "self_attn.o_proj.weight"].T
         m = rms_norm(h, w[p + "post_attention_layernorm.weight"], eps)
-        gate = m @ w[p + "mlp.gate_proj.weight"].T
-        m = (gate * torch.sigmoid(gate) * (m @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
+        if p + "mlp.gate_up_proj.weight" in w:  # Phi3MLP: gate, up = gate_up_proj(x).chunk(2, dim=-1)
+            gate, up = (m @ w[p + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
+        else:
+            gate, up = m @ w[p + "mlp.gate_proj.weight"].T, m @ w[p + "mlp.up_proj.weight"].T
+        m = (gate * torch.sigmoid(gate) * up) @ w[p + "mlp.down_proj.weight"].T
         h = h + m
     h = rms_norm(h, w["model.norm.weight"], eps)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
     return h @ head.T
 
 
-def llama_weights(gen, d, kv, f, v, layers, qkv_bias, tied):
+def llama_weights(gen, d, kv, f, v, layers, qkv_bias, tied, q=None, head_dim=None):
+    q = q or d
     w = {"model.embed_tokens.weight": rnd(gen, v, d), "model.norm.weight": 1 + rnd(gen, d, scale=0.1)}
     if not tied:
         w["lm_head.weight"] = rnd(gen, v, d)
     for l in range(layers):
         p = f"model.layers.{l}."
         w.update({p + "input_layernorm.weight": 1 + rnd(gen, d, scale=0.1),
-                  p + "self_attn.q_proj.weight": rnd(gen, d, d), p + "self_attn.k_proj.weight": rnd(gen, kv, d),
-                  p + "self_attn.v_proj.weight": rnd(gen, kv, d), p + "self_attn.o_proj.weight": rnd(gen, d, d),
+                  p + "self_attn.q_proj.weight": rnd(gen, q, d), p + "self_attn.k_proj.weight": rnd(gen, kv, d),
+                  p + "self_attn.v_proj.weight": rnd(gen, kv, d), p + "self_attn.o_proj.weight": rnd(gen, d, q),
                   p + "post_attention_layernorm.weight": 1 + rnd(gen, d, scale=0.1),
                   p + "mlp.gate_proj.weight": rnd(gen, f, d), p + "mlp.up_proj.weight": rnd(gen, f, d),
                   p + "mlp.down_proj.weight": rnd(gen, d, f)})
         if qkv_bias:
-            w.update({p + "self_attn.q_proj.bias": rnd(gen, d, scale=0.3),
+            w.update({p + "self_attn.q_proj.bias": rnd(gen, q, scale=0.3),
                       p + "self_attn.k_proj.bias": rnd(gen, kv, scale=0.3),
                       p + "self_attn.v_proj.bias": rnd(gen, kv, scale=0.3)})
+        if head_dim:  # Qwen3's per-head norms
+            w.update({p + "self_attn.q_norm.weight": 1 + rnd(gen, head_dim, scale=0.2),
+                      p + "self_attn.k_norm.weight": 1 + rnd(gen, head_dim, scale=0.2)})
     return w
 
 
-def llama_model(gen):
+def llama_model(gen):  # Llama 2 keys; bf16 and sharded
     cfg = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 32,
            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
            "intermediate_size": 64, "vocab_size": 103, "max_position_embeddings": 64,
@@ -266,14 +306,171 @@ def llama_model(gen):
     return cfg, stored, lambda ids: llama_forward(cfg, f64(w16(w, torch.bfloat16)), ids, False)
 
 
-def qwen2_model(gen):
-    cfg = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "hidden_size": 32,
-           "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
-           "intermediate_size": 64, "vocab_size": 107, "max_position_embeddings": 128,
-           "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "tie_word_embeddings": True,
-           "hidden_act": "silu", "use_sliding_window": False}
+def llama3_model(gen):  # Llama 3.2's config.json keys (tied head, explicit head_dim, llama3 rope scaling)
+    # original_max_position_embeddings 256 puts the tiny head's 4 frequencies in all three
+    # bands (kept, smoothed, divided by factor), so the scaling shows in the logits.
+    cfg = {"architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+           "bos_token_id": 1, "eos_token_id": [2, 3], "head_dim": 8, "hidden_act": "silu",
+           "hidden_size": 32, "initializer_range": 0.02, "intermediate_size": 64,
+           "max_position_embeddings": 131072, "mlp_bias": False, "model_type": "llama",
+           "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+           "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+           "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                            "original_max_position_embeddings": 256, "rope_type": "llama3"},
+           "rope_theta": 500000.0, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+           "transformers_version": "4.45.0.dev0", "use_cache": True, "vocab_size": 109}
+    w = llama_weights(gen, 32, 16, 64, 109, 2, False, True)
+    return cfg, dict(w), lambda ids: llama_forward(cfg, f64(w), ids, False)
+
+
+def smollm2_model(gen):  # SmolLM2-135M's config.json keys: a tied Llama with its own defaults
+    cfg = {"architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+           "bos_token_id": 0, "eos_token_id": 0, "hidden_act": "silu", "hidden_size": 32,
+           "initializer_range": 0.041666666666666664, "intermediate_size": 64, "is_llama_config": True,
+           "max_position_embeddings": 8192, "model_type": "llama", "num_attention_heads": 4,
+           "num_hidden_layers": 2, "num_key_value_heads": 2, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+           "rope_interleaved": False, "rope_scaling": None, "rope_theta": 100000, "tie_word_embeddings": True,
+           "torch_dtype": "bfloat16", "transformers_version": "4.40.1", "use_cache": True, "vocab_size": 127}
+    w = llama_weights(gen, 32, 16, 64, 127, 2, False, True)
+    return cfg, dict(w), lambda ids: llama_forward(cfg, f64(w), ids, False)
+
+
+def phi3_model(gen):  # Phi-3-mini-4k-instruct's config.json keys; fused qkv_proj and gate_up_proj
+    cfg = {"architectures": ["Phi3ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+           "auto_map": {"AutoConfig": "configuration_phi3.Phi3Config"}, "bos_token_id": 1, "embd_pdrop": 0.0,
+           "eos_token_id": 32000, "hidden_act": "silu", "hidden_size": 32, "initializer_range": 0.02,
+           "intermediate_size": 64, "max_position_embeddings": 4096, "model_type": "phi3",
+           "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 4,
+           "original_max_position_embeddings": 4096, "pad_token_id": 32000, "resid_pdrop": 0.0,
+           "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 10000.0, "sliding_window": 2047,
+           "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.40.2",
+           "use_cache": True, "vocab_size": 131}
+    split = llama_weights(gen, 32, 32, 64, 131, 2, False, False)
+    w = {}
+    for k, t in split.items():  # fuse as Phi-3 stores them
+        if ".self_attn.q_proj." in k:
+            base = k.replace("q_proj", "qkv_proj")
+            w[base] = torch.cat([t, split[k.replace("q_proj", "k_proj")], split[k.replace("q_proj", "v_proj")]])
+        elif ".mlp.gate_proj." in k:
+            w[k.replace("gate_proj", "gate_up_proj")] = torch.cat([t, split[k.replace("gate_proj", "up_proj")]])
+        elif not any(s in k for s in (".self_attn.k_proj.", ".self_attn.v_proj.", ".mlp.up_proj.")):
+            w[k] = t
+    return cfg, dict(w), lambda ids: llama_forward(cfg, f64(w), ids, False)
+
+
+def mistral_model(gen):  # Mistral-7B-v0.1's config.json keys (sliding window above the test's positions)
+    cfg = {"architectures": ["MistralForCausalLM"], "bos_token_id": 1, "eos_token_id": 2,
+           "hidden_act": "silu", "hidden_size": 32, "initializer_range": 0.02, "intermediate_size": 64,
+           "max_position_embeddings": 32768, "model_type": "mistral", "num_attention_heads": 4,
+           "num_hidden_layers": 2, "num_key_value_heads": 1, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
+           "sliding_window": 4096, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+           "transformers_version": "4.34.0.dev0", "use_cache": True, "vocab_size": 101}
+    w = llama_weights(gen, 32, 8, 64, 101, 2, False, False)
+    return cfg, dict(w), lambda ids: llama_forward(cfg, f64(w), ids, False)
+
+
+def qwen2_model(gen):  # Qwen2.5-0.5B's config.json keys
+    cfg = {"architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643,
+           "eos_token_id": 151643, "hidden_act": "silu", "hidden_size": 32, "initializer_range": 0.02,
+           "intermediate_size": 64, "max_position_embeddings": 128, "max_window_layers": 24,
+           "model_type": "qwen2", "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+           "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "sliding_window": 32768, "tie_word_embeddings": True,
+           "torch_dtype": "bfloat16", "transformers_version": "4.40.1", "use_cache": True,
+           "use_sliding_window": False, "vocab_size": 107}
     w = llama_weights(gen, 32, 16, 64, 107, 2, True, True)
     return cfg, dict(w), lambda ids: llama_forward(cfg, f64(w), ids, True)
+
+
+def qwen3_model(gen):  # Qwen3-0.6B's config.json keys: head_dim 16 > hidden / heads, qk-norm
+    cfg = {"architectures": ["Qwen3ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+           "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 16, "hidden_act": "silu",
+           "hidden_size": 32, "initializer_range": 0.02, "intermediate_size": 64,
+           "max_position_embeddings": 40960, "max_window_layers": 28, "model_type": "qwen3",
+           "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2, "rms_norm_eps": 1e-06,
+           "rope_scaling": None, "rope_theta": 1000000, "sliding_window": None, "tie_word_embeddings": True,
+           "torch_dtype": "bfloat16", "transformers_version": "4.51.0", "use_cache": True,
+           "use_sliding_window": False, "vocab_size": 113}
+    w = llama_weights(gen, 32, 32, 64, 113, 2, False, True, q=64, head_dim=16)
+    return cfg, dict(w), lambda ids: llama_forward(cfg, f64(w), ids, False)
+
+
+# ---- GGUF as llama.cpp's convert_hf_to_gguf.py writes it ------------------------
+
+GGUF_TENSORS = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
+                "lm_head.weight": "output.weight"}
+GGUF_LAYER = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+              "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output", "self_attn.q_norm": "attn_q_norm",
+              "self_attn.k_norm": "attn_k_norm", "post_attention_layernorm": "ffn_norm",
+              "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down",
+              "self_attn.qkv_proj": "attn_qkv", "mlp.gate_up_proj": "ffn_up"}  # Phi-3's fused ones
+
+
+def gguf_name(hf):
+    if hf in GGUF_TENSORS:
+        return GGUF_TENSORS[hf]
+    parts = hf.split(".")  # model.layers.N.<module>.<weight|bias>
+    return f"blk.{parts[2]}.{GGUF_LAYER['.'.join(parts[3:-1])]}.{parts[-1]}"
+
+
+def permute(weights, n_head, n_head_kv):  # LlamaModel.permute: half-split rows -> interleaved pairs
+    if n_head_kv is not None and n_head != n_head_kv:
+        n_head = n_head_kv
+    return (weights.reshape(n_head, 2, weights.shape[0] // n_head // 2, *weights.shape[1:])
+            .swapaxes(1, 2).reshape(weights.shape))
+
+
+def llama3_rope_factors(cfg, hd):  # LlamaModel.generate_extra_tensors: rope_freqs.weight
+    scaling = cfg["rope_scaling"]
+    freqs = 1.0 / (cfg["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.float32) / hd))
+    factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+    old_context_len = scaling["original_max_position_embeddings"]
+    low_freq_wavelen, high_freq_wavelen = old_context_len / low, old_context_len / high
+    factors = []
+    for freq in freqs:
+        wavelen = 2 * math.pi / freq
+        if wavelen < high_freq_wavelen:
+            factors.append(1)
+        elif wavelen > low_freq_wavelen:
+            factors.append(factor)
+        else:
+            smooth = (old_context_len / wavelen - low) / (high - low)
+            factors.append(1 / ((1 - smooth) / factor + smooth))
+    return torch.tensor(factors, dtype=torch.float32)
+
+
+def write_llama_gguf(path, cfg, stored):
+    """llama / mistral -> "llama" (q, k permuted), qwen2 -> "qwen2", qwen3 -> "qwen3"."""
+    arch = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "phi3": "phi3"}[cfg["model_type"]]
+    nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    hd = cfg.get("head_dim") or cfg["hidden_size"] // nh
+    g = gguf_file
+    kvs = [("general.architecture", g.STRING, arch), ("general.name", g.STRING, "tiny-" + cfg["model_type"]),
+           (arch + ".block_count", g.U32, cfg["num_hidden_layers"]),
+           (arch + ".context_length", g.U32, cfg["max_position_embeddings"]),
+           (arch + ".embedding_length", g.U32, cfg["hidden_size"]),
+           (arch + ".feed_forward_length", g.U32, cfg["intermediate_size"]),
+           (arch + ".attention.head_count", g.U32, nh), (arch + ".attention.head_count_kv", g.U32, nkv),
+           (arch + ".rope.freq_base", g.F32, float(cfg["rope_theta"])),
+           (arch + ".attention.layer_norm_rms_epsilon", g.F32, cfg["rms_norm_eps"]),
+           (arch + ".vocab_size", g.U32, cfg["vocab_size"])]
+    if cfg.get("head_dim"):
+        kvs += [(arch + ".attention.key_length", g.U32, hd), (arch + ".attention.value_length", g.U32, hd)]
+    if arch in ("llama", "phi3"):
+        kvs.append((arch + ".rope.dimension_count", g.U32, hd))
+    if arch == "phi3" and cfg.get("sliding_window"):
+        kvs.append((arch + ".attention.sliding_window", g.U32, cfg["sliding_window"]))
+    tensors = []
+    for name, t in stored.items():
+        t = t.to(torch.float32)
+        if arch == "llama" and ".q_proj." in name:
+            t = permute(t, nh, nh)
+        if arch == "llama" and ".k_proj." in name:
+            t = permute(t, nh, nkv)
+        tensors.append((gguf_name(name), list(t.shape), t.contiguous().numpy().tobytes()))
+    scaling = cfg.get("rope_scaling")
+    if scaling and scaling.get("rope_type") == "llama3":
+        tensors.append(("rope_freqs.weight", [hd // 2], llama3_rope_factors(cfg, hd).numpy().tobytes()))
+    g.write_gguf(path, kvs, tensors)
 
 
 # ---- driver -------------------------------------------------------------------
@@ -325,6 +522,8 @@ def write_model(root, name, cfg, stored, forward, shards=1):
         expected = expected_for(forward)
     with open(os.path.join(folder, "expected.json"), "w") as f:
         json.dump({"arch": name, "prompts": expected}, f)
+    if "num_hidden_layers" in cfg:  # the Llama family: also as llama.cpp's GGUF, beside the folder
+        write_llama_gguf(os.path.join(root, name + ".gguf"), cfg, stored)
 
 
 def main():
@@ -337,7 +536,12 @@ def main():
     write_model(root, "bloom", *bloom_model(gen))
     write_model(root, "llama", *llama_model(gen), shards=2)
     write_model(root, "qwen2", *qwen2_model(gen))
-    print(f"wrote gpt2, bloom, llama, qwen2 checkpoints and expectations to {root}")
+    write_model(root, "llama3", *llama3_model(gen))
+    write_model(root, "mistral", *mistral_model(gen))
+    write_model(root, "qwen3", *qwen3_model(gen))
+    write_model(root, "smollm2", *smollm2_model(gen))
+    write_model(root, "phi3", *phi3_model(gen))
+    print(f"wrote {', '.join(ARCHS)} checkpoints (and the Llama family's GGUF files) and expectations to {root}")
     return 0
 
 

@@ -1,6 +1,7 @@
 // Checks Plimsoll against hf_reference.py's expectations: loads each tiny HF
 // checkpoint, compares logits and greedy tokens of the reference and batched forwards.
-// Usage: hf_reference_check DIR   (DIR holds gpt2/, bloom/, llama/, qwen2/)
+// Usage: hf_reference_check DIR   (DIR holds gpt2/, bloom/, llama/, qwen2/, llama3/,
+// mistral/, qwen3/, smollm2/, phi3/ and the Llama family's <arch>.gguf)
 // Tolerance: |logit - expected| <= kTolerance. The expectations are computed in
 // float64 on the weights as stored; Plimsoll computes in f32, so the two differ
 // by f32 rounding (~6e-8 relative per operation), which through two layers of
@@ -141,9 +142,12 @@ bool check_settings(const LoadedModel& m) {
          m.tokenizer_settings->add_bos_token == true;
 }
 
-bool check_arch(const std::string& dir) {
-  const std::string name = std::filesystem::path(dir).filename().string();
-  auto m = load_model(dir);
+// `path`: a Hugging Face folder (its settings files are checked too) or a
+// GGUF file; `dir`: the folder holding expected.json.
+bool check_model(const std::string& path, const std::string& dir) {
+  const bool folder = std::filesystem::is_directory(path);
+  const std::string name = std::filesystem::path(path).filename().string();
+  auto m = load_model(path);
   if (!m) return std::fprintf(stderr, "%s: load failed: %s\n", name.c_str(), m.error().message.c_str()), false;
   auto w = bind_decoder_weights(m->config, m->tensors);
   if (!w) return std::fprintf(stderr, "%s: bind failed: %s\n", name.c_str(), w.error().message.c_str()), false;
@@ -155,9 +159,10 @@ bool check_arch(const std::string& dir) {
     ref.tokens_equal &= o.tokens_equal;
   }
   const kernels::Isa best = kernels::active_isa();
-  bool ok = ref.max_diff <= kTolerance && ref.tokens_equal && check_settings(*m);
-  std::printf("%-6s reference: max |dlogit| %.3g, greedy %s; settings %s\n", name.c_str(), ref.max_diff,
-              ref.tokens_equal ? "equal" : "DIFFER", check_settings(*m) ? "ok" : "WRONG");
+  const bool settings = !folder || check_settings(*m);
+  bool ok = ref.max_diff <= kTolerance && ref.tokens_equal && settings;
+  std::printf("%-12s reference: max |dlogit| %.3g, greedy %s; settings %s\n", name.c_str(), ref.max_diff,
+              ref.tokens_equal ? "equal" : "DIFFER", folder ? (settings ? "ok" : "WRONG") : "(gguf)");
   for (kernels::Isa isa : {kernels::Isa::kAvx512, best}) {
     if (!kernels::set_isa(isa)) continue;
     const double tolerance = isa == kernels::Isa::kAmx && kernels::amx_bf16_usable() ? kSplitTolerance : kTolerance;
@@ -165,11 +170,11 @@ bool check_arch(const std::string& dir) {
     kernels::set_isa(best);
     if (!batched) return std::fprintf(stderr, "%s: batched: %s\n", name.c_str(), batched.error().message.c_str()), false;
     const bool good = batched->max_diff <= tolerance && batched->tokens_equal;
-    std::printf("%-6s batched (%s): max |dlogit| %.3g (tolerance %.0e), greedy %s\n", name.c_str(),
+    std::printf("%-12s batched (%s): max |dlogit| %.3g (tolerance %.0e), greedy %s\n", name.c_str(),
                 kernels::isa_name(isa), batched->max_diff, tolerance, batched->tokens_equal ? "equal" : "DIFFER");
     ok &= good;
   }
-  std::printf("%-6s %s\n", name.c_str(), ok ? "ok" : "FAIL");
+  std::printf("%-12s %s\n", name.c_str(), ok ? "ok" : "FAIL");
   return ok;
 }
 
@@ -182,8 +187,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   int failed = 0, passed = 0;
-  for (const char* arch : {"gpt2", "bloom", "llama", "qwen2"}) {
-    (plimsoll::check_arch(std::string(argv[1]) + "/" + arch) ? passed : failed)++;
+  for (const char* arch : {"gpt2", "bloom", "llama", "qwen2", "llama3", "mistral", "qwen3", "smollm2", "phi3"}) {
+    const std::string dir = std::string(argv[1]) + "/" + arch;
+    (plimsoll::check_model(dir, dir) ? passed : failed)++;
+    // The Llama family also as llama.cpp's converter writes it (hf_reference.py's write_llama_gguf).
+    if (std::filesystem::exists(dir + ".gguf")) (plimsoll::check_model(dir + ".gguf", dir) ? passed : failed)++;
   }
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

@@ -142,9 +142,15 @@ TEST(HfModel, LlamaFamilyConfigs) {
   ASSERT_TRUE(mi.ok()) << mi.error().message;
   EXPECT_EQ(mi->max_seq_len, 4096);
   EXPECT_FALSE(mi->qkv_bias);
-  auto scaled = config_from_hf(*parse_json_text(R"({"model_type": "llama", "rope_scaling": {"type": "linear"}, )" + base + "}", "config.json"));
+  auto scaled = config_from_hf(*parse_json_text(R"({"model_type": "llama", "rope_scaling": {"type": "yarn", "factor": 4}, )" + base + "}", "config.json"));
   ASSERT_FALSE(scaled.ok());
-  EXPECT_NE(scaled.error().message.find("config.json: field 'rope_scaling'"), std::string::npos);
+  EXPECT_EQ(scaled.error().code, ErrorCode::kUnsupported);
+  EXPECT_NE(scaled.error().message.find("config.json: field 'rope_scaling' has type 'yarn'"), std::string::npos)
+      << scaled.error().message;
+  auto no_factor = config_from_hf(*parse_json_text(R"({"model_type": "llama", "rope_scaling": {"type": "linear"}, )" + base + "}", "config.json"));
+  ASSERT_FALSE(no_factor.ok());
+  EXPECT_NE(no_factor.error().message.find("config.json: field 'rope_scaling.factor' is missing"), std::string::npos)
+      << no_factor.error().message;
 }
 
 TEST(HfModel, UnknownArchitectureNamesFileAndField) {
