@@ -2,6 +2,7 @@
 #include "engine/grammar/grammar.h"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <map>
 
@@ -256,6 +257,8 @@ Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, Nfa::Frag
     if (g->dist_[d] != Grammar::kUnreachable) g->max_dist_ = std::max(g->max_dist_, g->dist_[d]);
   }
   g->next_.shrink_to_fit();
+  static std::atomic<uint64_t> next_id{1};
+  g->id_ = next_id.fetch_add(1);
   return std::shared_ptr<const Grammar>(std::move(g));
 }
 

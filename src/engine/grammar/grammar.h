@@ -87,6 +87,8 @@ class Grammar {
   // The state accepts and nothing may follow (only the end of the output).
   bool finished(int32_t state) const { return accepting(state) && !has_successor_[static_cast<size_t>(state)]; }
   int32_t max_finite_dist() const { return max_dist_; }
+  // Unique per compiled grammar in this process (a cache key that is never reused).
+  uint64_t id() const { return id_; }
   int64_t num_states() const { return static_cast<int64_t>(dist_.size()); }
   int64_t num_classes() const { return num_classes_; }
   // Heap + object bytes, what admission charges (shared by a submission's items).
@@ -101,6 +103,7 @@ class Grammar {
   std::vector<int32_t> dist_;         // [states]
   std::vector<uint8_t> has_successor_;  // [states]
   int32_t max_dist_ = 0;
+  uint64_t id_ = 0;
 };
 
 // Determinizes `root` of `nfa` (subset construction). Errors (kInvalidArgument)

@@ -14,6 +14,9 @@ using Frag = Nfa::Frag;
 
 constexpr int kMaxSchemaDepth = 32;     // nested subschemas, $ref expansions included
 constexpr int64_t kMaxRepeat = 256;     // maxItems / maxLength copies
+constexpr int64_t kMaxIntegerDigits = 15;
+constexpr int64_t kMaxFractionDigits = 15;
+constexpr int64_t kMaxExponentDigits = 2;
 
 Error bad(const std::string& path, const std::string& what) {
   return make_error(ErrorCode::kInvalidArgument, "schema at " + (path.empty() ? std::string("/") : path) + ": " + what);
@@ -69,15 +72,25 @@ class SchemaCompiler {
     return nfa_.alt({plain, seq({lit("\\"), nfa_.alt(esc)})});
   }
   Frag string_any() { return seq({lit("\""), nfa_.star(string_char()), lit("\"")}); }
-  Frag digits() { return nfa_.plus(nfa_.byte_range('0', '9')); }
+  // Up to `n` digits (nested optionals: n states, not 2^n).
+  Frag digits_upto(int64_t n) {
+    Frag tail = nfa_.empty();
+    for (int64_t k = 0; k < n; ++k) tail = nfa_.optional(nfa_.seq(nfa_.byte_range('0', '9'), tail));
+    return tail;
+  }
+  Frag digits(int64_t max) { return seq({nfa_.byte_range('0', '9'), digits_upto(max - 1)}); }
+  // Numbers stay within what every parser reads as a finite double: at most
+  // kMaxIntegerDigits before the point, kMaxFractionDigits after it and
+  // kMaxExponentDigits in the exponent (1e114 at most).
   Frag integer(bool minus, bool zero) {
-    const Frag positive = seq({nfa_.byte_range('1', '9'), nfa_.star(nfa_.byte_range('0', '9'))});
+    const Frag positive = seq({nfa_.byte_range('1', '9'), digits_upto(kMaxIntegerDigits - 1)});
     Frag body = zero ? nfa_.alt({lit("0"), positive}) : positive;
     return minus ? seq({nfa_.optional(lit("-")), body}) : body;
   }
   Frag number(bool minus) {
-    const Frag frac = nfa_.optional(seq({lit("."), digits()}));
-    const Frag exp = nfa_.optional(seq({nfa_.alt({lit("e"), lit("E")}), nfa_.optional(nfa_.alt({lit("+"), lit("-")})), digits()}));
+    const Frag frac = nfa_.optional(seq({lit("."), digits(kMaxFractionDigits)}));
+    const Frag exp = nfa_.optional(seq({nfa_.alt({lit("e"), lit("E")}), nfa_.optional(nfa_.alt({lit("+"), lit("-")})),
+                                        digits(kMaxExponentDigits)}));
     return seq({integer(minus, true), frac, exp});
   }
 

@@ -109,8 +109,62 @@ void TokenTrie::allowed(const Grammar& g, int32_t state, int64_t budget_bytes, s
   }
 }
 
+MaskCache::Slot* MaskCache::find(uint64_t grammar_id, int32_t state) {
+  for (Slot& s : slots_) {
+    if (s.grammar_id == grammar_id && s.state == state) return &s;
+  }
+  return nullptr;
+}
+
+MaskCache::Slot& MaskCache::replace(uint64_t grammar_id, int32_t state, size_t vocab) {
+  Slot& s = slots_[next_];
+  next_ = (next_ + 1) % slots_.size();
+  s.grammar_id = grammar_id;
+  s.state = state;
+  s.bits.assign((vocab + 63) / 64, 0);
+  return s;
+}
+
 bool GrammarMatcher::mask(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left,
                           std::span<const int32_t> end_ids, GrammarScratch& scratch) const {
+  // With this many tokens left, every live state can still be completed: the
+  // allowed set depends on the state alone.
+  if (tokens_left - 1 < grammar_->max_finite_dist() || !grammar_->alive(state_)) {
+    return mask_uncached(logits, trie, tokens_left, end_ids, scratch);
+  }
+  MaskCache::Slot* slot = scratch.cache.find(grammar_->id(), state_);
+  if (slot) {
+    ++scratch.cache.hits;
+  } else {
+    ++scratch.cache.misses;
+    scratch.allowed.clear();
+    trie.allowed(*grammar_, state_, grammar_->max_finite_dist(), scratch.allowed, scratch.states);
+    if (grammar_->accepting(state_)) {
+      for (int32_t id : end_ids) {
+        if (id >= 0 && static_cast<size_t>(id) < logits.size()) scratch.allowed.push_back(id);
+      }
+    }
+    slot = &scratch.cache.replace(grammar_->id(), state_, logits.size());
+    for (int32_t id : scratch.allowed) slot->bits[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63);
+    slot->any = !scratch.allowed.empty();
+  }
+  if (!slot->any) return false;
+  constexpr float kRefused = -std::numeric_limits<float>::infinity();
+  const size_t n = logits.size();
+  for (size_t w = 0; w < slot->bits.size(); ++w) {
+    const uint64_t word = slot->bits[w];
+    const size_t base = w * 64;
+    const size_t end = std::min(n, base + 64);
+    if (word == ~uint64_t{0}) continue;
+    for (size_t i = base; i < end; ++i) {
+      if (!((word >> (i - base)) & 1)) logits[i] = kRefused;
+    }
+  }
+  return true;
+}
+
+bool GrammarMatcher::mask_uncached(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left,
+                                   std::span<const int32_t> end_ids, GrammarScratch& scratch) const {
   scratch.allowed.clear();
   if (grammar_->alive(state_)) {
     trie.allowed(*grammar_, state_, std::max<int64_t>(tokens_left - 1, 0), scratch.allowed, scratch.states);

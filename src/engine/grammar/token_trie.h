@@ -47,11 +47,36 @@ class TokenTrie {
   bool has_all_bytes_ = false;
 };
 
+// The allowed tokens of the last few (grammar, state) pairs as bitsets over
+// the vocabulary, for steps where the length budget cannot bind (most of
+// them): inside a string or a number the state repeats, and its mask is then
+// one pass over the logits instead of a trie walk. Fixed size: `entries` x
+// vocab / 8 bytes, replaced round robin.
+class MaskCache {
+ public:
+  explicit MaskCache(size_t entries = 16) : slots_(entries) {}
+  struct Slot {
+    uint64_t grammar_id = 0;  // 0: empty
+    int32_t state = -1;
+    bool any = false;         // some token is allowed
+    std::vector<uint64_t> bits;
+  };
+  Slot* find(uint64_t grammar_id, int32_t state);
+  Slot& replace(uint64_t grammar_id, int32_t state, size_t vocab);
+  int64_t hits = 0;
+  int64_t misses = 0;
+
+ private:
+  std::vector<Slot> slots_;
+  size_t next_ = 0;
+};
+
 // Reusable buffers of the masking pass (one per engine thread).
 struct GrammarScratch {
   std::vector<int32_t> allowed;
   std::vector<int32_t> states;
   std::vector<float> kept;
+  MaskCache cache;
 };
 
 class GrammarMatcher {
@@ -68,6 +93,9 @@ class GrammarMatcher {
   // all is allowed (the vocabulary cannot spell what the grammar needs).
   bool mask(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left, std::span<const int32_t> end_ids,
             GrammarScratch& scratch) const;
+  // The same without the mask cache (the reference the cache is tested against).
+  bool mask_uncached(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left,
+                     std::span<const int32_t> end_ids, GrammarScratch& scratch) const;
   // Moves past a sampled token (its trie text). End ids leave the state as is.
   void advance(int32_t id, const TokenTrie& trie);
   bool complete() const { return grammar_ && grammar_->alive(state_) && grammar_->accepting(state_); }

@@ -242,6 +242,35 @@ TEST(GrammarRandomModel, JsonObjectAndRegexOutputIsAlwaysValid) {
   }
 }
 
+TEST(GrammarMaskCache, EqualsTheTrieWalkAtEveryStep) {
+  auto tok = Tokenizer::create(synthetic_vocab(1500));
+  ASSERT_TRUE(tok.ok());
+  const TokenTrie trie = TokenTrie::build(*tok);
+  auto g = schema(json::parse(R"({"type":"object","properties":{"s":{"type":"string"},"n":{"type":"number"},
+                                   "xs":{"type":"array","items":{"type":"integer"}}},"required":["s","n","xs"]})"));
+  ASSERT_TRUE(g);
+  GrammarScratch cached, plain;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  const int32_t ends[1] = {tok->eos_id()};
+  for (int run = 0; run < 20; ++run) {
+    GrammarMatcher m(*g);
+    const int64_t max_tokens = 150;
+    for (int64_t t = 0; t < max_tokens; ++t) {
+      std::vector<float> a(static_cast<size_t>(trie.vocab_size()));
+      for (float& l : a) l = normal(rng);
+      std::vector<float> b = a;
+      ASSERT_TRUE(m.mask(a, trie, max_tokens - t, ends, cached));
+      ASSERT_TRUE(m.mask_uncached(b, trie, max_tokens - t, ends, plain));
+      ASSERT_EQ(a, b) << "run " << run << " step " << t;
+      const auto id = static_cast<int32_t>(std::max_element(a.begin(), a.end()) - a.begin());
+      if (id == tok->eos_id()) break;
+      m.advance(id, trie);
+    }
+  }
+  EXPECT_GT(cached.cache.hits, cached.cache.misses);  // states repeat inside strings and numbers
+}
+
 TEST(GrammarRandomModel, TooShortABudgetStillEndsComplete) {
   // Ten tokens for "{"a":...}": the mask steers to the shortest completion.
   auto tok = Tokenizer::create(synthetic_vocab(600));
