@@ -239,13 +239,17 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(status, 200, body)
         self.assertIsInstance(json.loads(body["choices"][0]["text"]), dict)
         status, body, _ = self.server.post_json("/generate", {"inputs": "Once upon a time", "parameters": {
-            "max_new_tokens": 30, "grammar": {"type": "json", "value": schema}}})
+            "max_new_tokens": 60, "grammar": {"type": "json", "value": schema}}})
         self.assertEqual(status, 200, body)
         jsonschema.validate(json.loads(body["generated_text"]), schema)
         status, body, _ = self.server.post_json("/generate", {"inputs": "Once upon a time", "parameters": {
             "max_new_tokens": 12, "grammar": {"type": "regex", "value": "(yes|no), [0-9]{2} [a-z]+"}}})
         self.assertEqual(status, 200, body)
         self.assertRegex(body["generated_text"], r"^(yes|no), [0-9]{2} [a-z]+$")
+        status, body, _ = self.server.post_json("/generate", {"inputs": "Once upon a time", "parameters": {
+            "max_new_tokens": 5, "grammar": {"type": "json", "value": schema}}})
+        self.assertEqual(status, 422, body)
+        self.assertIn("too small for the grammar", body["error"])
         bad = dict(fmt, json_schema={"name": "x", "schema": {"type": "string", "pattern": "a+"}})
         status, body, _ = self.server.post_json("/v1/chat/completions", {
             "messages": [{"role": "user", "content": "Hi"}], "response_format": bad})

@@ -14,6 +14,7 @@ using Frag = Nfa::Frag;
 
 constexpr int kMaxSchemaDepth = 32;     // nested subschemas, $ref expansions included
 constexpr int64_t kMaxRepeat = 256;     // maxItems / maxLength copies
+constexpr int64_t kMaxIndent = 12;
 constexpr int64_t kMaxIntegerDigits = 15;
 constexpr int64_t kMaxFractionDigits = 15;
 constexpr int64_t kMaxExponentDigits = 2;
@@ -37,8 +38,15 @@ class SchemaCompiler {
  public:
   SchemaCompiler(Nfa& nfa, const json& root, const GrammarLimits& limits) : nfa_(nfa), root_(root), limits_(limits) {}
 
+  // Whitespace between tokens: nothing, one space, or a newline and an indent
+  // of up to kMaxIndent spaces or tabs (llama.cpp's JSON grammar does the
+  // same), so a model cannot spend its tokens on whitespace.
   Frag ws() {
-    return nfa_.star(nfa_.alt({nfa_.byte_range('\t', '\n'), nfa_.byte_range('\r', '\r'), nfa_.byte_range(' ', ' ')}));
+    Frag indent = nfa_.empty();
+    for (int64_t k = 0; k < kMaxIndent; ++k) {
+      indent = nfa_.optional(nfa_.seq(nfa_.alt({nfa_.byte_range(' ', ' '), nfa_.byte_range('\t', '\t')}), indent));
+    }
+    return nfa_.optional(nfa_.alt({lit(" "), nfa_.seq(lit("\n"), indent)}));
   }
   Frag lit(const std::string& s) { return nfa_.literal(s); }
   Frag seq(std::initializer_list<Frag> parts) {

@@ -156,6 +156,10 @@ bool GrammarMatcher::mask(std::span<float> logits, const TokenTrie& trie, int64_
     const size_t base = w * 64;
     const size_t end = std::min(n, base + 64);
     if (word == ~uint64_t{0}) continue;
+    if (word == 0) {
+      std::fill(logits.begin() + static_cast<std::ptrdiff_t>(base), logits.begin() + static_cast<std::ptrdiff_t>(end), kRefused);
+      continue;
+    }
     for (size_t i = base; i < end; ++i) {
       if (!((word >> (i - base)) & 1)) logits[i] = kRefused;
     }

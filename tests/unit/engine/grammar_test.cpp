@@ -254,7 +254,7 @@ TEST(GrammarMaskCache, EqualsTheTrieWalkAtEveryStep) {
   std::normal_distribution<float> normal(0.0f, 3.0f);
   const int32_t ends[1] = {tok->eos_id()};
   for (int run = 0; run < 20; ++run) {
-    GrammarMatcher m(*g);
+    GrammarMatcher m(g);
     const int64_t max_tokens = 150;
     for (int64_t t = 0; t < max_tokens; ++t) {
       std::vector<float> a(static_cast<size_t>(trie.vocab_size()));

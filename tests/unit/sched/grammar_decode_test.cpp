@@ -151,6 +151,21 @@ TEST(GrammarDecode, JsonObjectAndRegex) {
   }
 }
 
+TEST(GrammarDecode, ABudgetTooShortForTheGrammarIsRefused) {
+  auto g = grammar_from_json_schema(kSchema, GrammarLimits{});
+  ASSERT_TRUE(g.ok());
+  Engine e(3);
+  GenerationRequest r;
+  r.prompt_ids = e.tokenizer->encode("x", true);
+  r.params.grammar = *g;
+  r.params.max_new_tokens = (*g)->dist_to_accept((*g)->start()) - 1;
+  Finals f;
+  const auto outcome = e.service->submit({r}, f.sink());
+  ASSERT_FALSE(outcome.accepted());
+  EXPECT_NE(outcome.rejection->error.message.find("too small for the grammar"), std::string::npos)
+      << outcome.rejection->error.message;
+}
+
 TEST(GrammarDecode, AdmissionChargesTheGrammarOncePerSubmission) {
   auto g = grammar_from_json_schema(kSchema, GrammarLimits{});
   ASSERT_TRUE(g.ok());
