@@ -248,7 +248,7 @@ void Scheduler::emit_token(Sequence& seq, const SampledToken& token) {
   const bool eos_id = token.id == tokenizer_.eos_id() ||
                       std::find(limits_.extra_eos_ids.begin(), limits_.extra_eos_ids.end(), token.id) !=
                           limits_.extra_eos_ids.end();
-  const bool eos = eos_id && !seq.request.params.ignore_eos;
+  const bool eos = eos_id && (!seq.request.params.ignore_eos || seq.grammar.finished());
   if (!eos) {
     ev.text = seq.decoder.push(token.id);
     if (seq.stops.push(ev.text)) seq.finish = FinishReason::kStopSequence;

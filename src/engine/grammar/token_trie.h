@@ -99,6 +99,8 @@ class GrammarMatcher {
   // Moves past a sampled token (its trie text). End ids leave the state as is.
   void advance(int32_t id, const TokenTrie& trie);
   bool complete() const { return grammar_ && grammar_->alive(state_) && grammar_->accepting(state_); }
+  // Complete, and nothing may follow: only the end remains (even with ignore_eos).
+  bool finished() const { return complete() && grammar_->finished(state_); }
   int32_t state() const { return state_; }
 
  private:

@@ -77,7 +77,8 @@ struct Engine {
   }
 
   // `n` answers under `grammar`, sampled with seeds seed0.., max_new tokens each.
-  std::vector<TokenEvent> answers(std::shared_ptr<const Grammar> grammar, size_t n, uint64_t seed0, int64_t max_new) {
+  std::vector<TokenEvent> answers(std::shared_ptr<const Grammar> grammar, size_t n, uint64_t seed0, int64_t max_new,
+                                  bool ignore_eos = false) {
     std::vector<GenerationRequest> items;
     for (size_t i = 0; i < n; ++i) {
       GenerationRequest r;
@@ -87,6 +88,7 @@ struct Engine {
       r.params.temperature = 1.5f;
       r.params.seed = seed0 + i;
       r.params.grammar = grammar;
+      r.params.ignore_eos = ignore_eos;
       items.push_back(std::move(r));
     }
     Finals f;
@@ -148,6 +150,17 @@ TEST(GrammarDecode, JsonObjectAndRegex) {
   for (const TokenEvent& ev : e.answers(*re, 16, 1, 24)) {
     const int32_t s = (*re)->walk((*re)->start(), ev.generated_text);
     EXPECT_TRUE((*re)->alive(s) && (*re)->accepting(s)) << ev.generated_text;
+  }
+}
+
+TEST(GrammarDecode, AFinishedGrammarEndsTheSequenceEvenWithIgnoreEos) {
+  auto re = grammar_from_regex("(yes|no)", GrammarLimits{});
+  ASSERT_TRUE(re.ok());
+  Engine e(7);
+  for (const TokenEvent& ev : e.answers(*re, 8, 1, 40, /*ignore_eos=*/true)) {
+    EXPECT_TRUE(ev.generated_text == "yes" || ev.generated_text == "no") << ev.generated_text;
+    EXPECT_EQ(ev.finish_reason, FinishReason::kEosToken);
+    EXPECT_LT(ev.generated_tokens, 40);
   }
 }
 
