@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "api/field_reader.h"
+#include "api/grammar_params.h"
 
 namespace plimsoll::api {
 namespace {
@@ -104,25 +105,9 @@ Status read_sampling(const FieldReader& f, const GenerationDefaults& model_defau
   return {};
 }
 
-// response_format {"type": "text"} is the default output: a no-op. JSON
-// output and tools need the grammar engine, which this server does not have yet.
+// Tools need tool calling, which this server does not have yet
+// (response_format is read by read_response_format, api/grammar_params.h).
 Status read_output_format(const FieldReader& f) {
-  if (const json* format = f.raw("response_format")) {
-    if (!format->is_object()) {
-      return invalid(std::string("`response_format` must be an object, got ") + json_type_name(*format));
-    }
-    PLIMSOLL_ASSIGN(auto type, FieldReader(*format).string("type"));
-    if (!type) return invalid("`response_format.type` is required (\"text\", \"json_object\" or \"json_schema\")");
-    if (*type == "json_object" || *type == "json_schema") {
-      return invalid("`response_format` of type \"" + *type +
-                     "\" is not supported by this server (structured output is not implemented); only "
-                     "{\"type\": \"text\"} is accepted");
-    }
-    if (*type != "text") {
-      return invalid("`response_format.type` must be \"text\", \"json_object\" or \"json_schema\". Given: \"" +
-                     type->substr(0, 64) + "\"");
-    }
-  }
   // An empty list asks for nothing; so does tool_choice "none" (or "auto" with no tools).
   for (const char* key : {"tools", "functions"}) {
     const json* list = f.raw(key);
@@ -159,6 +144,7 @@ Status read_refused(const FieldReader& f) {
 Status read_common(RouteContext& ctx, const FieldReader& f, OpenAiCall* call) {
   PLIMSOLL_TRY(read_refused(f));
   PLIMSOLL_TRY(read_sampling(f, ctx.config.generation_defaults, ctx.tokenizer.vocab_size(), &call->sampling));
+  PLIMSOLL_ASSIGN(call->sampling.grammar, read_response_format(f, GrammarLimits{}));
   PLIMSOLL_ASSIGN(auto n, f.integer("n"));
   PLIMSOLL_ASSIGN(auto best_of, f.integer("best_of"));
   PLIMSOLL_ASSIGN(auto stream, f.boolean("stream"));

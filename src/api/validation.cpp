@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "api/field_reader.h"
+#include "api/grammar_params.h"
 
 namespace plimsoll::api {
 namespace {
@@ -69,7 +70,6 @@ Result<int64_t> read_best_of(const FieldReader& f, const SamplingParams& s,
 Status read_unsupported(const FieldReader& f) {
   PLIMSOLL_ASSIGN(auto watermark, f.boolean("watermark"));
   if (watermark && *watermark) return invalid("`watermark` is not supported by this server");
-  if (f.raw("grammar")) return invalid("`grammar` is not supported by this server");
   PLIMSOLL_ASSIGN(auto adapter, f.string("adapter_id"));
   if (adapter && !adapter->empty()) return invalid("`adapter_id` is not supported by this server (no LoRA adapters)");
   return {};
@@ -157,6 +157,7 @@ Result<TgiParameters> parse_tgi_parameters(const json* parameters,
   PLIMSOLL_TRY(read_sampling(f, &p.sampling));
   PLIMSOLL_ASSIGN(const int64_t best_of, read_best_of(f, p.sampling, limits, streaming));
   PLIMSOLL_TRY(read_unsupported(f));
+  PLIMSOLL_ASSIGN(p.sampling.grammar, read_tgi_grammar(f, GrammarLimits{}));
   PLIMSOLL_TRY(read_options(f, limits, streaming, default_full_text, &p.options));
   p.options.best_of = best_of;
   PLIMSOLL_ASSIGN(auto stop, f.strings("stop", false));

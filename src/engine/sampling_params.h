@@ -15,6 +15,8 @@
 
 namespace plimsoll {
 
+class Grammar;  // engine/grammar/grammar.h
+
 // Stop sequences, held once: copies of a StopList (every item of a
 // submission, its sampler and stop matcher) share one immutable list.
 class StopList {
@@ -86,6 +88,9 @@ struct SamplingParams {
   StopList stop;                   // stop sequences (matched on the generated text), shared by copies
   LogitBias logit_bias;            // added to the logits first (OpenAI), shared by copies
   bool ignore_eos = false;
+  // Structured output: every token that cannot continue a valid output is
+  // masked (engine/grammar/); shared by copies, charged once per submission.
+  std::shared_ptr<const Grammar> grammar;
 
   // TGI: sampling happens when do_sample is set or any warper is active.
   bool samples() const {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/bytes.h"
+#include "engine/grammar/grammar.h"
 #include "kv/block_pool.h"
 
 namespace plimsoll::sched {
@@ -30,6 +31,13 @@ std::optional<Rejection> Admission::check_items(const std::vector<GenerationRequ
     if (Status st = r.params.validate(); !st.ok()) return reject(ErrorCode::kInvalidArgument, where + st.error().message);
     if (r.params.max_new_tokens < 1) {
       return reject(ErrorCode::kInvalidArgument, where + "`max_new_tokens` must be strictly positive");
+    }
+    if (r.params.grammar && r.params.max_new_tokens < r.params.grammar->dist_to_accept(r.params.grammar->start())) {
+      // The mask counts one byte per token at worst: a shorter budget could end mid-value.
+      return reject(ErrorCode::kInvalidArgument,
+                    where + "`max_new_tokens` of " + std::to_string(r.params.max_new_tokens) +
+                        " is too small for the grammar: its shortest output takes up to " +
+                        std::to_string(r.params.grammar->dist_to_accept(r.params.grammar->start())) + " tokens");
     }
     if (n_in > lim.max_input_tokens) {
       return reject(ErrorCode::kInvalidArgument, where + "`inputs` must have less than " +

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "engine/grammar/grammar.h"
 #include "sched/sequence.h"
 
 namespace plimsoll::sched {
@@ -64,6 +65,7 @@ SubmissionCost submission_cost(const std::vector<GenerationRequest>& items, cons
     if (!r.params.logit_bias.empty() && bias_lists.insert(r.params.logit_bias.identity()).second) {
       c.stop_bytes += r.params.logit_bias.bytes();
     }
+    if (r.params.grammar && bias_lists.insert(r.params.grammar.get()).second) c.stop_bytes += r.params.grammar->bytes();
   }
   // Only so many items are sequences at once; the rest wait as requests.
   const int64_t sequences = std::min<int64_t>(static_cast<int64_t>(items.size()), m.sequence_slots);

@@ -48,6 +48,7 @@ Sequence::Sequence(Submission* owner_, size_t index_, GenerationRequest request_
       prompt_len(static_cast<int64_t>(request.prompt_ids.size())),
       sampler(request.params, seed),
       stops(request.params.stop),
+      grammar(request.params.grammar),
       decoder(tokenizer, request.prompt_ids.empty() ? -1 : request.prompt_ids.back()) {
   tokens.reserve(static_cast<size_t>(total_tokens()));
   tokens = request.prompt_ids;
@@ -247,7 +248,7 @@ void Scheduler::emit_token(Sequence& seq, const SampledToken& token) {
   const bool eos_id = token.id == tokenizer_.eos_id() ||
                       std::find(limits_.extra_eos_ids.begin(), limits_.extra_eos_ids.end(), token.id) !=
                           limits_.extra_eos_ids.end();
-  const bool eos = eos_id && !seq.request.params.ignore_eos;
+  const bool eos = eos_id && (!seq.request.params.ignore_eos || seq.grammar.finished());
   if (!eos) {
     ev.text = seq.decoder.push(token.id);
     if (seq.stops.push(ev.text)) seq.finish = FinishReason::kStopSequence;
@@ -310,11 +311,31 @@ void Scheduler::sample_and_emit(Sequence& seq, std::span<const float> logits) {
   std::copy(logits.begin(), logits.end(), logits_copy_.begin());
   const int32_t top_n = seq.request.top_n_tokens;
   const bool raw = seq.request.raw_logprobs;
+  if (seq.grammar.active()) constrain(seq);
   SampledToken token = seq.sampler.sample(logits_copy_, scratch_, raw ? 0 : top_n, &alternatives_);
   if (raw) token.logprob = raw_logprobs(logits, token.id, top_n, scratch_.order, &alternatives_);
   seq.sampler.accept(token.id);
+  if (seq.grammar.active()) seq.grammar.advance(token.id, *trie_);
   seq.tokens.push_back(token.id);  // reserved to the full length: does not allocate
   emit_token(seq, token);
+}
+
+// Masks logits_copy_ to the tokens the sequence's grammar allows (the token
+// trie is built on first use). When the vocabulary cannot spell what the
+// grammar needs, only the end token is left.
+void Scheduler::constrain(Sequence& seq) {
+  if (!trie_) {
+    trie_ = std::make_unique<TokenTrie>(TokenTrie::build(tokenizer_));
+    spdlog::info("grammar: token trie of {} nodes, {} bytes", trie_->num_nodes(), trie_->bytes());
+  }
+  end_ids_.assign(limits_.extra_eos_ids.begin(), limits_.extra_eos_ids.end());
+  end_ids_.push_back(tokenizer_.eos_id());
+  const int64_t left = seq.request.params.max_new_tokens - seq.generated();
+  if (seq.grammar.mask(logits_copy_, *trie_, left, end_ids_, grammar_scratch_)) return;
+  spdlog::warn("request {} item {}: no token can continue its grammar; ending it", seq.owner->ticket, seq.index);
+  const float end_logit = 0.0f;
+  std::fill(logits_copy_.begin(), logits_copy_.end(), -std::numeric_limits<float>::infinity());
+  if (tokenizer_.eos_id() >= 0) logits_copy_[static_cast<size_t>(tokenizer_.eos_id())] = end_logit;
 }
 
 void Scheduler::fail(Sequence& seq, const Error& error) {

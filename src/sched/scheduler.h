@@ -103,6 +103,7 @@ class Scheduler {
   void fail(Sequence& seq, const Error& error);  // error final event, blocks returned
   void fail_item(Submission& sub, size_t index, const std::string& what);  // before it had a Sequence
   void sample_and_emit(Sequence& seq, std::span<const float> logits);
+  void constrain(Sequence& seq);
   void finish_submission_item(Submission& sub);
 
   SchedulerLimits limits_;
@@ -111,6 +112,9 @@ class Scheduler {
   SamplerScratch scratch_;
   std::vector<float> logits_copy_;                 // [vocab] sampling works on a copy
   std::vector<SampledToken> alternatives_;         // [top_n] of the token being emitted
+  std::unique_ptr<TokenTrie> trie_;                // the vocabulary as a prefix tree, built on the first grammar
+  GrammarScratch grammar_scratch_;
+  std::vector<int32_t> end_ids_;                   // eos + extra eos ids, for the grammar mask
   std::list<std::unique_ptr<Submission>> submissions_;  // with pending items or unfinished ones
   std::deque<std::unique_ptr<Sequence>> waiting_;  // admitted to the queue, no blocks yet
   std::vector<std::unique_ptr<Sequence>> running_; // holding blocks

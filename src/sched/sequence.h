@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/grammar/token_trie.h"
 #include "engine/sampler.h"
 #include "engine/stop.h"
 #include "kv/block_pool.h"
@@ -42,6 +43,7 @@ struct Sequence {
   int64_t cached_tokens = 0;
   Sampler sampler;
   StopMatcher stops;
+  GrammarMatcher grammar;            // inactive without request.params.grammar
   StreamDecoder decoder;
   std::vector<TokenInfo> prefill;                 // prompt_details: filled by the prefill's rows, sent with the first token
   std::vector<std::vector<TokenInfo>> prefill_top;  // prompt_top_n alternatives per prompt token

@@ -73,7 +73,10 @@ CASES = [
     ("top_n_tokens 1000", "/generate", gen(top_n_tokens=1000), 422, "validation", ["`top_n_tokens`", "1000"]),
     ("truncate negative", "/generate", gen(truncate=-5), 422, "validation", ["`truncate`"]),
     ("best_of 3", "/generate", gen(best_of=3, do_sample=True), 422, "validation", ["`best_of`", "<= 2"]),
-    ("grammar", "/generate", gen(grammar={"type": "json", "value": {}}), 422, "validation", ["`grammar`"]),
+    ("grammar unsupported keyword", "/generate", gen(grammar={"type": "json", "value": {"type": "string", "pattern": "a"}}),
+     422, "validation", ["`grammar.value`", "`pattern`"]),
+    ("grammar regex too many states", "/generate", gen(grammar={"type": "regex", "value": "[a-z]{9000}"}),
+     422, "validation", ["`grammar.value`", "limit"]),
     ("stream list inputs", "/generate_stream", j({"inputs": ["a", "b"]}), 422, "validation", ["`inputs`"]),
     ("stream flag is a string", "/", j({"inputs": "Hi", "stream": "yes"}), 422, "validation", ["`stream`"]),
     ("5000 stop sequences", "/generate", gen(max_new_tokens=4, stop=["s%d" % i for i in range(5000)]), 422,
@@ -103,9 +106,9 @@ CASES = [
      ["content"]),
     ("chat tools", "/v1/chat/completions", j({"messages": [{"role": "user", "content": "Hi"}], "tools": [
         {"type": "function", "function": {"name": "f", "parameters": {}}}]}), 422, "validation", ["`tools`"]),
-    ("chat response_format json", "/v1/chat/completions", j({"messages": [{"role": "user", "content": "Hi"}],
-                                                             "response_format": {"type": "json_object"}}),
-     422, "validation", ["`response_format`", "json_object"]),
+    ("chat response_format bad type", "/v1/chat/completions", j({"messages": [{"role": "user", "content": "Hi"}],
+                                                                 "response_format": {"type": "xml"}}),
+     422, "validation", ["`response_format.type`"]),
     ("tokenize number", "/tokenize", j({"inputs": 5}), 422, "validation", ["`inputs`"]),
 ]
 

@@ -214,6 +214,49 @@ class ServeTest(unittest.TestCase):
         status, body, _ = self.server.post_json("/", {"inputs": "Once upon a time", "parameters": {"max_new_tokens": 4}})
         self.assertTrue(body[0]["generated_text"].startswith("Once upon a time"), body)
 
+    def test_structured_output_is_valid_json_for_the_schema(self):
+        try:
+            import jsonschema
+        except ImportError:
+            self.skipTest("python3-jsonschema is not installed (scripts/install-deps)")
+        schema = {"type": "object", "additionalProperties": False,
+                  "required": ["name", "age", "pets", "mood"],
+                  "properties": {"name": {"type": "string", "maxLength": 20},
+                                 "age": {"type": "integer", "minimum": 0},
+                                 "pets": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+                                 "mood": {"enum": ["happy", "sad", None]}}}
+        fmt = {"type": "json_schema", "json_schema": {"name": "person", "schema": schema, "strict": True}}
+        for seed in range(12):
+            chat = {"messages": [{"role": "user", "content": "Describe a person as JSON"}], "max_tokens": 80,
+                    "temperature": 1.5, "seed": seed, "response_format": fmt}
+            status, body, _ = self.server.post_json("/v1/chat/completions", chat)
+            self.assertEqual(status, 200, body)
+            text = body["choices"][0]["message"]["content"]
+            jsonschema.validate(json.loads(text), schema)
+        status, body, _ = self.server.post_json("/v1/completions", {
+            "prompt": "Once upon a time", "max_tokens": 40, "seed": 3, "temperature": 1.2,
+            "response_format": {"type": "json_object"}})
+        self.assertEqual(status, 200, body)
+        self.assertIsInstance(json.loads(body["choices"][0]["text"]), dict)
+        status, body, _ = self.server.post_json("/generate", {"inputs": "Once upon a time", "parameters": {
+            "max_new_tokens": 60, "grammar": {"type": "json", "value": schema}}})
+        self.assertEqual(status, 200, body)
+        jsonschema.validate(json.loads(body["generated_text"]), schema)
+        status, body, _ = self.server.post_json("/generate", {"inputs": "Once upon a time", "parameters": {
+            "max_new_tokens": 12, "grammar": {"type": "regex", "value": "(yes|no), [0-9]{2} [a-z]+"}}})
+        self.assertEqual(status, 200, body)
+        self.assertRegex(body["generated_text"], r"^(yes|no), [0-9]{2} [a-z]+$")
+        status, body, _ = self.server.post_json("/generate", {"inputs": "Once upon a time", "parameters": {
+            "max_new_tokens": 5, "grammar": {"type": "json", "value": schema}}})
+        self.assertEqual(status, 422, body)
+        self.assertIn("too small for the grammar", body["error"])
+        bad = dict(fmt, json_schema={"name": "x", "schema": {"type": "string", "pattern": "a+"}})
+        status, body, _ = self.server.post_json("/v1/chat/completions", {
+            "messages": [{"role": "user", "content": "Hi"}], "response_format": bad})
+        self.assertEqual(status, 400, body)
+        self.assertEqual(body["error"]["param"], "response_format.json_schema.schema")
+        self.assertIn("`pattern` is not supported", body["error"]["message"])
+
     def test_curl_examples_in_docs_api_md(self):
         with open(os.path.join(REPO, "docs", "api.md")) as f:
             text = f.read()

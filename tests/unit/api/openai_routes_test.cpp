@@ -146,13 +146,16 @@ TEST_F(ApiTest, ChatRefusesToolsAndJsonOutputClearlyAndAcceptsTextFormat) {
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tool_choice", "required"}}), 400, bad,
                       "`tool_choice` is not supported", "tool_choice");
   expect_openai_error(
-      post("/v1/chat/completions", json{{"messages", hi}, {"response_format", {{"type", "json_object"}}}}), 400, bad,
-      "`response_format` of type \"json_object\" is not supported", "response_format");
-  expect_openai_error(
       post("/v1/chat/completions", json{{"messages", hi}, {"response_format", {{"type", "json_schema"}}}}), 400, bad,
-      "`response_format` of type \"json_schema\"", "response_format");
-  // What asks for nothing is accepted: text output, no tools, tool_choice none/auto.
+      "`response_format.json_schema` must be an object", "response_format.json_schema");
+  const json unsupported = {{"type", "json_schema"},
+                            {"json_schema", {{"name", "x"}, {"schema", {{"type", "string"}, {"pattern", "a+"}}}}}};
+  expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"response_format", unsupported}}), 400,
+                      bad, "`response_format.json_schema.schema`: schema at /: keyword `pattern` is not supported",
+                      "response_format.json_schema.schema");
+  // What asks for nothing is accepted: text output, no tools, tool_choice none/auto; and JSON output.
   for (const json& extra : {json{{"response_format", {{"type", "text"}}}}, json{{"tools", json::array()}},
+                            json{{"response_format", {{"type", "json_object"}}}},
                             json{{"tool_choice", "none"}}, json{{"tool_choice", "auto"}}}) {
     json body = {{"messages", hi}, {"max_tokens", 1}};
     body.update(extra);

@@ -1,0 +1,74 @@
+// response_format and grammar -> Grammar (grammar_params.h).
+#include "api/grammar_params.h"
+
+#include "engine/grammar/grammar_sources.h"
+
+namespace plimsoll::api {
+namespace {
+
+Error invalid(std::string message) { return make_error(ErrorCode::kInvalidArgument, std::move(message)); }
+
+// The grammar's own error, prefixed with the field it came from.
+Result<std::shared_ptr<const Grammar>> in_field(Result<std::shared_ptr<const Grammar>> g, const std::string& field) {
+  if (!g.ok()) return invalid("`" + field + "`: " + g.error().message);
+  return g;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Grammar>> read_response_format(const FieldReader& f, const GrammarLimits& limits) {
+  const json* format = f.raw("response_format");
+  if (!format) return std::shared_ptr<const Grammar>();
+  if (!format->is_object()) {
+    return invalid(std::string("`response_format` must be an object, got ") + json_type_name(*format));
+  }
+  const FieldReader r(*format);
+  PLIMSOLL_ASSIGN(auto type, r.string("type"));
+  if (!type) return invalid("`response_format.type` is required (\"text\", \"json_object\" or \"json_schema\")");
+  if (*type == "text") return std::shared_ptr<const Grammar>();
+  if (*type == "json_object") return in_field(grammar_any_json_object(limits), "response_format");
+  if (*type != "json_schema") {
+    return invalid("`response_format.type` must be \"text\", \"json_object\" or \"json_schema\". Given: \"" +
+                   type->substr(0, 64) + "\"");
+  }
+  const json* spec = r.raw("json_schema");
+  if (!spec || !spec->is_object()) {
+    return invalid("`response_format.json_schema` must be an object with `name` and `schema` for type \"json_schema\"");
+  }
+  const json* schema = FieldReader(*spec).raw("schema");
+  if (!schema) return in_field(grammar_any_json_object(limits), "response_format.json_schema");  // OpenAI: schema is optional
+  return in_field(grammar_from_json_schema(*schema, limits), "response_format.json_schema.schema");
+}
+
+Result<std::shared_ptr<const Grammar>> read_tgi_grammar(const FieldReader& f, const GrammarLimits& limits) {
+  const json* grammar = f.raw("grammar");
+  if (!grammar) return std::shared_ptr<const Grammar>();
+  if (!grammar->is_object()) return invalid(std::string("`grammar` must be an object, got ") + json_type_name(*grammar));
+  const FieldReader r(*grammar);
+  PLIMSOLL_ASSIGN(auto type, r.string("type"));
+  const json* value = r.raw("value");
+  if (!type || !value) return invalid("`grammar` needs `type` (\"json\" or \"regex\") and `value`");
+  if (*type == "regex") {
+    if (!value->is_string()) return invalid(std::string("`grammar.value` must be a string for type \"regex\", got ") + json_type_name(*value));
+    return in_field(grammar_from_regex(value->get_ref<const std::string&>(), limits), "grammar.value");
+  }
+  if (*type == "json" || *type == "json_schema") {
+    const json* schema = value;
+    json parsed;
+    if (value->is_string()) {  // a schema sent as JSON text
+      const std::string& text = value->get_ref<const std::string&>();
+      if (static_cast<int64_t>(text.size()) > limits.max_source_bytes) {
+        return invalid("`grammar.value` is " + std::to_string(text.size()) + " bytes, over the limit of " +
+                       std::to_string(limits.max_source_bytes));
+      }
+      parsed = json::parse(text, nullptr, false);
+      if (parsed.is_discarded()) return invalid("`grammar.value` is a string that is not a JSON schema");
+      schema = &parsed;
+    }
+    if (*type == "json_schema" && schema->is_object() && schema->contains("schema")) schema = &(*schema)["schema"];
+    return in_field(grammar_from_json_schema(*schema, limits), "grammar.value");
+  }
+  return invalid("`grammar.type` must be \"json\" or \"regex\". Given: \"" + type->substr(0, 64) + "\"");
+}
+
+}  // namespace plimsoll::api

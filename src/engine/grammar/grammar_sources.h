@@ -1,0 +1,31 @@
+// Where grammars come from: a JSON schema (OpenAI json_schema, TGI grammar
+// "json"), any JSON object (OpenAI json_object), a regular expression (TGI
+// grammar "regex"). Each compiles to a Grammar under GrammarLimits; errors
+// (kInvalidArgument) name the schema location, keyword or limit.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/grammar/grammar.h"
+
+namespace plimsoll {
+
+// Output: optional leading whitespace, then one JSON value valid under `schema`
+// (the subset in docs/api.md: type, properties, required, additionalProperties,
+// items, minItems/maxItems, enum, const, anyOf/oneOf, local $ref, string
+// minLength/maxLength, minimum 0 / exclusiveMinimum 0; other constraints are
+// refused by name rather than silently ignored).
+Result<std::shared_ptr<const Grammar>> grammar_from_json_schema(const nlohmann::json& schema,
+                                                                const GrammarLimits& limits);
+// Output: optional leading whitespace, then one JSON object (values nested up
+// to limits.any_json_depth levels). Compiled once per limits and shared.
+Result<std::shared_ptr<const Grammar>> grammar_any_json_object(const GrammarLimits& limits);
+// Output: the whole text matches `pattern` (anchored at both ends). Syntax:
+// literals, ., [...] / [^...] (ASCII members), \d \w \s \D \W \S, escapes,
+// (...), (?:...), |, * + ? {n} {n,} {n,m} (lazy forms match the same).
+Result<std::shared_ptr<const Grammar>> grammar_from_regex(std::string_view pattern, const GrammarLimits& limits);
+
+}  // namespace plimsoll

@@ -1,0 +1,353 @@
+// Regular expression -> NFA: a recursive-descent parser into a small tree,
+// emitted as Thompson fragments (a repeat emits its child once per copy).
+#include <array>
+#include <cctype>
+#include <memory>
+#include <string>
+
+#include "engine/grammar/grammar_sources.h"
+
+namespace plimsoll {
+namespace {
+
+using Frag = Nfa::Frag;
+
+constexpr int64_t kMaxRepeatCount = 1000;
+constexpr int kMaxNesting = 64;
+
+struct Node {
+  enum Kind { kEmpty, kSet, kLiteral, kConcat, kAlt, kRepeat } kind = kEmpty;
+  std::array<bool, 128> ascii{};  // kSet: ASCII members
+  bool multibyte = false;         // kSet: also every multi-byte UTF-8 character
+  std::string bytes;              // kLiteral
+  std::vector<std::unique_ptr<Node>> children;
+  int64_t min = 0, max = -1;      // kRepeat; max -1 = unbounded
+};
+using NodePtr = std::unique_ptr<Node>;
+
+class Parser {
+ public:
+  explicit Parser(std::string_view p) : p_(p) {}
+
+  Result<NodePtr> parse() {
+    if (!p_.empty() && p_.front() == '^') ++pos_;
+    PLIMSOLL_ASSIGN(NodePtr n, alternation(0));
+    if (pos_ < p_.size()) return bad("unexpected `)`");
+    return n;
+  }
+
+ private:
+  Error bad(const std::string& what) const {
+    return make_error(ErrorCode::kInvalidArgument, "regex at offset " + std::to_string(pos_) + ": " + what);
+  }
+  bool at_end() const { return pos_ >= p_.size(); }
+  char peek() const { return p_[pos_]; }
+
+  Result<NodePtr> alternation(int nesting) {
+    if (nesting > kMaxNesting) return bad("groups nested deeper than " + std::to_string(kMaxNesting));
+    auto alt = std::make_unique<Node>();
+    alt->kind = Node::kAlt;
+    while (true) {
+      PLIMSOLL_ASSIGN(NodePtr c, concat(nesting));
+      alt->children.push_back(std::move(c));
+      if (at_end() || peek() != '|') break;
+      ++pos_;
+    }
+    if (alt->children.size() == 1) return std::move(alt->children[0]);
+    return alt;
+  }
+
+  Result<NodePtr> concat(int nesting) {
+    auto cat = std::make_unique<Node>();
+    cat->kind = Node::kConcat;
+    while (!at_end() && peek() != '|' && peek() != ')') {
+      if (peek() == '$' && pos_ + 1 == p_.size()) {
+        ++pos_;
+        break;
+      }
+      PLIMSOLL_ASSIGN(NodePtr a, atom(nesting));
+      PLIMSOLL_ASSIGN(NodePtr q, quantified(std::move(a)));
+      cat->children.push_back(std::move(q));
+    }
+    return cat;
+  }
+
+  Result<int64_t> number() {
+    int64_t v = 0;
+    const size_t begin = pos_;
+    while (!at_end() && peek() >= '0' && peek() <= '9') {
+      v = v * 10 + (peek() - '0');
+      if (v > kMaxRepeatCount) return bad("repeat count over the limit of " + std::to_string(kMaxRepeatCount));
+      ++pos_;
+    }
+    if (pos_ == begin) return bad("expected a number in `{}`");
+    return v;
+  }
+
+  Result<NodePtr> quantified(NodePtr a) {
+    while (!at_end()) {
+      int64_t min = 0, max = -1;
+      const char c = peek();
+      if (c == '*') {
+        ++pos_;
+      } else if (c == '+') {
+        min = 1;
+        ++pos_;
+      } else if (c == '?') {
+        max = 1;
+        ++pos_;
+      } else if (c == '{') {
+        ++pos_;
+        PLIMSOLL_ASSIGN(min, number());
+        max = min;
+        if (!at_end() && peek() == ',') {
+          ++pos_;
+          max = -1;
+          if (!at_end() && peek() != '}') {
+            PLIMSOLL_ASSIGN(max, number());
+          }
+        }
+        if (at_end() || peek() != '}') return bad("expected `}`");
+        ++pos_;
+        if (max >= 0 && max < min) return bad("repeat {n,m} with m < n");
+      } else {
+        break;
+      }
+      if (!at_end() && (peek() == '?' || peek() == '+')) ++pos_;  // lazy / possessive: same language
+      auto r = std::make_unique<Node>();
+      r->kind = Node::kRepeat;
+      r->min = min;
+      r->max = max;
+      r->children.push_back(std::move(a));
+      a = std::move(r);
+    }
+    return a;
+  }
+
+  static NodePtr set_of(const std::array<bool, 128>& ascii, bool multibyte) {
+    auto n = std::make_unique<Node>();
+    n->kind = Node::kSet;
+    n->ascii = ascii;
+    n->multibyte = multibyte;
+    return n;
+  }
+
+  // Class escapes: \d \w \s and their complements. Returns false when `c` is not one.
+  static bool class_escape(char c, std::array<bool, 128>* set, bool* multibyte) {
+    std::array<bool, 128> s{};
+    const char lower = static_cast<char>(c | 0x20);
+    if (lower == 'd') {
+      for (int b = '0'; b <= '9'; ++b) s[static_cast<size_t>(b)] = true;
+    } else if (lower == 'w') {
+      for (int b = 0; b < 128; ++b) s[static_cast<size_t>(b)] = std::isalnum(b) || b == '_';
+    } else if (lower == 's') {
+      for (char b : std::string(" \t\n\r\f\v")) s[static_cast<size_t>(b)] = true;
+    } else {
+      return false;
+    }
+    const bool negated = c != lower;
+    for (size_t b = 0; b < 128; ++b) (*set)[b] = (*set)[b] || (negated ? !s[b] : s[b]);
+    if (negated) *multibyte = true;
+    return true;
+  }
+
+  // A single escaped character (after the backslash).
+  Result<char> escaped_char() {
+    if (at_end()) return bad("trailing backslash");
+    const char c = p_[pos_++];
+    switch (c) {
+      case 'n': return '\n';
+      case 't': return '\t';
+      case 'r': return '\r';
+      case 'f': return '\f';
+      case 'v': return '\v';
+      case '0': return '\0';
+      case 'x': {
+        if (pos_ + 2 > p_.size()) return bad("`\\x` needs two hex digits");
+        const int v = std::stoi(std::string(p_.substr(pos_, 2)), nullptr, 16);
+        pos_ += 2;
+        if (v >= 0x80) return bad("`\\x` escapes above 7F are not supported");
+        return static_cast<char>(v);
+      }
+      default:
+        if (std::isalnum(static_cast<unsigned char>(c))) return bad(std::string("escape `\\") + c + "` is not supported");
+        return c;
+    }
+  }
+
+  Result<NodePtr> bracket() {
+    std::array<bool, 128> set{};
+    bool multibyte = false;
+    bool negated = false;
+    if (!at_end() && peek() == '^') {
+      negated = true;
+      ++pos_;
+    }
+    bool first = true;
+    while (true) {
+      if (at_end()) return bad("unterminated `[`");
+      if (peek() == ']' && !first) {
+        ++pos_;
+        break;
+      }
+      first = false;
+      char lo;
+      if (peek() == '\\') {
+        ++pos_;
+        if (!at_end() && class_escape(peek(), &set, &multibyte)) {
+          ++pos_;
+          continue;
+        }
+        PLIMSOLL_ASSIGN(lo, escaped_char());
+      } else {
+        lo = p_[pos_++];
+      }
+      if (static_cast<unsigned char>(lo) >= 0x80) return bad("non-ASCII characters in `[...]` are not supported");
+      char hi = lo;
+      if (pos_ + 1 < p_.size() && peek() == '-' && p_[pos_ + 1] != ']') {
+        ++pos_;
+        if (peek() == '\\') {
+          ++pos_;
+          PLIMSOLL_ASSIGN(hi, escaped_char());
+        } else {
+          hi = p_[pos_++];
+        }
+        if (static_cast<unsigned char>(hi) >= 0x80) return bad("non-ASCII characters in `[...]` are not supported");
+        if (hi < lo) return bad("range out of order in `[...]`");
+      }
+      for (int b = lo; b <= hi; ++b) set[static_cast<size_t>(b)] = true;
+    }
+    if (negated) {
+      for (bool& b : set) b = !b;
+      multibyte = !multibyte;
+    }
+    return set_of(set, multibyte);
+  }
+
+  Result<NodePtr> atom(int nesting) {
+    const char c = p_[pos_++];
+    switch (c) {
+      case '(': {
+        if (!at_end() && peek() == '?') {
+          if (pos_ + 1 < p_.size() && p_[pos_ + 1] == ':') {
+            pos_ += 2;
+          } else {
+            return bad("group flags `(?` other than `(?:` are not supported");
+          }
+        }
+        PLIMSOLL_ASSIGN(NodePtr inner, alternation(nesting + 1));
+        if (at_end() || peek() != ')') return bad("missing `)`");
+        ++pos_;
+        return inner;
+      }
+      case '[':
+        return bracket();
+      case '.': {
+        std::array<bool, 128> set;
+        set.fill(true);
+        set['\n'] = false;
+        return set_of(set, true);
+      }
+      case '\\': {
+        if (at_end()) return bad("trailing backslash");
+        std::array<bool, 128> set{};
+        bool multibyte = false;
+        if (class_escape(peek(), &set, &multibyte)) {
+          ++pos_;
+          return set_of(set, multibyte);
+        }
+        if (peek() == 'b' || peek() == 'B' || peek() == 'A' || peek() == 'z' || peek() == 'Z') {
+          return bad("anchors and word boundaries are not supported");
+        }
+        PLIMSOLL_ASSIGN(const char e, escaped_char());
+        auto n = std::make_unique<Node>();
+        n->kind = Node::kLiteral;
+        n->bytes = std::string(1, e);
+        return n;
+      }
+      case '*': case '+': case '?': case '{':
+        --pos_;
+        return bad("nothing to repeat");
+      case '^': case '$':
+        --pos_;
+        return bad("`^` and `$` are only supported at the ends of the pattern");
+      default: {
+        auto n = std::make_unique<Node>();
+        n->kind = Node::kLiteral;
+        n->bytes = std::string(1, c);
+        // A multi-byte UTF-8 character is one atom (a quantifier repeats all of it).
+        const auto lead = static_cast<unsigned char>(c);
+        const size_t extra = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC0 ? 1 : 0;
+        for (size_t k = 0; k < extra && !at_end(); ++k) n->bytes += p_[pos_++];
+        return n;
+      }
+    }
+  }
+
+  std::string_view p_;
+  size_t pos_ = 0;
+};
+
+Frag emit(Nfa& nfa, const Node& n) {
+  switch (n.kind) {
+    case Node::kEmpty:
+      return nfa.empty();
+    case Node::kLiteral:
+      return nfa.literal(n.bytes);
+    case Node::kSet: {
+      if (n.multibyte) return utf8_char(nfa, n.ascii);
+      std::vector<Frag> ranges;
+      for (int b = 0; b < 128;) {
+        if (!n.ascii[static_cast<size_t>(b)]) {
+          ++b;
+          continue;
+        }
+        int e = b;
+        while (e + 1 < 128 && n.ascii[static_cast<size_t>(e + 1)]) ++e;
+        ranges.push_back(nfa.byte_range(static_cast<uint8_t>(b), static_cast<uint8_t>(e)));
+        b = e + 1;
+      }
+      if (ranges.empty()) {  // matches nothing: a state with no way out
+        const int32_t a = nfa.add_state();
+        return {a, nfa.add_state()};
+      }
+      return nfa.alt(ranges);
+    }
+    case Node::kConcat: {
+      Frag out = nfa.empty();
+      for (const auto& c : n.children) out = nfa.seq(out, emit(nfa, *c));
+      return out;
+    }
+    case Node::kAlt: {
+      std::vector<Frag> options;
+      for (const auto& c : n.children) options.push_back(emit(nfa, *c));
+      return nfa.alt(options);
+    }
+    case Node::kRepeat: {
+      const Node& c = *n.children[0];
+      Frag out = nfa.empty();
+      for (int64_t k = 0; k < n.min && !nfa.exceeded(); ++k) out = nfa.seq(out, emit(nfa, c));
+      if (n.max < 0) return nfa.seq(out, nfa.star(emit(nfa, c)));
+      Frag tail = nfa.empty();
+      for (int64_t k = n.min; k < n.max && !nfa.exceeded(); ++k) tail = nfa.optional(nfa.seq(emit(nfa, c), tail));
+      return nfa.seq(out, tail);
+    }
+  }
+  return nfa.empty();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Grammar>> grammar_from_regex(std::string_view pattern, const GrammarLimits& limits) {
+  if (static_cast<int64_t>(pattern.size()) > limits.max_source_bytes) {
+    return make_error(ErrorCode::kInvalidArgument, "the regex is " + std::to_string(pattern.size()) +
+                                                       " bytes, over the limit of " +
+                                                       std::to_string(limits.max_source_bytes));
+  }
+  PLIMSOLL_ASSIGN(NodePtr tree, Parser(pattern).parse());
+  Nfa nfa(limits.max_nfa_states);
+  const Frag f = emit(nfa, *tree);
+  return compile_grammar(nfa, f, limits);
+}
+
+}  // namespace plimsoll

@@ -1,0 +1,290 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "convert/random_model.h"
+#include "engine/grammar/grammar_sources.h"
+#include "engine/grammar/token_trie.h"
+#include "tokenizer/tokenizer.h"
+#include "schema_check.h"
+
+namespace plimsoll {
+namespace {
+
+using nlohmann::json;
+
+bool matches(const Grammar& g, const std::string& text) {
+  const int32_t s = g.walk(g.start(), text);
+  return g.alive(s) && g.accepting(s);
+}
+
+std::shared_ptr<const Grammar> regex(const std::string& p) {
+  auto g = grammar_from_regex(p, GrammarLimits{});
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.ok() ? *g : nullptr;
+}
+
+std::shared_ptr<const Grammar> schema(const json& s) {
+  auto g = grammar_from_json_schema(s, GrammarLimits{});
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.ok() ? *g : nullptr;
+}
+
+TEST(GrammarRegex, MatchesWholeText) {
+  auto g = regex(R"(\d{3}-[a-c]+(x|yz)?)");
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(matches(*g, "123-abca"));
+  EXPECT_TRUE(matches(*g, "123-ayz"));
+  EXPECT_FALSE(matches(*g, "12-a"));
+  EXPECT_FALSE(matches(*g, "123-ad"));
+  EXPECT_FALSE(matches(*g, "123-a "));
+  auto email = regex(R"(^[a-z]+@[a-z]+\.(com|org)$)");
+  ASSERT_TRUE(email);
+  EXPECT_TRUE(matches(*email, "bob@example.org"));
+  EXPECT_FALSE(matches(*email, "bob@example.net"));
+  auto dot = regex("a.c");
+  ASSERT_TRUE(dot);
+  EXPECT_TRUE(matches(*dot, "a\xc3\xa9" "c"));   // é is one character
+  EXPECT_FALSE(matches(*dot, "a\xc3" "c"));      // half a character is not
+  EXPECT_FALSE(matches(*dot, "a\nc"));
+  auto neg = regex("[^0-9]{2}");
+  ASSERT_TRUE(neg);
+  EXPECT_TRUE(matches(*neg, "x\xe2\x82\xac"));
+  EXPECT_FALSE(matches(*neg, "x1"));
+}
+
+TEST(GrammarRegex, RefusesWhatItDoesNotSupportByName) {
+  for (const char* p : {"a\\bc", "(?i)abc", "[é]", "a{3,1}", "(ab", "*a", "a^b"}) {
+    auto g = grammar_from_regex(p, GrammarLimits{});
+    ASSERT_FALSE(g.ok()) << p;
+    EXPECT_NE(g.error().message.find("regex at offset"), std::string::npos) << g.error().message;
+  }
+  GrammarLimits small;
+  small.max_dfa_states = 50;
+  auto big = grammar_from_regex("[a-z]{200}", small);
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.error().message.find("50 states"), std::string::npos) << big.error().message;
+  auto many = grammar_from_regex("(a{1000}){1000}", GrammarLimits{});
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.error().message.find("while building"), std::string::npos) << many.error().message;
+}
+
+TEST(GrammarSchema, AcceptsValidRefusesInvalid) {
+  const json s = json::parse(R"({
+    "type": "object",
+    "properties": {
+      "name": {"type": "string", "maxLength": 8},
+      "age": {"type": "integer", "minimum": 0},
+      "tags": {"type": "array", "items": {"enum": ["a", "b", 3]}, "maxItems": 2},
+      "kind": {"anyOf": [{"type": "null"}, {"type": "boolean"}]},
+      "score": {"type": "number"}
+    },
+    "required": ["name", "age"],
+    "additionalProperties": false
+  })");
+  auto g = schema(s);
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(matches(*g, R"({"age": 3, "name": "bob"})"));
+  EXPECT_TRUE(matches(*g, " {\n  \"age\":0,\"kind\":null,\"name\":\"\\u00e9\\n\",\"score\":-1.5e3,\"tags\":[\"a\",3]}"));
+  EXPECT_FALSE(matches(*g, R"({"name": "bob"})"));                       // age is required
+  EXPECT_FALSE(matches(*g, R"({"age": -1, "name": "bob"})"));            // minimum 0
+  EXPECT_FALSE(matches(*g, R"({"age": 1, "name": "bob", "x": 1})"));     // no other properties
+  EXPECT_FALSE(matches(*g, R"({"age": 1, "name": "123456789"})"));       // maxLength 8
+  EXPECT_FALSE(matches(*g, R"({"age": 1, "name": "b", "tags": ["a","a","a"]})"));
+  EXPECT_FALSE(matches(*g, R"({"age": 01, "name": "b"})"));
+  EXPECT_FALSE(matches(*g, "{\"age\": 1, \"name\": \"\\ud800\"}"));      // lone surrogate
+  EXPECT_FALSE(matches(*g, R"({"age": 1, "name": "b"} )"));              // nothing after the value
+}
+
+TEST(GrammarSchema, RefsAndDefs) {
+  const json s = json::parse(R"({
+    "$defs": {"point": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}},
+    "type": "array", "items": {"$ref": "#/$defs/point"}, "minItems": 1
+  })");
+  auto g = schema(s);
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(matches(*g, R"([{"x": 1}, {"x": -2}])"));
+  EXPECT_FALSE(matches(*g, "[]"));
+  auto rec = grammar_from_json_schema(json::parse(R"({"$defs":{"n":{"type":"object","properties":{"c":{"$ref":"#/$defs/n"}}}},"$ref":"#/$defs/n"})"),
+                                      GrammarLimits{});
+  ASSERT_FALSE(rec.ok());
+  EXPECT_NE(rec.error().message.find("recursive $ref"), std::string::npos) << rec.error().message;
+}
+
+TEST(GrammarSchema, RefusesUnsupportedKeywordsNamingThem) {
+  auto g = grammar_from_json_schema(json::parse(R"({"type":"object","properties":{"a":{"type":"string","pattern":"x+"}}})"),
+                                    GrammarLimits{});
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error().message, "schema at /properties/a: keyword `pattern` is not supported");
+  GrammarLimits tiny;
+  tiny.max_source_bytes = 10;
+  auto big = grammar_from_json_schema(json::parse(R"({"type":"string"})"), tiny);
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.error().message.find("over the limit of 10"), std::string::npos);
+}
+
+TEST(GrammarSchema, AnyJsonObject) {
+  auto g = grammar_any_json_object(GrammarLimits{});
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_TRUE(matches(**g, R"({"a": [1, {"b": null}], "c": "d"})"));
+  EXPECT_TRUE(matches(**g, "{}"));
+  EXPECT_FALSE(matches(**g, "[1]"));
+  EXPECT_FALSE(matches(**g, R"({"a": 1,})"));
+}
+
+TEST(TokenTrie, HoldsEveryOrdinaryTokenOnce) {
+  auto tok = Tokenizer::create(synthetic_vocab(2000));
+  ASSERT_TRUE(tok.ok());
+  const TokenTrie trie = TokenTrie::build(*tok);
+  EXPECT_TRUE(trie.has_all_bytes());
+  EXPECT_EQ(trie.text(1), "");  // <s>
+  EXPECT_EQ(trie.text(3 + '{'), "{");
+  auto g = regex("[a-z ]*");
+  ASSERT_TRUE(g);
+  std::vector<int32_t> allowed, states;
+  trie.allowed(*g, g->start(), 1000, allowed, states);
+  for (int32_t id : allowed) {
+    for (char c : trie.text(id)) EXPECT_TRUE((c >= 'a' && c <= 'z') || c == ' ') << id;
+  }
+  // Every token made only of [a-z ] is there, each once.
+  std::set<int32_t> seen(allowed.begin(), allowed.end());
+  EXPECT_EQ(seen.size(), allowed.size());
+  int64_t expected = 0;
+  for (int32_t id = 0; id < 2000; ++id) {
+    const std::string_view t = trie.text(id);
+    if (!t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == ' '; })) ++expected;
+  }
+  EXPECT_EQ(static_cast<int64_t>(allowed.size()), expected);
+}
+
+// A random "model" (random logits each step) under the grammar: the output is
+// always complete and valid, however short the token budget.
+std::string run_random(const Grammar& g, const TokenTrie& trie, int32_t eos, uint64_t seed, int64_t max_tokens,
+                       bool* ended) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  GrammarMatcher m(std::shared_ptr<const Grammar>(&g, [](const Grammar*) {}));
+  GrammarScratch scratch;
+  std::vector<float> logits(static_cast<size_t>(trie.vocab_size()));
+  std::string out;
+  const int32_t ends[1] = {eos};
+  *ended = false;
+  for (int64_t t = 0; t < max_tokens; ++t) {
+    for (float& l : logits) l = normal(rng);
+    EXPECT_TRUE(m.mask(logits, trie, max_tokens - t, ends, scratch));
+    size_t best = 0;
+    for (size_t i = 1; i < logits.size(); ++i) best = logits[i] > logits[best] ? i : best;
+    const auto id = static_cast<int32_t>(best);
+    if (id == eos) {
+      *ended = true;
+      break;
+    }
+    out += trie.text(id);
+    m.advance(id, trie);
+  }
+  return out;
+}
+
+TEST(GrammarRandomModel, SchemaOutputIsAlwaysValid) {
+  auto tok = Tokenizer::create(synthetic_vocab(1200));
+  ASSERT_TRUE(tok.ok());
+  const TokenTrie trie = TokenTrie::build(*tok);
+  const json s = json::parse(R"({
+    "type": "object",
+    "properties": {
+      "name": {"type": "string"},
+      "n": {"type": "integer"},
+      "ok": {"type": "boolean"},
+      "xs": {"type": "array", "items": {"type": "number"}, "minItems": 1, "maxItems": 3},
+      "opt": {"enum": ["red", "green", null]},
+      "sub": {"type": "object", "properties": {"k": {"type": ["string", "null"]}}, "required": ["k"],
+              "additionalProperties": false}
+    },
+    "required": ["name", "n", "xs", "sub"],
+    "additionalProperties": false
+  })");
+  auto g = schema(s);
+  ASSERT_TRUE(g);
+  int ended_count = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    const int64_t max_tokens = 60 + static_cast<int64_t>(seed % 5) * 40;
+    bool ended = false;
+    const std::string out = run_random(*g, trie, tok->eos_id(), seed, max_tokens, &ended);
+    ended_count += ended;
+    const json parsed = json::parse(out, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << "seed " << seed << ": " << out;
+    const std::string why = test::schema_violation(parsed, s);
+    EXPECT_EQ(why, "") << "seed " << seed << ": " << out;
+  }
+  EXPECT_GT(ended_count, 0);
+}
+
+TEST(GrammarRandomModel, JsonObjectAndRegexOutputIsAlwaysValid) {
+  auto tok = Tokenizer::create(synthetic_vocab(1200));
+  ASSERT_TRUE(tok.ok());
+  const TokenTrie trie = TokenTrie::build(*tok);
+  auto any = grammar_any_json_object(GrammarLimits{});
+  ASSERT_TRUE(any.ok());
+  auto re = regex(R"((yes|no) [0-9]{2,4}( [a-z]+)*)");
+  ASSERT_TRUE(re);
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    bool ended = false;
+    const std::string out = run_random(**any, trie, tok->eos_id(), seed, 30 + static_cast<int64_t>(seed), &ended);
+    const json parsed = json::parse(out, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << "seed " << seed << ": " << out;
+    EXPECT_TRUE(parsed.is_object());
+    const std::string r = run_random(*re, trie, tok->eos_id(), seed, 12 + static_cast<int64_t>(seed % 20), &ended);
+    EXPECT_TRUE(matches(*re, r)) << r;
+  }
+}
+
+TEST(GrammarMaskCache, EqualsTheTrieWalkAtEveryStep) {
+  auto tok = Tokenizer::create(synthetic_vocab(1500));
+  ASSERT_TRUE(tok.ok());
+  const TokenTrie trie = TokenTrie::build(*tok);
+  auto g = schema(json::parse(R"({"type":"object","properties":{"s":{"type":"string"},"n":{"type":"number"},
+                                   "xs":{"type":"array","items":{"type":"integer"}}},"required":["s","n","xs"]})"));
+  ASSERT_TRUE(g);
+  GrammarScratch cached, plain;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  const int32_t ends[1] = {tok->eos_id()};
+  for (int run = 0; run < 20; ++run) {
+    GrammarMatcher m(g);
+    const int64_t max_tokens = 150;
+    for (int64_t t = 0; t < max_tokens; ++t) {
+      std::vector<float> a(static_cast<size_t>(trie.vocab_size()));
+      for (float& l : a) l = normal(rng);
+      std::vector<float> b = a;
+      ASSERT_TRUE(m.mask(a, trie, max_tokens - t, ends, cached));
+      ASSERT_TRUE(m.mask_uncached(b, trie, max_tokens - t, ends, plain));
+      ASSERT_EQ(a, b) << "run " << run << " step " << t;
+      const auto id = static_cast<int32_t>(std::max_element(a.begin(), a.end()) - a.begin());
+      if (id == tok->eos_id()) break;
+      m.advance(id, trie);
+    }
+  }
+  EXPECT_GT(cached.cache.hits, cached.cache.misses);  // states repeat inside strings and numbers
+}
+
+TEST(GrammarRandomModel, TooShortABudgetStillEndsComplete) {
+  // Ten tokens for "{"a":...}": the mask steers to the shortest completion.
+  auto tok = Tokenizer::create(synthetic_vocab(600));
+  ASSERT_TRUE(tok.ok());
+  const TokenTrie trie = TokenTrie::build(*tok);
+  auto g = schema(json::parse(R"({"type":"object","properties":{"a":{"type":"string"}},"required":["a"]})"));
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->dist_to_accept(g->start()), 8);  // {"a":""}
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    bool ended = false;
+    const std::string out = run_random(*g, trie, tok->eos_id(), seed, 8, &ended);
+    EXPECT_TRUE(matches(*g, out)) << out;
+  }
+}
+
+}  // namespace
+}  // namespace plimsoll
