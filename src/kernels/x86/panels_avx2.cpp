@@ -4,7 +4,8 @@
 // (0..7) of a group holds bytes 4k..4k+3 of each of its 8 blocks, so a lane
 // sums one block's products over the 8 steps and the block scales apply once
 // per group as a vector, not once per block (no horizontal sums in the loop).
-// The activations are quantized to Q8_0 once per call and transposed into that
+// The activations are quantized to Q8_0 once per call (exactly as quantize_q8_0)
+// and transposed into that
 // layout; each thread packs kRows weight rows at a time into a per-thread
 // scratch (transposed the same way, Q4_0 unpacked to nibbles, Q8_0 split into
 // |w| and w for the sign trick), then runs them over every token, kTok at a time.
@@ -22,7 +23,6 @@
 #include <vector>
 
 #include "kernels/blocks.h"
-#include "kernels/codecs.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/x86/panel_scratch.h"
 
@@ -76,30 +76,58 @@ inline float hsum(__m256 v) {
 }
 
 // ---- activations -------------------------------------------------------------
+// Round half away from zero (std::round) of values well inside int32 range.
+inline __m256 round_away(__m256 v) {
+  const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256 sign = _mm256_and_ps(v, _mm256_set1_ps(-0.f));
+  const __m256 frac = _mm256_andnot_ps(_mm256_set1_ps(-0.f), _mm256_sub_ps(v, t));  // exact
+  const __m256 up = _mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+  return _mm256_add_ps(t, _mm256_and_ps(up, _mm256_or_ps(_mm256_set1_ps(1.f), sign)));
+}
+
+// One block of 32 floats as quantize_q8_0 does it (d = amax / 127 rounded to f16,
+// values round(x / d)): the 32 int8 in element order; *d_out the scale as f32.
+inline __m256i quantize_block(const float* x, float* d_out) {
+  __m256 v[4];
+  __m256 amax = _mm256_setzero_ps();
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm256_loadu_ps(x + 8 * i);
+    amax = _mm256_max_ps(amax, _mm256_andnot_ps(_mm256_set1_ps(-0.f), v[i]));
+  }
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  const float d = _mm_cvtss_f32(m) / 127.f;
+  const float id = d != 0.f ? 1.f / d : 0.f;
+  *d_out = _cvtsh_ss(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  __m256i q[4];
+  for (int i = 0; i < 4; ++i) q[i] = _mm256_cvttps_epi32(round_away(_mm256_mul_ps(v[i], _mm256_set1_ps(id))));
+  // packs work per 128-bit lane: [0 1 | 0 1] -> i16 [q0lo q1lo | q0hi q1hi], then bytes; fix the order
+  const __m256i w01 = _mm256_packs_epi32(q[0], q[1]), w23 = _mm256_packs_epi32(q[2], q[3]);
+  const __m256i b = _mm256_packs_epi16(w01, w23);  // dwords: 0 2 4 6 | 1 3 5 7 of the element order
+  return _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
 void prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) {
   const int64_t nb = cols / kQK, ng = n_groups(cols), row_bytes = act_row_bytes(cols);
-  thread_local std::vector<BlockQ8_0> q;
-  q.resize(static_cast<size_t>(nb));
   for (int64_t t = tt0 * kPanelTokens; t < tt1 * kPanelTokens; ++t) {
     auto* out = reinterpret_cast<ActGroup*>(dst + t * row_bytes);
     if (t >= n_tokens) {  // padding of the last token tile
       std::memset(static_cast<void*>(out), 0, static_cast<size_t>(row_bytes));
       continue;
     }
-    quantize_q8_0(x + t * cols, q.data(), cols);
     for (int64_t g = 0; g < ng; ++g) {
       __m256i r[8];
       ActGroup& a = out[g];
       for (int j = 0; j < kGroup; ++j) {
         const int64_t b = g * kGroup + j;
         if (b < nb) {
-          r[j] = load32(q[static_cast<size_t>(b)].qs);
-          a.d[j] = _cvtsh_ss(q[static_cast<size_t>(b)].d);
+          r[j] = quantize_block(x + t * cols + b * kQK, &a.d[j]);
           const __m256i s16 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), r[j]);
           const __m256i s32 = _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
           __m128i s = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
-          s = _mm_hadd_epi32(s, s);
-          s = _mm_hadd_epi32(s, s);
+          s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+          s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
           a.corr[j] = -8 * _mm_cvtsi128_si32(s);
         } else {
           r[j] = _mm256_setzero_si256();
@@ -108,7 +136,7 @@ void prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_
         }
       }
       transpose8x8(r);
-      for (int k = 0; k < kGroup; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.qs[k]), r[k]);
+      for (int k = 0; k < kGroup; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(a.qs[k]), r[k]);
     }
   }
 }
@@ -169,6 +197,8 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
     for (int r = 0; r < kRows; ++r) {
       for (int t = 0; t < kTok; ++t) iacc[r][t] = _mm256_setzero_si256();
     }
+    // one step at a time: fully unrolled, GCC hoists every product ahead of the sums and spills them
+#pragma GCC unroll 1
     for (int k = 0; k < kGroup; ++k) {
       __m256i xv[kTok];
       for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].qs[k]));
