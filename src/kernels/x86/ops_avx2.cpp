@@ -68,22 +68,50 @@ constexpr int64_t kMaxHeadDim = 512;
 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
 inline __m256 load8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 
-// Lane j = sum of v[j]'s 8 lanes.
-inline __m256 sum8x8(const __m256 (&v)[8]) {
-  const __m256 b0 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
-  const __m256 b1 = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));
-  return _mm256_add_ps(_mm256_permute2f128_ps(b0, b1, 0x20), _mm256_permute2f128_ps(b0, b1, 0x31));
+// r[j] -> r[i] lane j = lane i of r[j] (8 x 8 floats).
+inline void transpose8(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
 }
 
-// One query row over positions [0, n_pos): online softmax, 8 positions a step.
+constexpr int kBlockRows = 4;  // query rows that share each chunk's keys and values
+
+// Query rows q_r = q + r * q_stride (r < nr <= kBlockRows) over the same KV head:
+// row r sees positions [0, n_vis[r]) (n_vis[r] >= 1) with ALiBi slope slopes[r].
+// Each chunk of 8 positions is read once for all rows: its keys transposed to
+// kt[d] (lane j: position j), scored by broadcast FMAs, its values loaded once
+// per 8 dimensions for every row's sums. Online softmax per row.
 template <class T>
-void attend_row(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, float scale, float slope, float* out) {
-  alignas(32) float acc[kMaxHeadDim];
-  std::fill(acc, acc + hd, 0.0f);
-  float max_score = -std::numeric_limits<float>::infinity(), denom = 0.0f;
+void attend_rows(const float* q, int64_t q_stride, int nr, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
+                 float scale, const float* slopes, float* out, int64_t out_stride) {
+  alignas(32) float acc[kBlockRows][kMaxHeadDim];
+  alignas(32) float kt[kMaxHeadDim * kChunk];
+  alignas(32) float w[kBlockRows][kChunk];
+  float max_score[kBlockRows], denom[kBlockRows];
+  int64_t n_pos = 0;
+  for (int r = 0; r < nr; ++r) {
+    std::fill(acc[r], acc[r] + hd, 0.0f);
+    max_score[r] = -std::numeric_limits<float>::infinity();
+    denom[r] = 0.0f;
+    n_pos = std::max(n_pos, n_vis[r]);
+  }
   const T* keys = static_cast<const T*>(kv.keys);
   const T* values = static_cast<const T*>(kv.values);
   const __m256 lane_pos = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   int64_t block = 0, row = 0;
   for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
@@ -98,38 +126,64 @@ void attend_row(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, fl
       k[j] = keys + off;
       v[j] = values + off;
     }
-    __m256 part[kChunk];
-    for (int j = 0; j < kChunk; ++j) part[j] = _mm256_setzero_ps();
+    for (int64_t d0 = 0; d0 < hd; d0 += 8) {
+      __m256 t[8];
+      for (int j = 0; j < kChunk; ++j) t[j] = j < n ? load8(k[j] + d0) : _mm256_setzero_ps();
+      transpose8(t);
+      for (int i = 0; i < 8; ++i) _mm256_store_ps(kt + (d0 + i) * kChunk, t[i]);
+    }
+    __m256 s[kBlockRows];
+    for (int r = 0; r < kBlockRows; ++r) s[r] = _mm256_setzero_ps();
+    for (int64_t d = 0; d < hd; ++d) {
+      const __m256 kd = _mm256_load_ps(kt + d * kChunk);
+      for (int r = 0; r < nr; ++r) s[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(q + r * q_stride + d), kd, s[r]);
+    }
+    for (int r = 0; r < nr; ++r) {
+      const int64_t live_n = std::min<int64_t>(n, n_vis[r] - p0);
+      if (live_n <= 0) {  // the row's positions ended in an earlier chunk
+        _mm256_store_ps(w[r], _mm256_setzero_ps());
+        continue;
+      }
+      __m256 sr = _mm256_mul_ps(s[r], _mm256_set1_ps(scale));
+      if (slopes[r] != 0.0f) {
+        sr = _mm256_fmadd_ps(_mm256_add_ps(lane_pos, _mm256_set1_ps(static_cast<float>(p0))), _mm256_set1_ps(slopes[r]), sr);
+      }
+      const __m256 live = _mm256_castsi256_ps(tail_mask(live_n));
+      sr = _mm256_blendv_ps(neg_inf, sr, live);
+      const float chunk_max = hmax(sr);
+      if (chunk_max > max_score[r]) {
+        const float rescale = std::exp(max_score[r] - chunk_max);
+        denom[r] *= rescale;
+        const __m256 rv = _mm256_set1_ps(rescale);
+        for (int64_t d = 0; d < hd; d += 8) _mm256_store_ps(acc[r] + d, _mm256_mul_ps(_mm256_load_ps(acc[r] + d), rv));
+        max_score[r] = chunk_max;
+      }
+      const __m256 e = _mm256_and_ps(exp256(_mm256_sub_ps(sr, _mm256_set1_ps(max_score[r]))), live);
+      denom[r] += hsum(e);
+      _mm256_store_ps(w[r], e);
+    }
     for (int64_t d = 0; d < hd; d += 8) {
-      const __m256 qd = _mm256_loadu_ps(q + d);
-      for (int j = 0; j < n; ++j) part[j] = _mm256_fmadd_ps(qd, load8(k[j] + d), part[j]);
-    }
-    __m256 s = _mm256_mul_ps(sum8x8(part), _mm256_set1_ps(scale));
-    if (slope != 0.0f) {
-      s = _mm256_fmadd_ps(_mm256_add_ps(lane_pos, _mm256_set1_ps(static_cast<float>(p0))), _mm256_set1_ps(slope), s);
-    }
-    const __m256 live = _mm256_castsi256_ps(tail_mask(n));
-    s = _mm256_blendv_ps(_mm256_set1_ps(-std::numeric_limits<float>::infinity()), s, live);
-    const float chunk_max = hmax(s);
-    if (chunk_max > max_score) {
-      const float rescale = std::exp(max_score - chunk_max);
-      denom *= rescale;
-      const __m256 rv = _mm256_set1_ps(rescale);
-      for (int64_t d = 0; d < hd; d += 8) _mm256_store_ps(acc + d, _mm256_mul_ps(_mm256_load_ps(acc + d), rv));
-      max_score = chunk_max;
-    }
-    const __m256 e = _mm256_and_ps(exp256(_mm256_sub_ps(s, _mm256_set1_ps(max_score))), live);
-    denom += hsum(e);
-    alignas(32) float w[kChunk];
-    _mm256_store_ps(w, e);
-    for (int64_t d = 0; d < hd; d += 8) {
-      __m256 a = _mm256_load_ps(acc + d);
-      for (int j = 0; j < n; ++j) a = _mm256_fmadd_ps(_mm256_set1_ps(w[j]), load8(v[j] + d), a);
-      _mm256_store_ps(acc + d, a);
+      __m256 a[kBlockRows];
+      for (int r = 0; r < nr; ++r) a[r] = _mm256_load_ps(acc[r] + d);
+      for (int j = 0; j < n; ++j) {
+        const __m256 vj = load8(v[j] + d);
+        for (int r = 0; r < nr; ++r) a[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(&w[r][j]), vj, a[r]);
+      }
+      for (int r = 0; r < nr; ++r) _mm256_store_ps(acc[r] + d, a[r]);
     }
   }
-  const __m256 inv = _mm256_set1_ps(denom > 0.0f ? 1.0f / denom : 0.0f);
-  for (int64_t d = 0; d < hd; d += 8) _mm256_storeu_ps(out + d, _mm256_mul_ps(_mm256_load_ps(acc + d), inv));
+  for (int r = 0; r < nr; ++r) {
+    const __m256 inv = _mm256_set1_ps(denom[r] > 0.0f ? 1.0f / denom[r] : 0.0f);
+    for (int64_t d = 0; d < hd; d += 8) {
+      _mm256_storeu_ps(out + r * out_stride + d, _mm256_mul_ps(_mm256_load_ps(acc[r] + d), inv));
+    }
+  }
+}
+
+void attend_rows_any(const float* q, int64_t q_stride, int nr, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
+                     float scale, const float* slopes, float* out, int64_t out_stride) {
+  if (kv.dtype == DType::kF16) return attend_rows<uint16_t>(q, q_stride, nr, hd, kv, n_vis, scale, slopes, out, out_stride);
+  attend_rows<float>(q, q_stride, nr, hd, kv, n_vis, scale, slopes, out, out_stride);
 }
 
 bool avx2_fits(int64_t head_dim) { return head_dim % 8 == 0 && head_dim <= kMaxHeadDim; }
@@ -139,13 +193,12 @@ bool avx2_fits(int64_t head_dim) { return head_dim % 8 == 0 && head_dim <= kMaxH
 void avx2_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
                  const float* slopes, float* out) {
   if (!avx2_fits(head_dim)) return attend_scalar(q, group, head_dim, kv, n_pos, scale, slopes, out);
-  for (int64_t g = 0; g < group; ++g) {
-    const float slope = slopes != nullptr ? slopes[g] : 0.0f;
-    if (kv.dtype == DType::kF16) {
-      attend_row<uint16_t>(q + g * head_dim, head_dim, kv, n_pos, scale, slope, out + g * head_dim);
-    } else {
-      attend_row<float>(q + g * head_dim, head_dim, kv, n_pos, scale, slope, out + g * head_dim);
-    }
+  const int64_t n_vis[kBlockRows] = {n_pos, n_pos, n_pos, n_pos};
+  for (int64_t g0 = 0; g0 < group; g0 += kBlockRows) {
+    const int nr = static_cast<int>(std::min<int64_t>(kBlockRows, group - g0));
+    float sl[kBlockRows] = {};
+    for (int r = 0; r < nr; ++r) sl[r] = slopes != nullptr ? slopes[g0 + r] : 0.0f;
+    attend_rows_any(q + g0 * head_dim, head_dim, nr, head_dim, kv, n_vis, scale, sl, out + g0 * head_dim, head_dim);
   }
 }
 
@@ -154,8 +207,14 @@ void avx2_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t h
   if (!avx2_fits(head_dim)) {
     return attend_causal_scalar(q, q_stride, n_q, head_dim, kv, first_pos, scale, slope, out, out_stride);
   }
-  for (int64_t i = 0; i < n_q; ++i) {
-    avx2_attend(q + i * q_stride, 1, head_dim, kv, first_pos + i + 1, scale, slope, out + i * out_stride);
+  const float s = slope != nullptr ? *slope : 0.0f;
+  const float sl[kBlockRows] = {s, s, s, s};
+  for (int64_t i0 = 0; i0 < n_q; i0 += kBlockRows) {
+    const int nr = static_cast<int>(std::min<int64_t>(kBlockRows, n_q - i0));
+    int64_t n_vis[kBlockRows];
+    for (int r = 0; r < kBlockRows; ++r) n_vis[r] = first_pos + i0 + r + 1;
+    attend_rows_any(q + i0 * q_stride, q_stride, nr, head_dim, kv, n_vis, scale, sl, out + i0 * out_stride,
+                    out_stride);
   }
 }
 
