@@ -87,15 +87,15 @@ inline void transpose8(__m256 (&r)[8]) {
   }
 }
 
-constexpr int kBlockRows = 4;  // query rows that share each chunk's keys and values
+constexpr int kBlockRows = 8;  // query rows that share each chunk's keys and values
 
 // Query rows q_r = q + r * q_stride (r < nr <= kBlockRows) over the same KV head:
 // row r sees positions [0, n_vis[r]) (n_vis[r] >= 1) with ALiBi slope slopes[r].
 // Each chunk of 8 positions is read once for all rows: its keys transposed to
 // kt[d] (lane j: position j), scored by broadcast FMAs, its values loaded once
 // per 8 dimensions for every row's sums. Online softmax per row.
-template <class T>
-void attend_rows(const float* q, int64_t q_stride, int nr, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
+template <class T, int nr>
+void attend_rows(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
                  float scale, const float* slopes, float* out, int64_t out_stride) {
   alignas(32) float acc[kBlockRows][kMaxHeadDim];
   alignas(32) float kt[kMaxHeadDim * kChunk];
@@ -132,8 +132,8 @@ void attend_rows(const float* q, int64_t q_stride, int nr, int64_t hd, const Pag
       transpose8(t);
       for (int i = 0; i < 8; ++i) _mm256_store_ps(kt + (d0 + i) * kChunk, t[i]);
     }
-    __m256 s[kBlockRows];
-    for (int r = 0; r < kBlockRows; ++r) s[r] = _mm256_setzero_ps();
+    __m256 s[nr];
+    for (int r = 0; r < nr; ++r) s[r] = _mm256_setzero_ps();
     for (int64_t d = 0; d < hd; ++d) {
       const __m256 kd = _mm256_load_ps(kt + d * kChunk);
       for (int r = 0; r < nr; ++r) s[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(q + r * q_stride + d), kd, s[r]);
@@ -163,7 +163,7 @@ void attend_rows(const float* q, int64_t q_stride, int nr, int64_t hd, const Pag
       _mm256_store_ps(w[r], e);
     }
     for (int64_t d = 0; d < hd; d += 8) {
-      __m256 a[kBlockRows];
+      __m256 a[nr];
       for (int r = 0; r < nr; ++r) a[r] = _mm256_load_ps(acc[r] + d);
       for (int j = 0; j < n; ++j) {
         const __m256 vj = load8(v[j] + d);
@@ -180,10 +180,23 @@ void attend_rows(const float* q, int64_t q_stride, int nr, int64_t hd, const Pag
   }
 }
 
+// attend_rows with the row count as a constant (the accumulators stay in registers).
+template <class T>
+void attend_rows_n(const float* q, int64_t q_stride, int nr, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
+                   float scale, const float* slopes, float* out, int64_t out_stride) {
+  static_assert(kBlockRows == 8);
+  using Fn = void (*)(const float*, int64_t, int64_t, const PagedKv&, const int64_t*, float, const float*, float*,
+                      int64_t);
+  static constexpr Fn kByRows[kBlockRows] = {attend_rows<T, 1>, attend_rows<T, 2>, attend_rows<T, 3>,
+                                             attend_rows<T, 4>, attend_rows<T, 5>, attend_rows<T, 6>,
+                                             attend_rows<T, 7>, attend_rows<T, 8>};
+  kByRows[nr - 1](q, q_stride, hd, kv, n_vis, scale, slopes, out, out_stride);
+}
+
 void attend_rows_any(const float* q, int64_t q_stride, int nr, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
                      float scale, const float* slopes, float* out, int64_t out_stride) {
-  if (kv.dtype == DType::kF16) return attend_rows<uint16_t>(q, q_stride, nr, hd, kv, n_vis, scale, slopes, out, out_stride);
-  attend_rows<float>(q, q_stride, nr, hd, kv, n_vis, scale, slopes, out, out_stride);
+  if (kv.dtype == DType::kF16) return attend_rows_n<uint16_t>(q, q_stride, nr, hd, kv, n_vis, scale, slopes, out, out_stride);
+  attend_rows_n<float>(q, q_stride, nr, hd, kv, n_vis, scale, slopes, out, out_stride);
 }
 
 bool avx2_fits(int64_t head_dim) { return head_dim % 8 == 0 && head_dim <= kMaxHeadDim; }
@@ -193,7 +206,8 @@ bool avx2_fits(int64_t head_dim) { return head_dim % 8 == 0 && head_dim <= kMaxH
 void avx2_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
                  const float* slopes, float* out) {
   if (!avx2_fits(head_dim)) return attend_scalar(q, group, head_dim, kv, n_pos, scale, slopes, out);
-  const int64_t n_vis[kBlockRows] = {n_pos, n_pos, n_pos, n_pos};
+  int64_t n_vis[kBlockRows];
+  std::fill(n_vis, n_vis + kBlockRows, n_pos);
   for (int64_t g0 = 0; g0 < group; g0 += kBlockRows) {
     const int nr = static_cast<int>(std::min<int64_t>(kBlockRows, group - g0));
     float sl[kBlockRows] = {};
@@ -208,7 +222,8 @@ void avx2_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t h
     return attend_causal_scalar(q, q_stride, n_q, head_dim, kv, first_pos, scale, slope, out, out_stride);
   }
   const float s = slope != nullptr ? *slope : 0.0f;
-  const float sl[kBlockRows] = {s, s, s, s};
+  float sl[kBlockRows];
+  std::fill(sl, sl + kBlockRows, s);
   for (int64_t i0 = 0; i0 < n_q; i0 += kBlockRows) {
     const int nr = static_cast<int>(std::min<int64_t>(kBlockRows, n_q - i0));
     int64_t n_vis[kBlockRows];
