@@ -131,9 +131,11 @@ const PanelKernels& amx_bf16_kernels();
 // AVX-512 tiles' needs).
 const PanelKernels& avx512_panel_kernels();
 
-// AVX2 panel kernels for Q8_0 / Q4_0 weights (panels_avx2.cpp; AVX2 + FMA + F16C),
-// from kAvx2PanelMinTokens tokens (below: the AVX2 row kernels).
+// AVX2 panel kernels for Q8_0 / Q4_0 and F32 / F16 / BF16 weights (panels_avx2.cpp;
+// AVX2 + FMA + F16C), from kAvx2PanelMinTokens (quantized) / kAvx2PanelMinTokensFloat
+// tokens (below: the AVX2 row kernels).
 inline constexpr int64_t kAvx2PanelMinTokens = 2;
+inline constexpr int64_t kAvx2PanelMinTokensFloat = 4;
 const PanelKernels& avx2_panel_kernels();
 
 // The scalar twins of the ops with ISA paths (ops.cpp).

@@ -1,5 +1,6 @@
-// AVX2 panel kernels for Q8_0 / Q4_0 weights over batches of tokens (prefill,
-// batched decode), for CPUs without AVX-512 (built with AVX2 + FMA + F16C only).
+// AVX2 panel kernels for Q8_0 / Q4_0 (and F32 / F16 / BF16, at the end) weights over
+// batches of tokens (prefill, batched decode), for CPUs without AVX-512 (built with
+// AVX2 + FMA + F16C only).
 // Blocks go eight at a time ("groups"), one block per int32 lane: step k
 // (0..7) of a group holds bytes 4k..4k+3 of each of its 8 blocks, so a lane
 // sums one block's products over the 8 steps and the block scales apply once
@@ -251,6 +252,122 @@ void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::by
   }
 }
 
+// ---- float weights (F32 / F16 / BF16) -------------------------------------------
+// Activations: x copied with columns zero-padded to a multiple of 8 (and the token
+// tile's padding rows zeroed); kFRows weight rows at a time widened to f32 into
+// the per-thread scratch (same padding); register tiles of kFRows rows x kFTok
+// tokens, 8 columns per FMA, one horizontal sum per output at the end.
+constexpr int kFRows = 3;
+constexpr int kFTok = 4;
+
+int64_t padded_cols(int64_t cols) { return (cols + 7) / 8 * 8; }
+int64_t float_act_bytes(int64_t n_tokens, int64_t cols) {
+  return padded_tokens(n_tokens) * padded_cols(cols) * static_cast<int64_t>(sizeof(float));
+}
+
+void float_prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) {
+  const int64_t pc = padded_cols(cols);
+  for (int64_t t = tt0 * kPanelTokens; t < tt1 * kPanelTokens; ++t) {
+    float* out = reinterpret_cast<float*>(dst) + t * pc;
+    if (t < n_tokens) {
+      std::memcpy(out, x + t * cols, static_cast<size_t>(cols) * sizeof(float));
+      std::fill(out + cols, out + pc, 0.0f);
+    } else {
+      std::fill(out, out + pc, 0.0f);
+    }
+  }
+}
+
+struct WidenF32 {
+  static __m256 load8(const std::byte* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
+  static float one(const std::byte* p) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  static constexpr int kBytes = 4;
+};
+struct WidenF16 {
+  static __m256 load8(const std::byte* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static float one(const std::byte* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+  }
+  static constexpr int kBytes = 2;
+};
+struct WidenBF16 {  // exact widening (<< 16), as the scalar twin
+  static __m256 load8(const std::byte* p) {
+    const __m256i u32 = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(u32, 16));
+  }
+  static float one(const std::byte* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    const uint32_t u = static_cast<uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  static constexpr int kBytes = 2;
+};
+
+// packed[r * pc + c] = w row r, column c as f32 (zeros past cols and past n_rows).
+template <typename L>
+void widen_rows(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols, float* packed) {
+  const int64_t pc = padded_cols(cols);
+  for (int r = 0; r < kFRows; ++r) {
+    float* out = packed + r * pc;
+    if (r >= n_rows) {
+      std::fill(out, out + pc, 0.0f);
+      continue;
+    }
+    const std::byte* row = w + r * w_row_bytes;
+    int64_t c = 0;
+    for (; c + 8 <= cols; c += 8) _mm256_store_ps(out + c, L::load8(row + c * L::kBytes));
+    for (; c < cols; ++c) out[c] = L::one(row + c * L::kBytes);
+    std::fill(out + cols, out + pc, 0.0f);
+  }
+}
+
+inline void float_tile(const float* w, int64_t pc, const float* x, float (&out)[kFRows][kFTok]) {
+  __m256 acc[kFRows][kFTok];
+  for (int r = 0; r < kFRows; ++r) {
+    for (int t = 0; t < kFTok; ++t) acc[r][t] = _mm256_setzero_ps();
+  }
+  for (int64_t c = 0; c < pc; c += 8) {
+    __m256 wv[kFRows];
+    for (int r = 0; r < kFRows; ++r) wv[r] = _mm256_load_ps(w + r * pc + c);
+    for (int t = 0; t < kFTok; ++t) {
+      const __m256 xv = _mm256_load_ps(x + t * pc + c);
+      for (int r = 0; r < kFRows; ++r) acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
+  }
+  for (int r = 0; r < kFRows; ++r) {
+    for (int t = 0; t < kFTok; ++t) out[r][t] = hsum(acc[r][t]);
+  }
+}
+
+template <typename L>
+void float_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
+                int64_t cols, float* y, int64_t y_stride) {
+  const int64_t pc = padded_cols(cols);
+  auto* packed = reinterpret_cast<float*>(panel_scratch(static_cast<size_t>(kFRows * pc) * sizeof(float)));
+  const float* x = reinterpret_cast<const float*>(acts);
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kFRows) {
+    const int nr = static_cast<int>(std::min<int64_t>(kFRows, n_rows - r0));
+    widen_rows<L>(w + r0 * w_row_bytes, w_row_bytes, nr, cols, packed);
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += kFTok) {  // tokens past n_tokens: zero padding rows
+      float out[kFRows][kFTok];
+      float_tile(packed, pc, x + t0 * pc, out);
+      const int nt = static_cast<int>(std::min<int64_t>(kFTok, n_tokens - t0));
+      for (int t = 0; t < nt; ++t) {
+        for (int r = 0; r < nr; ++r) y[(t0 + t) * y_stride + r0 + r] = out[r][t];
+      }
+    }
+  }
+}
+
 PanelKernels make_panels() {
   static_assert(kPanelTokens % kTok == 0);
   PanelKernels k;
@@ -258,6 +375,10 @@ PanelKernels make_panels() {
   PanelKernel q4{kAvx2PanelMinTokens, act_bytes, prepare, rows<BlockQ4_0>, 0, 0};
   k.k[static_cast<int>(DType::kQ8_0)] = q8;
   k.k[static_cast<int>(DType::kQ4_0)] = q4;
+  static_assert(kPanelTokens % kFTok == 0);
+  k.k[static_cast<int>(DType::kF32)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenF32>, 0, 0};
+  k.k[static_cast<int>(DType::kF16)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenF16>, 0, 0};
+  k.k[static_cast<int>(DType::kBF16)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenBF16>, 0, 0};
   return k;
 }
 

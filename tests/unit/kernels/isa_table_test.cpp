@@ -23,7 +23,8 @@ TEST(IsaTable, ScalarTableHoldsTheTwins) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-// AVX2 (forced on a CPU that has more): its own panels for Q8_0/Q4_0, ops and attention.
+// AVX2 (forced on a CPU that has more): its own panels for Q8_0/Q4_0 and float
+// weights, ops and attention.
 TEST(IsaTable, Avx2TableHoldsTheAvx2Kernels) {
   testing::IsaGuard guard;
   if (!set_isa(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 + FMA + F16C";
@@ -35,6 +36,10 @@ TEST(IsaTable, Avx2TableHoldsTheAvx2Kernels) {
   for (DType d : {DType::kQ8_0, DType::kQ4_0}) {
     EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
     EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kAvx2PanelMinTokens) << dtype_name(d);
+  }
+  for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
+    EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
+    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kAvx2PanelMinTokensFloat) << dtype_name(d);
   }
   EXPECT_EQ(t.dot_f32, avx2_dot_f32);
   EXPECT_EQ(t.axpy_f32, avx2_axpy_f32);
