@@ -1,4 +1,5 @@
-// kernels::attend and attend_causal: the scalar twins and the dispatch to the AVX-512 paths.
+// kernels::attend and attend_causal: the scalar twins, and the calls through the
+// active ISA's table (isa_table.h).
 #include "kernels/attention.h"
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "core/half.h"
+#include "kernels/isa_table.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul_impl.h"
 
@@ -63,32 +65,14 @@ void attend_causal_scalar(const float* q, int64_t q_stride, int64_t n_q, int64_t
   }
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-namespace {
-bool avx512_fits(int64_t head_dim) {
-  const Isa isa = active_isa();
-  return (isa == Isa::kAvx512 || isa == Isa::kAmx) && head_dim % 16 == 0 && head_dim <= 512;
-}
-}  // namespace
-#endif
-
 void attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
             const float* slopes, float* out) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (avx512_fits(head_dim)) return avx512_attend(q, group, head_dim, kv, n_pos, scale, slopes, out);
-#endif
-  attend_scalar(q, group, head_dim, kv, n_pos, scale, slopes, out);
+  active_table().attend(q, group, head_dim, kv, n_pos, scale, slopes, out);
 }
 
 void attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
                    int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (avx512_fits(head_dim)) {
-    return avx512_attend_causal(q, q_stride, n_q, head_dim, kv, first_pos, scale, slope ? *slope : 0.0f, out,
-                                out_stride);
-  }
-#endif
-  attend_causal_scalar(q, q_stride, n_q, head_dim, kv, first_pos, scale, slope, out, out_stride);
+  active_table().attend_causal(q, q_stride, n_q, head_dim, kv, first_pos, scale, slope, out, out_stride);
 }
 
 }  // namespace plimsoll::kernels

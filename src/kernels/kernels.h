@@ -1,6 +1,6 @@
 // The numeric kernels the model layer calls: matrix products over weights of
 // any dtype, and the f32 element-wise ops of a transformer layer. CPU features
-// are detected once and a function table picks the fastest path; every fast
+// are detected once and a table per ISA level (isa_table.h) picks the fastest path; every fast
 // path has a scalar twin (kernels/scalar) that tests compare it against.
 #pragma once
 
@@ -86,7 +86,8 @@ enum class Isa { kScalar, kAvx2, kAvx512, kAmx };
 Isa active_isa();                  // what matmul uses now
 const char* isa_name(Isa isa);     // "scalar", "avx2", "avx512", "amx"
 // Default: the best the CPU has, or the environment's PLIMSOLL_ISA (an isa_name)
-// if the CPU has that. kAvx2 needs AVX2+FMA+F16C; kAvx512 also needs AVX-512
+// if the CPU has that. kAvx2 needs AVX2+FMA+F16C (Q8_0/Q4_0 batches of kAvx2PanelMinTokens+
+// and float batches of kAvx2PanelMinTokensFloat+ take its panel kernels); kAvx512 also needs AVX-512
 // F/BW/VL/VNNI (float weights at kPanelMinTokensF32 / kPanelMinTokensHalf tokens
 // or more, matmul_impl.h, take its broadcast kernels); kAmx also AMX-TILE/INT8
 // and the kernel's permission for tile data (requested once, on the first check):

@@ -1,126 +1,37 @@
-// matmul: ISA selection, activation preparation into a reused per-thread
-// scratch, and the tile and panel loops (rows split across the thread pool).
+// matmul: activation preparation into a reused per-thread scratch, and the
+// tile and panel loops (rows split across the thread pool), over the active
+// ISA's kernel table (isa_table.h).
 #include <algorithm>
-#include <atomic>
 #include <cassert>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-#if defined(__linux__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
 #include "core/thread_pool.h"
+#include "kernels/isa_table.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul_impl.h"
 
 namespace plimsoll::kernels {
 namespace {
 
-// AMX-TILE + AMX-INT8 in CPUID, tile state enabled by the OS (XCR0 bits 17, 18),
-// and (Linux) the process's permission to use tile data, asked for here once.
-bool amx_usable() {
-#if defined(__x86_64__) && defined(__linux__)
-  static const bool usable = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0) return false;
-    if ((d & (1u << 24)) == 0 || (d & (1u << 25)) == 0) return false;  // AMX-TILE, AMX-INT8
-    if (__get_cpuid(1, &a, &b, &c, &d) == 0 || (c & (1u << 27)) == 0) return false;  // OSXSAVE
-    uint32_t xcr0_lo = 0, xcr0_hi = 0;
-    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-    if ((xcr0_lo & (3u << 17)) != (3u << 17)) return false;  // XTILECFG, XTILEDATA
-    constexpr long kArchGetXcompPerm = 0x1022, kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-    if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) return false;
-    unsigned long permitted = 0;
-    if (syscall(SYS_arch_prctl, kArchGetXcompPerm, &permitted) != 0) return false;
-    return (permitted & (1ul << kXfeatureXtiledata)) != 0;
-  }();
-  return usable;
-#else
-  return false;
-#endif
-}
-
-bool cpu_has(Isa isa) {
-  switch (isa) {
-    case Isa::kScalar: return true;
-    case Isa::kAvx2:
-#if defined(__x86_64__) || defined(__i386__)
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
-#else
-      return false;
-#endif
-    case Isa::kAvx512:
-#if defined(__x86_64__) || defined(__i386__)
-      return cpu_has(Isa::kAvx2) && __builtin_cpu_supports("avx512f") &&
-             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("avx512vnni");
-#else
-      return false;
-#endif
-    case Isa::kAmx: return cpu_has(Isa::kAvx512) && amx_usable();
-  }
-  return false;
-}
-
-Isa best_isa() {
-  if (const char* env = std::getenv("PLIMSOLL_ISA")) {
-    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
-      if (std::strcmp(env, isa_name(isa)) == 0 && cpu_has(isa)) return isa;
+// The first panel kernel of the ISA's table that takes this dtype, batch and row
+// length (AMX, AMX-BF16, the AVX-512 broadcast kernels, AVX2's), else none.
+const PanelKernel* panel_kernel_for(const IsaTable& table, DType dtype, int64_t n_tokens, int64_t cols) {
+  for (const PanelKernels* panels : table.panels) {
+    if (panels == nullptr) continue;
+    const PanelKernel& k = panels->k[static_cast<int>(dtype)];
+    if (k.rows == nullptr) continue;
+    if (n_tokens >= k.min_tokens || (k.wide_min_tokens > 0 && cols >= k.wide_cols && n_tokens >= k.wide_min_tokens)) {
+      return &k;
     }
   }
-  if (cpu_has(Isa::kAmx)) return Isa::kAmx;
-  if (cpu_has(Isa::kAvx512)) return Isa::kAvx512;
-  if (cpu_has(Isa::kAvx2)) return Isa::kAvx2;
-  return Isa::kScalar;
+  return nullptr;
 }
 
-std::atomic<Isa>& current_isa() {
-  static std::atomic<Isa> isa{best_isa()};
-  return isa;
-}
-
-const RowKernels& kernels_for(Isa isa) {
-  switch (isa) {
-    case Isa::kAvx512:
-    case Isa::kAmx: return avx512_row_kernels();
-    case Isa::kAvx2: return avx2_row_kernels();
-    case Isa::kScalar: break;
-  }
-  return scalar_row_kernels();
-}
-
-const TileKernel* tile_kernel_for(Isa isa, DType dtype) {
-  if (isa != Isa::kAvx512 && isa != Isa::kAmx) return nullptr;
-  const TileKernel& k = avx512_tile_kernels().k[static_cast<int>(dtype)];
+const TileKernel* tile_kernel_for(const IsaTable& table, DType dtype) {
+  if (table.tiles == nullptr) return nullptr;
+  const TileKernel& k = table.tiles->k[static_cast<int>(dtype)];
   return k.tile != nullptr ? &k : nullptr;
-}
-
-// AMX where it takes the dtype, batch and row length, else the AVX-512 broadcast kernels
-// (float weights), else none (the tiles or the row kernels).
-namespace {
-bool takes(const PanelKernel& k, int64_t n_tokens, int64_t cols) {
-  if (k.rows == nullptr) return false;
-  return n_tokens >= k.min_tokens || (k.wide_min_tokens > 0 && cols >= k.wide_cols && n_tokens >= k.wide_min_tokens);
-}
-}  // namespace
-
-const PanelKernel* panel_kernel_for(Isa isa, DType dtype, int64_t n_tokens, int64_t cols) {
-  if (isa != Isa::kAvx512 && isa != Isa::kAmx) return nullptr;
-  const int d = static_cast<int>(dtype);
-  if (isa == Isa::kAmx) {
-    const PanelKernel* k = &amx_kernels().k[d];
-    if (k->rows == nullptr && amx_bf16_usable()) k = &amx_bf16_kernels().k[d];
-    if (takes(*k, n_tokens, cols)) return k;
-  }
-  const PanelKernel* k = &avx512_panel_kernels().k[d];
-  return takes(*k, n_tokens, cols) ? k : nullptr;
 }
 
 // A per-thread buffer of at least `bytes`, 64-byte aligned; it only grows.
@@ -236,7 +147,9 @@ void matmul_panels(const PanelKernel& k, const TensorView& w, const float* x, in
 // 4416 B per 256 elements x 16 tokens, within INT8's 36 B per 32. The AVX-512 broadcast
 // kernels for float weights (x86/panels_avx512.cpp) fit AMX-BF16's figures: a token tile
 // (16 tokens of f32) is 64 B per column, columns padded to 16; a 16-row f32 panel 64 B
-// per column. Each buffer's 64-byte alignment slack is within the 128 B per thread.
+// per column. The AVX2 panels (x86/panels_avx2.cpp) prepare 320 B per 256 elements
+// (tokens padded to kPanelTokens) and pack 2176 B of weights per 256 columns, within
+// INT8's 576 B per 32. Each buffer's 64-byte alignment slack is within the 128 B per thread.
 int64_t matmul_scratch_bytes(int64_t cols, int64_t t, int64_t n_threads) {
   const int64_t chunks = (cols + 31) / 32, token_tiles = (t + kPanelTokens - 1) / kPanelTokens;
   const int64_t row_path = t * (cols / 256 + 1) * 292;
@@ -244,56 +157,26 @@ int64_t matmul_scratch_bytes(int64_t cols, int64_t t, int64_t n_threads) {
   const int64_t amx_int8 = token_tiles * kPanelTokens * (cols / 32) * 36;
   const int64_t amx_bf16 = token_tiles * chunks * 2048;
   const int64_t panel = std::max({(cols / 32) * 576, (cols / 256 + 1) * 12672, int64_t{1} << 20, 4 * chunks * 2048});
-  return row_path + std::max({tile_path, amx_int8, amx_bf16}) + n_threads * (panel + 128) + 4096;
-}
-
-// AMX-BF16 (TDPBF16PS) and AVX512-BF16 (the float kernels' conversions) on top of AMX-INT8's checks.
-bool amx_bf16_usable() {
-#if defined(__x86_64__) && defined(__linux__)
-  static const bool usable = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (!amx_usable() || __get_cpuid_count(7, 0, &a, &b, &c, &d) == 0 || (d & (1u << 22)) == 0) return false;
-    return __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 5)) != 0;
-  }();
-  return usable;
-#else
-  return false;
-#endif
-}
-
-Isa active_isa() { return current_isa().load(std::memory_order_relaxed); }
-
-const char* isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::kScalar: return "scalar";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
-    case Isa::kAmx: return "amx";
-  }
-  return "unknown";
-}
-
-bool set_isa(Isa isa) {
-  if (!cpu_has(isa)) return false;
-  current_isa().store(isa, std::memory_order_relaxed);
-  return true;
+  const int64_t avx2_panel = token_tiles * kPanelTokens * ((cols / 32 + 7) / 8) * 320;  // panels_avx2.cpp
+  return row_path + std::max({tile_path, amx_int8, amx_bf16, avx2_panel}) + n_threads * (panel + 128) + 4096;
 }
 
 void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
   const int64_t rows = w.rows(), cols = w.cols();
   assert(cols % dtype_traits(w.dtype).block_elems == 0);
   if (rows == 0 || n_tokens <= 0) return;
-  if (const PanelKernel* k = panel_kernel_for(active_isa(), w.dtype, n_tokens, cols)) {
+  const IsaTable& table = active_table();
+  if (const PanelKernel* k = panel_kernel_for(table, w.dtype, n_tokens, cols)) {
     matmul_panels(*k, w, x, n_tokens, y, pool);
     return;
   }
-  if (const TileKernel* k = tile_kernel_for(active_isa(), w.dtype)) {
+  if (const TileKernel* k = tile_kernel_for(table, w.dtype)) {
     matmul_tiled(*k, w, x, n_tokens, y, pool);
     return;
   }
   int64_t stride_bytes = 0;
   const std::byte* acts = prepare_acts(w.dtype, x, n_tokens, cols, &stride_bytes);
-  const RowTileFn fn = kernels_for(active_isa()).fn[static_cast<int>(w.dtype)];
+  const RowTileFn fn = table.rows->fn[static_cast<int>(w.dtype)];
   const int64_t w_row_bytes = w.row_bytes();
   auto run_rows = [&](int64_t begin, int64_t end) {
     float out[kTokenTile];

@@ -131,13 +131,38 @@ const PanelKernels& amx_bf16_kernels();
 // AVX-512 tiles' needs).
 const PanelKernels& avx512_panel_kernels();
 
+// AVX2 panel kernels for Q8_0 / Q4_0 and F32 / F16 / BF16 weights (panels_avx2.cpp;
+// AVX2 + FMA + F16C), from kAvx2PanelMinTokens (quantized) / kAvx2PanelMinTokensFloat
+// tokens (below: the AVX2 row kernels).
+inline constexpr int64_t kAvx2PanelMinTokens = 2;
+inline constexpr int64_t kAvx2PanelMinTokensFloat = 4;
+const PanelKernels& avx2_panel_kernels();
+
+// The scalar twins of the ops with ISA paths (ops.cpp).
+float dot_f32_scalar(const float* a, const float* b, int64_t n);
+void axpy_f32_scalar(float* y, float a, const float* x, int64_t n);
+void swiglu_scalar(float* out, const float* gate, const float* up, int64_t n);
+void f32_to_f16_row_scalar(const float* src, uint16_t* dst, int64_t n);
+
+// AVX2 twins of the ops and of attend / attend_causal (ops_avx2.cpp; x86 builds
+// only; attention takes head_dim % 8 == 0, <= 512, else runs the scalar twin).
+struct PagedKv;
+float avx2_dot_f32(const float* a, const float* b, int64_t n);
+void avx2_axpy_f32(float* y, float a, const float* x, int64_t n);
+void avx2_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
+void avx2_swiglu(float* out, const float* gate, const float* up, int64_t n);
+double avx2_sum_exp(const float* x, int64_t n, float shift);
+void avx2_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
+                 const float* slopes, float* out);
+void avx2_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
+                        int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride);
+
 // AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).
 float avx512_dot_f32(const float* a, const float* b, int64_t n);
 void avx512_axpy_f32(float* y, float a, const float* x, int64_t n);
 void avx512_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
 // AVX-512 twins of attend, attend_causal (attention.h; head_dim % 16 == 0,
 // <= 512; slope 0 without ALiBi) and swiglu.
-struct PagedKv;
 void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
                    const float* slopes, float* out);
 void avx512_swiglu(float* out, const float* gate, const float* up, int64_t n);

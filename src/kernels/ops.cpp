@@ -1,26 +1,17 @@
 // The f32 element-wise ops of a transformer layer (rmsnorm, layernorm, softmax,
 // rope, swiglu, gelu, bias, dot, axpy) and f32 -> f16 rows. Scalar loops;
-// dot, axpy, swiglu and f16 rows use AVX-512 twins when active.
+// dot, axpy, swiglu, sum_exp and f16 rows go through the active ISA's table
+// (isa_table.h), whose scalar entries are the twins here.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "core/half.h"
+#include "kernels/isa_table.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul_impl.h"
 
 namespace plimsoll::kernels {
-
-namespace {
-#if defined(__x86_64__) || defined(__i386__)
-bool use_avx512() {
-  const Isa isa = active_isa();
-  return isa == Isa::kAvx512 || isa == Isa::kAmx;
-}
-#else
-bool use_avx512() { return false; }
-#endif
-}  // namespace
 
 void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps) {
   double sum_sq = 0.0;  // double: n up to ~16k squares without losing digits
@@ -62,10 +53,7 @@ double sum_exp_scalar(const float* x, int64_t n, float shift) {
   return sum;
 }
 
-double sum_exp(const float* x, int64_t n, float shift) {
-  if (use_avx512()) return avx512_sum_exp(x, n, shift);
-  return sum_exp_scalar(x, n, shift);
-}
+double sum_exp(const float* x, int64_t n, float shift) { return active_table().sum_exp(x, n, shift); }
 
 namespace {
 
@@ -108,21 +96,17 @@ void rope_apply(float* head, int64_t head_dim, const float* cos_sin, bool interl
   for (int64_t i = 0; i < half; ++i) rotate_pair(head, half, i, cos_sin[i], cos_sin[half + i], interleaved);
 }
 
-void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) {
-  if (use_avx512()) {
-    avx512_f32_to_f16_row(src, dst, n);
-    return;
-  }
+void f32_to_f16_row_scalar(const float* src, uint16_t* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_f16(src[i]);
 }
 
-void swiglu(float* out, const float* gate, const float* up, int64_t n) {
-  if (use_avx512()) {
-    avx512_swiglu(out, gate, up, n);
-    return;
-  }
+void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) { active_table().f32_to_f16_row(src, dst, n); }
+
+void swiglu_scalar(float* out, const float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.f + std::exp(-gate[i])) * up[i];
 }
+
+void swiglu(float* out, const float* gate, const float* up, int64_t n) { active_table().swiglu(out, gate, up, n); }
 
 void gelu_tanh(float* x, int64_t n) {
   constexpr float kSqrt2OverPi = 0.7978845608028654f;
@@ -139,19 +123,18 @@ void add_bias(float* y, const float* bias, int64_t rows, int64_t n) {
 }
 
 
-float dot_f32(const float* a, const float* b, int64_t n) {
-  if (use_avx512()) return avx512_dot_f32(a, b, n);
+float dot_f32_scalar(const float* a, const float* b, int64_t n) {
   float sum = 0.f;
   for (int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
   return sum;
 }
 
-void axpy_f32(float* y, float a, const float* x, int64_t n) {
-  if (use_avx512()) {
-    avx512_axpy_f32(y, a, x, n);
-    return;
-  }
+float dot_f32(const float* a, const float* b, int64_t n) { return active_table().dot_f32(a, b, n); }
+
+void axpy_f32_scalar(float* y, float a, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
+
+void axpy_f32(float* y, float a, const float* x, int64_t n) { active_table().axpy_f32(y, a, x, n); }
 
 }  // namespace plimsoll::kernels

@@ -1,0 +1,303 @@
+// AVX2 + FMA + F16C twins of the f32 vector ops (dot_f32, axpy_f32, swiglu,
+// sum_exp, f32_to_f16_row) and of attention (attend, attend_causal), for CPUs
+// without AVX-512 (built with those flags only; chosen through the ISA table).
+// exp is the AVX-512 path's polynomial (vec_math_avx512.h), with 2^n applied as
+// two exponent-field multiplications instead of scalef.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "kernels/attention.h"
+#include "kernels/matmul_impl.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline float hmax(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// Lanes i < n set (n in 0..8), for masked loads and stores of a row's tail.
+inline __m256i tail_mask(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// 2^n for integer-valued n in [-75, 64] (a normal float).
+inline __m256 pow2(__m256i n) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23)); }
+
+// exp(x) lane-wise, as exp512: x = n ln2 + r, degree-6 polynomial for e^r, times
+// 2^n (split in two factors so that subnormal results stay exact). ~2 ulp;
+// clamped to [-104, 88.72].
+inline __m256 exp256(__m256 x) {
+  x = _mm256_min_ps(x, _mm256_set1_ps(88.72f));
+  x = _mm256_max_ps(x, _mm256_set1_ps(-104.0f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i n1 = _mm256_srai_epi32(ni, 1);
+  return _mm256_mul_ps(_mm256_mul_ps(p, pow2(n1)), pow2(_mm256_sub_epi32(ni, n1)));
+}
+
+// ---- attention -------------------------------------------------------------------
+constexpr int kChunk = 8;  // positions per softmax update
+constexpr int64_t kMaxHeadDim = 512;
+
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+
+// r[j] -> r[i] lane j = lane i of r[j] (8 x 8 floats).
+inline void transpose8(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
+}
+
+constexpr int kBlockRows = 8;  // query rows that share each chunk's keys and values
+
+// Query rows q_r = q + r * q_stride (r < nr <= kBlockRows) over the same KV head:
+// row r sees positions [0, n_vis[r]) (n_vis[r] >= 1) with ALiBi slope slopes[r].
+// Each chunk of 8 positions is read once for all rows: its keys transposed to
+// kt[d] (lane j: position j), scored by broadcast FMAs, its values loaded once
+// per 8 dimensions for every row's sums. Online softmax per row.
+template <class T, int nr>
+void attend_rows(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
+                 float scale, const float* slopes, float* out, int64_t out_stride) {
+  alignas(32) float acc[kBlockRows][kMaxHeadDim];
+  alignas(32) float kt[kMaxHeadDim * kChunk];
+  alignas(32) float w[kBlockRows][kChunk];
+  float max_score[kBlockRows], denom[kBlockRows];
+  int64_t n_pos = 0;
+  for (int r = 0; r < nr; ++r) {
+    std::fill(acc[r], acc[r] + hd, 0.0f);
+    max_score[r] = -std::numeric_limits<float>::infinity();
+    denom[r] = 0.0f;
+    n_pos = std::max(n_pos, n_vis[r]);
+  }
+  const T* keys = static_cast<const T*>(kv.keys);
+  const T* values = static_cast<const T*>(kv.values);
+  const __m256 lane_pos = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  int64_t block = 0, row = 0;
+  for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
+    const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
+    const T* k[kChunk];
+    const T* v[kChunk];
+    for (int j = 0; j < n; ++j, ++row) {
+      if (row == kv.block_tokens) {
+        row = 0;
+        ++block;
+      }
+      const int64_t off = kv.blocks[block] * kv.block_stride + row * kv.pos_stride;
+      k[j] = keys + off;
+      v[j] = values + off;
+    }
+    for (int64_t d0 = 0; d0 < hd; d0 += 8) {
+      __m256 t[8];
+      for (int j = 0; j < kChunk; ++j) t[j] = j < n ? load8(k[j] + d0) : _mm256_setzero_ps();
+      transpose8(t);
+      for (int i = 0; i < 8; ++i) _mm256_store_ps(kt + (d0 + i) * kChunk, t[i]);
+    }
+    __m256 s[nr];
+    for (int r = 0; r < nr; ++r) s[r] = _mm256_setzero_ps();
+    for (int64_t d = 0; d < hd; ++d) {
+      const __m256 kd = _mm256_load_ps(kt + d * kChunk);
+      for (int r = 0; r < nr; ++r) s[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(q + r * q_stride + d), kd, s[r]);
+    }
+    for (int r = 0; r < nr; ++r) {
+      const int64_t live_n = std::min<int64_t>(n, n_vis[r] - p0);
+      if (live_n <= 0) {  // the row's positions ended in an earlier chunk
+        _mm256_store_ps(w[r], _mm256_setzero_ps());
+        continue;
+      }
+      __m256 sr = _mm256_mul_ps(s[r], _mm256_set1_ps(scale));
+      if (slopes[r] != 0.0f) {
+        sr = _mm256_fmadd_ps(_mm256_add_ps(lane_pos, _mm256_set1_ps(static_cast<float>(p0))), _mm256_set1_ps(slopes[r]), sr);
+      }
+      const __m256 live = _mm256_castsi256_ps(tail_mask(live_n));
+      sr = _mm256_blendv_ps(neg_inf, sr, live);
+      const float chunk_max = hmax(sr);
+      if (chunk_max > max_score[r]) {
+        const float rescale = std::exp(max_score[r] - chunk_max);
+        denom[r] *= rescale;
+        const __m256 rv = _mm256_set1_ps(rescale);
+        for (int64_t d = 0; d < hd; d += 8) _mm256_store_ps(acc[r] + d, _mm256_mul_ps(_mm256_load_ps(acc[r] + d), rv));
+        max_score[r] = chunk_max;
+      }
+      const __m256 e = _mm256_and_ps(exp256(_mm256_sub_ps(sr, _mm256_set1_ps(max_score[r]))), live);
+      denom[r] += hsum(e);
+      _mm256_store_ps(w[r], e);
+    }
+    for (int64_t d = 0; d < hd; d += 8) {
+      __m256 a[nr];
+      for (int r = 0; r < nr; ++r) a[r] = _mm256_load_ps(acc[r] + d);
+      for (int j = 0; j < n; ++j) {
+        const __m256 vj = load8(v[j] + d);
+        for (int r = 0; r < nr; ++r) a[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(&w[r][j]), vj, a[r]);
+      }
+      for (int r = 0; r < nr; ++r) _mm256_store_ps(acc[r] + d, a[r]);
+    }
+  }
+  for (int r = 0; r < nr; ++r) {
+    const __m256 inv = _mm256_set1_ps(denom[r] > 0.0f ? 1.0f / denom[r] : 0.0f);
+    for (int64_t d = 0; d < hd; d += 8) {
+      _mm256_storeu_ps(out + r * out_stride + d, _mm256_mul_ps(_mm256_load_ps(acc[r] + d), inv));
+    }
+  }
+}
+
+// attend_rows with the row count as a constant (the accumulators stay in registers).
+template <class T>
+void attend_rows_n(const float* q, int64_t q_stride, int nr, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
+                   float scale, const float* slopes, float* out, int64_t out_stride) {
+  static_assert(kBlockRows == 8);
+  using Fn = void (*)(const float*, int64_t, int64_t, const PagedKv&, const int64_t*, float, const float*, float*,
+                      int64_t);
+  static constexpr Fn kByRows[kBlockRows] = {attend_rows<T, 1>, attend_rows<T, 2>, attend_rows<T, 3>,
+                                             attend_rows<T, 4>, attend_rows<T, 5>, attend_rows<T, 6>,
+                                             attend_rows<T, 7>, attend_rows<T, 8>};
+  kByRows[nr - 1](q, q_stride, hd, kv, n_vis, scale, slopes, out, out_stride);
+}
+
+void attend_rows_any(const float* q, int64_t q_stride, int nr, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
+                     float scale, const float* slopes, float* out, int64_t out_stride) {
+  if (kv.dtype == DType::kF16) return attend_rows_n<uint16_t>(q, q_stride, nr, hd, kv, n_vis, scale, slopes, out, out_stride);
+  attend_rows_n<float>(q, q_stride, nr, hd, kv, n_vis, scale, slopes, out, out_stride);
+}
+
+bool avx2_fits(int64_t head_dim) { return head_dim % 8 == 0 && head_dim <= kMaxHeadDim; }
+
+}  // namespace
+
+void avx2_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
+                 const float* slopes, float* out) {
+  if (!avx2_fits(head_dim)) return attend_scalar(q, group, head_dim, kv, n_pos, scale, slopes, out);
+  int64_t n_vis[kBlockRows];
+  std::fill(n_vis, n_vis + kBlockRows, n_pos);
+  for (int64_t g0 = 0; g0 < group; g0 += kBlockRows) {
+    const int nr = static_cast<int>(std::min<int64_t>(kBlockRows, group - g0));
+    float sl[kBlockRows] = {};
+    for (int r = 0; r < nr; ++r) sl[r] = slopes != nullptr ? slopes[g0 + r] : 0.0f;
+    attend_rows_any(q + g0 * head_dim, head_dim, nr, head_dim, kv, n_vis, scale, sl, out + g0 * head_dim, head_dim);
+  }
+}
+
+void avx2_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
+                        int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride) {
+  if (!avx2_fits(head_dim)) {
+    return attend_causal_scalar(q, q_stride, n_q, head_dim, kv, first_pos, scale, slope, out, out_stride);
+  }
+  const float s = slope != nullptr ? *slope : 0.0f;
+  float sl[kBlockRows];
+  std::fill(sl, sl + kBlockRows, s);
+  for (int64_t i0 = 0; i0 < n_q; i0 += kBlockRows) {
+    const int nr = static_cast<int>(std::min<int64_t>(kBlockRows, n_q - i0));
+    int64_t n_vis[kBlockRows];
+    for (int r = 0; r < kBlockRows; ++r) n_vis[r] = first_pos + i0 + r + 1;
+    attend_rows_any(q + i0 * q_stride, q_stride, nr, head_dim, kv, n_vis, scale, sl, out + i0 * out_stride,
+                    out_stride);
+  }
+}
+
+// ---- element-wise ops ------------------------------------------------------------
+float avx2_dot_f32(const float* a, const float* b, int64_t n) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+  }
+  for (; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i);
+    acc0 = _mm256_fmadd_ps(_mm256_maskload_ps(a + i, m), _mm256_maskload_ps(b + i, m), acc0);
+  }
+  return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+void avx2_axpy_f32(float* y, float a, const float* x, int64_t n) {
+  const __m256 av = _mm256_set1_ps(a);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    // the product rounded before the add, as the scalar loop (no FMA contraction:
+    // the asm barrier keeps GCC from fusing mul and add)
+    __m256 prod = _mm256_mul_ps(av, _mm256_loadu_ps(x + i));
+    __asm__("" : "+x"(prod));
+    _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), prod));
+  }
+  for (; i < n; ++i) {
+    float prod = a * x[i];
+    __asm__("" : "+x"(prod));
+    y[i] += prod;
+  }
+}
+
+void avx2_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
+  }
+  for (; i < n; ++i) dst[i] = static_cast<uint16_t>(_cvtss_sh(src[i], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+void avx2_swiglu(float* out, const float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i);
+    const __m256 g = _mm256_maskload_ps(gate + i, m);
+    const __m256 sig = _mm256_div_ps(_mm256_set1_ps(1.0f),
+                                     _mm256_add_ps(_mm256_set1_ps(1.0f), exp256(_mm256_sub_ps(_mm256_setzero_ps(), g))));
+    _mm256_maskstore_ps(out + i, m, _mm256_mul_ps(_mm256_mul_ps(g, sig), _mm256_maskload_ps(up + i, m)));
+  }
+}
+
+// Each vector of 8 exps is added into 4 + 4 double lanes (the scalar twin's precision).
+double avx2_sum_exp(const float* x, int64_t n, float shift) {
+  __m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
+  const __m256 sv = _mm256_set1_ps(shift);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i);
+    const __m256 e = _mm256_and_ps(exp256(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), sv)), _mm256_castsi256_ps(m));
+    acc0 = _mm256_add_pd(acc0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+    acc1 = _mm256_add_pd(acc1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+  }
+  const __m256d s = _mm256_add_pd(acc0, acc1);
+  alignas(32) double lanes[4];
+  _mm256_store_pd(lanes, s);
+  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+
+}  // namespace plimsoll::kernels

@@ -1,0 +1,392 @@
+// AVX2 panel kernels for Q8_0 / Q4_0 (and F32 / F16 / BF16, at the end) weights over
+// batches of tokens (prefill, batched decode), for CPUs without AVX-512 (built with
+// AVX2 + FMA + F16C only).
+// Blocks go eight at a time ("groups"), one block per int32 lane: step k
+// (0..7) of a group holds bytes 4k..4k+3 of each of its 8 blocks, so a lane
+// sums one block's products over the 8 steps and the block scales apply once
+// per group as a vector, not once per block (no horizontal sums in the loop).
+// The activations are quantized to Q8_0 once per call (exactly as quantize_q8_0)
+// and transposed into that
+// layout; each thread packs kRows weight rows at a time into a per-thread
+// scratch (transposed the same way, Q4_0 unpacked to nibbles, Q8_0 split into
+// |w| and w for the sign trick), then runs them over every token, kTok at a time.
+//   Q4_0: maddubs(nibble u8, x s8) summed in int16 over the 8 steps (<= 16 *
+//         15 * 127 < 2^15), then -8 * sum(x) per block (prepared) in int32.
+//   Q8_0: maddubs(|w|, sign(x, w)) widened by madd per step (pairs <= 2 * 128 * 127).
+// The integer sums equal the scalar twin's; only the f32 summation order differs.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/blocks.h"
+#include "kernels/matmul_impl.h"
+#include "kernels/x86/panel_scratch.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+constexpr int kGroup = 8;  // blocks per group (int32 lanes)
+constexpr int kRows = 4;   // weight rows packed and run together
+constexpr int kTok = 2;    // tokens per register tile
+
+int64_t n_groups(int64_t cols) { return (cols / kQK + kGroup - 1) / kGroup; }
+int64_t padded_tokens(int64_t n) { return (n + kPanelTokens - 1) / kPanelTokens * kPanelTokens; }
+
+// One token's group of 8 blocks, prepared (blocks past the row's end: zeros).
+struct ActGroup {
+  int8_t qs[kGroup][32];  // [step k][4 * block j + i] = x_j[4k + i]
+  float d[kGroup];        // block scales (the Q8_0 f16 scale, as f32)
+  int32_t corr[kGroup];   // -8 * sum of block j's values (Q4_0's nibble offset)
+};
+static_assert(sizeof(ActGroup) == 320);
+
+int64_t act_row_bytes(int64_t cols) { return n_groups(cols) * static_cast<int64_t>(sizeof(ActGroup)); }
+int64_t act_bytes(int64_t n_tokens, int64_t cols) { return padded_tokens(n_tokens) * act_row_bytes(cols); }
+
+// r[j] (block j's 32 bytes, as 8 int32 lanes) -> r[k] = lane k of every block.
+inline void transpose8x8(__m256i (&r)[8]) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+    u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+    u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+    u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x31);
+  }
+}
+
+inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// ---- activations -------------------------------------------------------------
+// Round half away from zero (std::round) of values well inside int32 range.
+inline __m256 round_away(__m256 v) {
+  const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256 sign = _mm256_and_ps(v, _mm256_set1_ps(-0.f));
+  const __m256 frac = _mm256_andnot_ps(_mm256_set1_ps(-0.f), _mm256_sub_ps(v, t));  // exact
+  const __m256 up = _mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+  return _mm256_add_ps(t, _mm256_and_ps(up, _mm256_or_ps(_mm256_set1_ps(1.f), sign)));
+}
+
+// One block of 32 floats as quantize_q8_0 does it (d = amax / 127 rounded to f16,
+// values round(x / d)): the 32 int8 in element order; *d_out the scale as f32.
+inline __m256i quantize_block(const float* x, float* d_out) {
+  __m256 v[4];
+  __m256 amax = _mm256_setzero_ps();
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm256_loadu_ps(x + 8 * i);
+    amax = _mm256_max_ps(amax, _mm256_andnot_ps(_mm256_set1_ps(-0.f), v[i]));
+  }
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  const float d = _mm_cvtss_f32(m) / 127.f;
+  const float id = d != 0.f ? 1.f / d : 0.f;
+  *d_out = _cvtsh_ss(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  __m256i q[4];
+  for (int i = 0; i < 4; ++i) q[i] = _mm256_cvttps_epi32(round_away(_mm256_mul_ps(v[i], _mm256_set1_ps(id))));
+  // packs work per 128-bit lane: [0 1 | 0 1] -> i16 [q0lo q1lo | q0hi q1hi], then bytes; fix the order
+  const __m256i w01 = _mm256_packs_epi32(q[0], q[1]), w23 = _mm256_packs_epi32(q[2], q[3]);
+  const __m256i b = _mm256_packs_epi16(w01, w23);  // dwords: 0 2 4 6 | 1 3 5 7 of the element order
+  return _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+void prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) {
+  const int64_t nb = cols / kQK, ng = n_groups(cols), row_bytes = act_row_bytes(cols);
+  for (int64_t t = tt0 * kPanelTokens; t < tt1 * kPanelTokens; ++t) {
+    auto* out = reinterpret_cast<ActGroup*>(dst + t * row_bytes);
+    if (t >= n_tokens) {  // padding of the last token tile
+      std::memset(static_cast<void*>(out), 0, static_cast<size_t>(row_bytes));
+      continue;
+    }
+    for (int64_t g = 0; g < ng; ++g) {
+      __m256i r[8];
+      ActGroup& a = out[g];
+      for (int j = 0; j < kGroup; ++j) {
+        const int64_t b = g * kGroup + j;
+        if (b < nb) {
+          r[j] = quantize_block(x + t * cols + b * kQK, &a.d[j]);
+          const __m256i s16 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), r[j]);
+          const __m256i s32 = _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
+          __m128i s = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
+          s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+          s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+          a.corr[j] = -8 * _mm_cvtsi128_si32(s);
+        } else {
+          r[j] = _mm256_setzero_si256();
+          a.d[j] = 0.f;
+          a.corr[j] = 0;
+        }
+      }
+      transpose8x8(r);
+      for (int k = 0; k < kGroup; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(a.qs[k]), r[k]);
+    }
+  }
+}
+
+// ---- weights: kRows rows packed per group --------------------------------------
+// Q4_0: u8 = nibbles; Q8_0: u8 = |w|, s8 = w (the sign of each x byte's product).
+struct PackedGroup {
+  uint8_t u8[kGroup][kRows][32];  // [step][row][4 * block + i]
+  int8_t s8[kGroup][kRows][32];   // Q8_0 only
+  float d[kRows][kGroup];         // block scales
+};
+
+inline __m256i unpack_block(const BlockQ8_0& b) { return load32(b.qs); }
+inline __m256i unpack_block(const BlockQ4_0& b) {  // 32 nibbles in element order
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
+}
+
+template <typename Block>
+void pack_rows(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols, PackedGroup* out) {
+  const int64_t nb = cols / kQK, ng = n_groups(cols);
+  for (int64_t g = 0; g < ng; ++g) {
+    PackedGroup& p = out[g];
+    for (int r = 0; r < kRows; ++r) {
+      const auto* blk = reinterpret_cast<const Block*>(w + r * w_row_bytes);
+      __m256i v[8];
+      for (int j = 0; j < kGroup; ++j) {
+        const int64_t b = g * kGroup + j;
+        const bool live = r < n_rows && b < nb;
+        v[j] = live ? unpack_block(blk[b]) : _mm256_setzero_si256();
+        p.d[r][j] = live ? _cvtsh_ss(blk[b].d) : 0.f;
+      }
+      transpose8x8(v);
+      for (int k = 0; k < kGroup; ++k) {
+        if constexpr (std::is_same_v<Block, BlockQ8_0>) {
+          _mm256_store_si256(reinterpret_cast<__m256i*>(p.u8[k][r]), _mm256_sign_epi8(v[k], v[k]));
+          _mm256_store_si256(reinterpret_cast<__m256i*>(p.s8[k][r]), v[k]);
+        } else {
+          _mm256_store_si256(reinterpret_cast<__m256i*>(p.u8[k][r]), v[k]);
+        }
+      }
+    }
+  }
+}
+
+// ---- kRows rows x kTok tokens over every group ----------------------------------
+template <typename Block>
+inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, float (&out)[kRows][kTok]) {
+  constexpr bool kQ8 = std::is_same_v<Block, BlockQ8_0>;
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 facc[kRows][kTok];
+  for (int r = 0; r < kRows; ++r) {
+    for (int t = 0; t < kTok; ++t) facc[r][t] = _mm256_setzero_ps();
+  }
+  for (int64_t g = 0; g < ng; ++g) {
+    const PackedGroup& p = w[g];
+    __m256i iacc[kRows][kTok];
+    for (int r = 0; r < kRows; ++r) {
+      for (int t = 0; t < kTok; ++t) iacc[r][t] = _mm256_setzero_si256();
+    }
+    // one step at a time: fully unrolled, GCC hoists every product ahead of the sums and spills them
+#pragma GCC unroll 1
+    for (int k = 0; k < kGroup; ++k) {
+      __m256i xv[kTok];
+      for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].qs[k]));
+      for (int r = 0; r < kRows; ++r) {
+        const __m256i u = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.u8[k][r]));
+        if constexpr (kQ8) {
+          const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.s8[k][r]));
+          for (int t = 0; t < kTok; ++t) {
+            const __m256i prod = _mm256_maddubs_epi16(u, _mm256_sign_epi8(xv[t], s));
+            iacc[r][t] = _mm256_add_epi32(iacc[r][t], _mm256_madd_epi16(prod, ones));
+          }
+        } else {
+          for (int t = 0; t < kTok; ++t) iacc[r][t] = _mm256_add_epi16(iacc[r][t], _mm256_maddubs_epi16(u, xv[t]));
+        }
+      }
+    }
+    for (int t = 0; t < kTok; ++t) {
+      const __m256 dx = _mm256_load_ps(x[t][g].d);
+      const __m256i corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].corr));
+      for (int r = 0; r < kRows; ++r) {
+        const __m256i i32 = kQ8 ? iacc[r][t] : _mm256_add_epi32(_mm256_madd_epi16(iacc[r][t], ones), corr);
+        const __m256 scale = _mm256_mul_ps(_mm256_load_ps(p.d[r]), dx);
+        facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i32), scale, facc[r][t]);
+      }
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    for (int t = 0; t < kTok; ++t) out[r][t] = hsum(facc[r][t]);
+  }
+}
+
+template <typename Block>
+void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
+          int64_t cols, float* y, int64_t y_stride) {
+  const int64_t ng = n_groups(cols), row_bytes = act_row_bytes(cols);
+  auto* packed = reinterpret_cast<PackedGroup*>(panel_scratch(static_cast<size_t>(ng) * sizeof(PackedGroup)));
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+    const int nr = static_cast<int>(std::min<int64_t>(kRows, n_rows - r0));
+    pack_rows<Block>(w + r0 * w_row_bytes, w_row_bytes, nr, cols, packed);
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += kTok) {  // tokens past n_tokens: zero padding rows
+      const ActGroup* x[kTok];
+      for (int t = 0; t < kTok; ++t) x[t] = reinterpret_cast<const ActGroup*>(acts + (t0 + t) * row_bytes);
+      float out[kRows][kTok];
+      tile<Block>(packed, ng, x, out);
+      const int nt = static_cast<int>(std::min<int64_t>(kTok, n_tokens - t0));
+      for (int t = 0; t < nt; ++t) {
+        for (int r = 0; r < nr; ++r) y[(t0 + t) * y_stride + r0 + r] = out[r][t];
+      }
+    }
+  }
+}
+
+// ---- float weights (F32 / F16 / BF16) -------------------------------------------
+// Activations: x copied with columns zero-padded to a multiple of 8 (and the token
+// tile's padding rows zeroed); kFRows weight rows at a time widened to f32 into
+// the per-thread scratch (same padding); register tiles of kFRows rows x kFTok
+// tokens, 8 columns per FMA, one horizontal sum per output at the end.
+constexpr int kFRows = 3;
+constexpr int kFTok = 4;
+
+int64_t padded_cols(int64_t cols) { return (cols + 7) / 8 * 8; }
+int64_t float_act_bytes(int64_t n_tokens, int64_t cols) {
+  return padded_tokens(n_tokens) * padded_cols(cols) * static_cast<int64_t>(sizeof(float));
+}
+
+void float_prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) {
+  const int64_t pc = padded_cols(cols);
+  for (int64_t t = tt0 * kPanelTokens; t < tt1 * kPanelTokens; ++t) {
+    float* out = reinterpret_cast<float*>(dst) + t * pc;
+    if (t < n_tokens) {
+      std::memcpy(out, x + t * cols, static_cast<size_t>(cols) * sizeof(float));
+      std::fill(out + cols, out + pc, 0.0f);
+    } else {
+      std::fill(out, out + pc, 0.0f);
+    }
+  }
+}
+
+struct WidenF32 {
+  static __m256 load8(const std::byte* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
+  static float one(const std::byte* p) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  static constexpr int kBytes = 4;
+};
+struct WidenF16 {
+  static __m256 load8(const std::byte* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static float one(const std::byte* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+  }
+  static constexpr int kBytes = 2;
+};
+struct WidenBF16 {  // exact widening (<< 16), as the scalar twin
+  static __m256 load8(const std::byte* p) {
+    const __m256i u32 = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(u32, 16));
+  }
+  static float one(const std::byte* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    const uint32_t u = static_cast<uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  static constexpr int kBytes = 2;
+};
+
+// packed[r * pc + c] = w row r, column c as f32 (zeros past cols and past n_rows).
+template <typename L>
+void widen_rows(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols, float* packed) {
+  const int64_t pc = padded_cols(cols);
+  for (int r = 0; r < kFRows; ++r) {
+    float* out = packed + r * pc;
+    if (r >= n_rows) {
+      std::fill(out, out + pc, 0.0f);
+      continue;
+    }
+    const std::byte* row = w + r * w_row_bytes;
+    int64_t c = 0;
+    for (; c + 8 <= cols; c += 8) _mm256_store_ps(out + c, L::load8(row + c * L::kBytes));
+    for (; c < cols; ++c) out[c] = L::one(row + c * L::kBytes);
+    std::fill(out + cols, out + pc, 0.0f);
+  }
+}
+
+inline void float_tile(const float* w, int64_t pc, const float* x, float (&out)[kFRows][kFTok]) {
+  __m256 acc[kFRows][kFTok];
+  for (int r = 0; r < kFRows; ++r) {
+    for (int t = 0; t < kFTok; ++t) acc[r][t] = _mm256_setzero_ps();
+  }
+  for (int64_t c = 0; c < pc; c += 8) {
+    __m256 wv[kFRows];
+    for (int r = 0; r < kFRows; ++r) wv[r] = _mm256_load_ps(w + r * pc + c);
+    for (int t = 0; t < kFTok; ++t) {
+      const __m256 xv = _mm256_load_ps(x + t * pc + c);
+      for (int r = 0; r < kFRows; ++r) acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
+  }
+  for (int r = 0; r < kFRows; ++r) {
+    for (int t = 0; t < kFTok; ++t) out[r][t] = hsum(acc[r][t]);
+  }
+}
+
+template <typename L>
+void float_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
+                int64_t cols, float* y, int64_t y_stride) {
+  const int64_t pc = padded_cols(cols);
+  auto* packed = reinterpret_cast<float*>(panel_scratch(static_cast<size_t>(kFRows * pc) * sizeof(float)));
+  const float* x = reinterpret_cast<const float*>(acts);
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kFRows) {
+    const int nr = static_cast<int>(std::min<int64_t>(kFRows, n_rows - r0));
+    widen_rows<L>(w + r0 * w_row_bytes, w_row_bytes, nr, cols, packed);
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += kFTok) {  // tokens past n_tokens: zero padding rows
+      float out[kFRows][kFTok];
+      float_tile(packed, pc, x + t0 * pc, out);
+      const int nt = static_cast<int>(std::min<int64_t>(kFTok, n_tokens - t0));
+      for (int t = 0; t < nt; ++t) {
+        for (int r = 0; r < nr; ++r) y[(t0 + t) * y_stride + r0 + r] = out[r][t];
+      }
+    }
+  }
+}
+
+PanelKernels make_panels() {
+  static_assert(kPanelTokens % kTok == 0);
+  PanelKernels k;
+  PanelKernel q8{kAvx2PanelMinTokens, act_bytes, prepare, rows<BlockQ8_0>, 0, 0};
+  PanelKernel q4{kAvx2PanelMinTokens, act_bytes, prepare, rows<BlockQ4_0>, 0, 0};
+  k.k[static_cast<int>(DType::kQ8_0)] = q8;
+  k.k[static_cast<int>(DType::kQ4_0)] = q4;
+  static_assert(kPanelTokens % kFTok == 0);
+  k.k[static_cast<int>(DType::kF32)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenF32>, 0, 0};
+  k.k[static_cast<int>(DType::kF16)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenF16>, 0, 0};
+  k.k[static_cast<int>(DType::kBF16)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenBF16>, 0, 0};
+  return k;
+}
+
+}  // namespace
+
+const PanelKernels& avx2_panel_kernels() {
+  static const PanelKernels kernels = make_panels();
+  return kernels;
+}
+
+}  // namespace plimsoll::kernels

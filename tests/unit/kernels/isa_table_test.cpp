@@ -1,0 +1,65 @@
+// The ISA tables (kernels/isa_table.h): each level's entries are its own kernels,
+// so the "on every ISA" tests elsewhere really run them against the scalar twins.
+#include <gtest/gtest.h>
+
+#include "kernel_test_util.h"
+#include "kernels/isa_table.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+TEST(IsaTable, ScalarTableHoldsTheTwins) {
+  const IsaTable& t = isa_table(Isa::kScalar);
+  EXPECT_EQ(t.rows, &scalar_row_kernels());
+  EXPECT_EQ(t.tiles, nullptr);
+  for (const PanelKernels* p : t.panels) EXPECT_EQ(p, nullptr);
+  EXPECT_EQ(t.dot_f32, dot_f32_scalar);
+  EXPECT_EQ(t.axpy_f32, axpy_f32_scalar);
+  EXPECT_EQ(t.swiglu, swiglu_scalar);
+  EXPECT_EQ(t.sum_exp, sum_exp_scalar);
+  EXPECT_EQ(t.f32_to_f16_row, f32_to_f16_row_scalar);
+  EXPECT_EQ(t.attend, attend_scalar);
+  EXPECT_EQ(t.attend_causal, attend_causal_scalar);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+// AVX2 (forced on a CPU that has more): its own panels for Q8_0/Q4_0 and float
+// weights, ops and attention.
+TEST(IsaTable, Avx2TableHoldsTheAvx2Kernels) {
+  testing::IsaGuard guard;
+  if (!set_isa(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 + FMA + F16C";
+  const IsaTable& t = active_table();
+  EXPECT_EQ(&t, &isa_table(Isa::kAvx2));
+  EXPECT_EQ(t.rows, &avx2_row_kernels());
+  EXPECT_EQ(t.tiles, nullptr);
+  ASSERT_EQ(t.panels[0], &avx2_panel_kernels());
+  for (DType d : {DType::kQ8_0, DType::kQ4_0}) {
+    EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
+    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kAvx2PanelMinTokens) << dtype_name(d);
+  }
+  for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
+    EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
+    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kAvx2PanelMinTokensFloat) << dtype_name(d);
+  }
+  EXPECT_EQ(t.dot_f32, avx2_dot_f32);
+  EXPECT_EQ(t.axpy_f32, avx2_axpy_f32);
+  EXPECT_EQ(t.swiglu, avx2_swiglu);
+  EXPECT_EQ(t.sum_exp, avx2_sum_exp);
+  EXPECT_EQ(t.f32_to_f16_row, avx2_f32_to_f16_row);
+  EXPECT_EQ(t.attend, avx2_attend);
+  EXPECT_EQ(t.attend_causal, avx2_attend_causal);
+}
+
+TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
+  testing::IsaGuard guard;
+  if (!set_isa(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  const IsaTable& t = active_table();
+  EXPECT_EQ(t.rows, &avx512_row_kernels());
+  EXPECT_EQ(t.tiles, &avx512_tile_kernels());
+  EXPECT_EQ(t.panels[0], &avx512_panel_kernels());
+  EXPECT_EQ(t.dot_f32, avx512_dot_f32);
+}
+#endif
+
+}  // namespace
+}  // namespace plimsoll::kernels
