@@ -62,7 +62,7 @@ Result<PlanModel> model_facts(const PlanFlags& f) {
   m.path = f.request.serve.engine.model_path;
   m.config = s.model.config;
   m.weights_bytes = s.model.tensors.total_bytes();
-  m.runtime_base_bytes = resident_bytes_besides_weights(s.model);
+  m.runtime_base_bytes = s.runtime_base_bytes;
   return m;
 }
 

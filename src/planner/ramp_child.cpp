@@ -113,7 +113,7 @@ int run_ramp_child(const ServeConfig& settings, int64_t batch, int64_t prompt, i
   auto setup = load_engine_model(settings.engine);
   Status st = setup.ok() ? Status() : Status(setup.error());
   if (st.ok()) {
-    r.runtime_base_bytes = resident_bytes_besides_weights(setup->model);
+    r.runtime_base_bytes = setup->runtime_base_bytes;
     st = plan_and_start_engine(settings, *setup);
   }
   if (st.ok()) st = run_batch(*setup, batch, prompt, new_tokens, r);

@@ -42,7 +42,7 @@ EngineService::EngineService(EngineServiceConfig config, std::unique_ptr<BatchEn
       pool_(std::move(pool)),
       engine_(std::move(engine)),
       tokenizer_(tokenizer),
-      scheduler_(config_.scheduler, *pool_, tokenizer),
+      scheduler_(config_.scheduler, *pool_, tokenizer, config_.token_trie),
       admission_(admission_limits(config_, *pool_, tokenizer, [this] { return check_memory_pressure(); })) {
   scheduler_.set_fault_hook(config_.fault_hook);
   config_.limits.prefix_caching = pool_->prefix_caching();  // /info says what the pool does

@@ -26,6 +26,7 @@ struct EngineServiceConfig {
   const MemoryPressure* memory_pressure = nullptr;  // the backstop (memory/memory_watcher.h); null: none
   FaultHook fault_hook;            // tests only: throws at a chosen site (sched/fault.h)
   int64_t request_budget_bytes = 0;  // request memory in flight (the plan's request term); 0: not bounded
+  std::shared_ptr<const TokenTrie> token_trie;  // built at start-up (server/engine_setup); null: built here
 };
 
 class EngineService final : public GenerationService {

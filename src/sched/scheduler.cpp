@@ -68,8 +68,16 @@ void PromptRows::row(size_t seq, int64_t pos, std::span<const float> logits) {
   scheduler_.record_prompt_row(*plan_.owners[seq], pos, logits);
 }
 
-Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokenizer& tokenizer)
-    : limits_(limits), pool_(pool), tokenizer_(tokenizer) {}
+Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokenizer& tokenizer,
+                     std::shared_ptr<const TokenTrie> trie)
+    : limits_(limits),
+      pool_(pool),
+      tokenizer_(tokenizer),
+      trie_(trie ? std::move(trie) : std::make_shared<const TokenTrie>(TokenTrie::build(tokenizer))) {
+  grammar_scratch_.reserve(*trie_);
+  end_ids_.assign(limits_.extra_eos_ids.begin(), limits_.extra_eos_ids.end());
+  end_ids_.push_back(tokenizer_.eos_id());
+}
 
 void Scheduler::add(std::unique_ptr<Submission> submission) {
   submission->unfinished = submission->pending.size();
@@ -320,16 +328,9 @@ void Scheduler::sample_and_emit(Sequence& seq, std::span<const float> logits) {
   emit_token(seq, token);
 }
 
-// Masks logits_copy_ to the tokens the sequence's grammar allows (the token
-// trie is built on first use). When the vocabulary cannot spell what the
-// grammar needs, only the end token is left.
+// Masks logits_copy_ to the tokens the sequence's grammar allows. When the
+// vocabulary cannot spell what the grammar needs, only the end token is left.
 void Scheduler::constrain(Sequence& seq) {
-  if (!trie_) {
-    trie_ = std::make_unique<TokenTrie>(TokenTrie::build(tokenizer_));
-    spdlog::info("grammar: token trie of {} nodes, {} bytes", trie_->num_nodes(), trie_->bytes());
-  }
-  end_ids_.assign(limits_.extra_eos_ids.begin(), limits_.extra_eos_ids.end());
-  end_ids_.push_back(tokenizer_.eos_id());
   const int64_t left = seq.request.params.max_new_tokens - seq.generated();
   if (seq.grammar.mask(logits_copy_, *trie_, left, end_ids_, grammar_scratch_)) return;
   spdlog::warn("request {} item {}: no token can continue its grammar; ending it", seq.owner->ticket, seq.index);

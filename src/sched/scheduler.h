@@ -52,7 +52,10 @@ class PromptRows final : public LogitRowSink {
 
 class Scheduler {
  public:
-  Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokenizer& tokenizer);
+  // `trie`: the tokenizer's TokenTrie, built at start-up where the plan can
+  // count it (server/engine_setup); null: built here, now.
+  Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokenizer& tokenizer,
+            std::shared_ptr<const TokenTrie> trie = nullptr);
 
   // Adds a submission whose items are turned into waiting sequences as
   // capacity allows (a client batch is fed in, not queued all at once).
@@ -112,7 +115,7 @@ class Scheduler {
   SamplerScratch scratch_;
   std::vector<float> logits_copy_;                 // [vocab] sampling works on a copy
   std::vector<SampledToken> alternatives_;         // [top_n] of the token being emitted
-  std::unique_ptr<TokenTrie> trie_;                // the vocabulary as a prefix tree, built on the first grammar
+  std::shared_ptr<const TokenTrie> trie_;          // the vocabulary as a prefix tree, for grammar masks
   GrammarScratch grammar_scratch_;
   std::vector<int32_t> end_ids_;                   // eos + extra eos ids, for the grammar mask
   std::list<std::unique_ptr<Submission>> submissions_;  // with pending items or unfinished ones

@@ -24,7 +24,10 @@ Result<EngineSetup> load_engine_model(const EngineOptions& o) {
   EngineSetup s;
   PLIMSOLL_ASSIGN(s.model, load_model(o.model_path, weights_backing(o)));
   PLIMSOLL_ASSIGN(s.tokenizer, load_model_tokenizer(s.model, o.tokenizer_path));
+  s.token_trie = std::make_shared<const TokenTrie>(TokenTrie::build(*s.tokenizer.tokenizer));
+  spdlog::info("grammar: token trie of {} nodes, {} bytes", s.token_trie->num_nodes(), s.token_trie->bytes());
   PLIMSOLL_ASSIGN(s.weights, bind_llama_weights(s.model.config, s.model.tensors));
+  s.runtime_base_bytes = resident_bytes_besides_weights(s.model);
   return s;
 }
 
@@ -45,9 +48,9 @@ Status plan_and_start_engine(const ServeConfig& settings, EngineSetup& s) {
   ModelFacts facts;
   facts.config = s.model.config;
   facts.weights_bytes = s.model.tensors.total_bytes();
-  // What the process holds before any plan (binary, libraries, tokenizer
-  // tables), with room for thread stacks and allocator slack on top.
-  facts.runtime_bytes = planned_runtime_bytes(resident_bytes_besides_weights(s.model), 0);
+  // What the process held after loading (binary, libraries, tokenizer
+  // tables, token trie), with room for thread stacks and allocator slack on top.
+  facts.runtime_bytes = planned_runtime_bytes(s.runtime_base_bytes, 0);
   PLIMSOLL_ASSIGN(s.plan, plan_serve_memory(settings, facts, ThreadPool::hardware_threads(), s.budget.budget_bytes));
 
   s.threads = std::make_unique<ThreadPool>(static_cast<int>(s.plan.workspace.n_threads));

@@ -11,6 +11,7 @@
 #include "core/result.h"
 #include "core/thread_pool.h"
 #include "engine/batch_engine.h"
+#include "engine/grammar/token_trie.h"
 #include "formats/model_file.h"
 #include "memory/memory_budget.h"
 #include "memory/memory_plan.h"
@@ -51,6 +52,14 @@ inline FileBacking weights_backing(const EngineOptions& o) {
 struct EngineSetup {
   LoadedModel model;
   ModelTokenizer tokenizer;  // tokenizer.tokenizer is never null after load_engine_model
+  // The vocabulary as a prefix tree for grammar masks: built with the
+  // tokenizer, so the resident figure the plan starts from counts it.
+  std::shared_ptr<const TokenTrie> token_trie;
+  // What the process held besides the weights when loading ended (before
+  // serve starts its HTTP threads): the plan's runtime base, the same figure
+  // in serve, `plimsoll plan` and the ramp. Later thread stacks are in the
+  // runtime margin.
+  int64_t runtime_base_bytes = 0;
   MemoryBudget budget;
   MemoryPlan plan;
   std::unique_ptr<ThreadPool> threads;

@@ -200,6 +200,7 @@ int run_serve(ServeConfig c) {
   service_config.scheduler.extra_eos_ids = c.api.generation_defaults.eos_token_ids;
   service_config.memory_pressure = &pressure;
   service_config.request_budget_bytes = s.plan.request_bytes;
+  service_config.token_trie = s.token_trie;
   publish_plan(server_metrics, s, *limits);
   sched::EngineService service(service_config, std::move(s.engine), std::move(s.pool), *s.tokenizer.tokenizer);
   front.attach(&service);

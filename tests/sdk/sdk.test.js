@@ -58,8 +58,8 @@ test("openai: a refused request is OpenAI's 400 error object, naming the param",
     (e) => e.status === 400 && e.type === "invalid_request_error" && e.param === "prompt" && /max_tokens/.test(e.message),
   );
   await assert.rejects(
-    openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], response_format: { type: "json_object" } }),
-    (e) => e.status === 400 && e.param === "response_format",
+    openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], response_format: { type: "xml" } }),
+    (e) => e.status === 400 && e.param === "response_format.type" && /"text", "json_object" or "json_schema"/.test(e.message),
   );
 });
 

@@ -116,6 +116,18 @@ MaskCache::Slot* MaskCache::find(uint64_t grammar_id, int32_t state) {
   return nullptr;
 }
 
+void MaskCache::reserve(size_t vocab) {
+  for (Slot& s : slots_) s.bits.reserve((vocab + 63) / 64);
+}
+
+void GrammarScratch::reserve(const TokenTrie& trie) {
+  const auto vocab = static_cast<size_t>(trie.vocab_size());
+  allowed.reserve(vocab + 64);  // + end ids
+  kept.reserve(vocab + 64);
+  states.reserve(static_cast<size_t>(trie.max_depth()) + 1);
+  cache.reserve(vocab);
+}
+
 MaskCache::Slot& MaskCache::replace(uint64_t grammar_id, int32_t state, size_t vocab) {
   Slot& s = slots_[next_];
   next_ = (next_ + 1) % slots_.size();
