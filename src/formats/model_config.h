@@ -2,6 +2,7 @@
 // from any file format. Plain data shared by model/, kv/ and the planners.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,10 +28,11 @@ enum class PositionKind {
 enum class FfnKind {
   kSwiGlu,    // down(silu(gate x) * up x)
   kGeluTanh,  // down(gelu_tanh(up x)): GPT-2's gelu_new, BLOOM's bloom_gelu
+  kGeGlu,     // down(gelu_tanh(gate x) * up x): Gemma's gelu_pytorch_tanh
 };
 
 struct ModelConfig {
-  std::string arch = "llama";   // an Architecture's name (formats/architecture.h): llama, mistral, qwen2, qwen3, gpt2, bloom
+  std::string arch = "llama";   // an Architecture's name (formats/architecture.h): llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3, gpt2, bloom
   std::string name;             // general.name or the file's stem
   int64_t dim = 0;              // embedding width (n_embd)
   int64_t n_layers = 0;
@@ -52,7 +54,21 @@ struct ModelConfig {
   bool out_bias = false;        // bias on the attention output projection
   bool ffn_bias = false;        // biases on the feed-forward projections
   bool embed_norm = false;      // LayerNorm after the token embedding (BLOOM)
-  bool qk_norm = false;         // RMSNorm of each q and k head before RoPE (Qwen3), weights [head_dim]
+  bool qk_norm = false;         // RMSNorm of each q and k head before RoPE (Qwen3, Gemma 3), weights [head_dim]
+  bool post_norms = false;      // RMSNorm of the attention and feed-forward outputs before each residual add (Gemma 2/3)
+  bool embed_scale = false;     // token embeddings times sqrt(dim) (Gemma)
+  float query_scale = 0.0f;     // attention score scale; 0: 1 / sqrt(head_dim) (Gemma: query_pre_attn_scalar^-1/2)
+  float attn_softcap = 0.0f;    // scores -> cap * tanh(scores / cap) before the softmax; 0: none (Gemma 2)
+  float final_softcap = 0.0f;   // logits -> cap * tanh(logits / cap); 0: none (Gemma 2)
+  // Sliding-window attention: a local layer's query at position p sees keys
+  // p - sliding_window + 1 .. p (Hugging Face's and llama.cpp's mask); the KV
+  // cache stays full. 0: none. local_layers [n_layers], 1 = local; empty: every
+  // layer is local when sliding_window > 0 (Mistral, Phi-3).
+  int64_t sliding_window = 0;
+  std::vector<uint8_t> local_layers;
+  // RoPE base of local layers, which also skip the rope scaling (Gemma 3:
+  // 10000 local, rope_theta and rope_scaling global); 0: local layers rotate as global ones.
+  float rope_theta_local = 0.0f;
 
   // Set when the head width is not dim / n_heads (config.json head_dim,
   // GGUF attention.key_length): q is then [n_heads * head_dim], not [dim].
@@ -68,6 +84,19 @@ struct ModelConfig {
   int64_t q_dim() const { return n_heads * head_dim(); }
   int64_t kv_dim() const { return n_kv_heads * head_dim(); }
   bool norm_has_bias() const { return norm == NormKind::kLayer; }
+  bool ffn_gated() const { return ffn != FfnKind::kGeluTanh; }  // has ffn_gate
+  float attention_scale() const {
+    return query_scale > 0.0f ? query_scale : 1.0f / std::sqrt(static_cast<float>(head_dim()));
+  }
+  // The window of `layer` in positions; 0: full attention.
+  int64_t window_of(int64_t layer) const {
+    if (sliding_window <= 0) return 0;
+    if (local_layers.empty()) return sliding_window;
+    const auto l = static_cast<size_t>(layer);
+    return l < local_layers.size() && local_layers[l] ? sliding_window : 0;
+  }
+  // Whether `layer` rotates with rope_theta_local and no scaling.
+  bool local_rope(int64_t layer) const { return rope_theta_local > 0.0f && window_of(layer) > 0; }
 };
 
 }  // namespace plimsoll
