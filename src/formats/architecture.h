@@ -12,7 +12,7 @@
 
 #include "core/result.h"
 #include "formats/json_file.h"
-#include "formats/model_config.h"
+#include "core/model_config.h"
 #include "formats/tensor_store.h"
 
 namespace plimsoll {

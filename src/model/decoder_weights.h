@@ -8,7 +8,7 @@
 
 #include "core/result.h"
 #include "core/tensor.h"
-#include "formats/model_config.h"
+#include "core/model_config.h"
 #include "formats/tensor_store.h"
 
 namespace plimsoll {
