@@ -747,7 +747,7 @@ def main():
     write_model(root, "gemma3", *gemma3_model(gen))
     write_model(root, "gemma3_types", *gemma3_layer_types_model(gen), gguf=False)
     write_model(root, "mistral_window", *mistral_window_model(gen), gguf=False)
-    print(f"wrote {', '.join(ARCHS)} checkpoints (and the Llama family's GGUF files) and expectations to {root}")
+    print(f"wrote {', '.join(ARCHS)} checkpoints (and the Llama family's and Gemma's GGUF files) and expectations to {root}")
     return 0
 
 
