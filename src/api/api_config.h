@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "formats/hf_settings.h"
+#include "core/generation_defaults.h"
 
 namespace plimsoll::api {
 

@@ -9,7 +9,7 @@
 
 #include "core/dtype.h"
 #include "core/result.h"
-#include "formats/model_config.h"
+#include "core/model_config.h"
 #include "formats/vocab.h"
 
 namespace plimsoll {

@@ -19,6 +19,9 @@ constexpr int64_t kMaxHeadDim = 512;
 
 std::vector<float> floats(int64_t n) { return std::vector<float>(static_cast<size_t>(n)); }
 
+// Rotary angle tables per step: a second one when local layers rotate with their own base (Gemma 3).
+int64_t rope_tables(const ModelConfig& c) { return c.rope_theta_local > 0.0f ? 2 : 1; }
+
 }  // namespace
 
 StepWorkspaceSizes BatchEngine::workspace_sizes(const ModelConfig& c, int64_t step_tokens, int64_t step_seqs,
@@ -34,7 +37,7 @@ StepWorkspaceSizes BatchEngine::workspace_sizes(const ModelConfig& c, int64_t st
   w.ffn_floats = 2 * t * c.ffn_dim;                // hb_, hb2_
   w.logits_floats = b * (c.vocab_size + c.dim);    // logits_, last_
   w.scores_floats = n_threads * max_seq_len;       // a score row per thread: attention keeps its online softmax on the stack, so this is margin
-  w.rope_floats = t * c.head_dim();                // rope_
+  w.rope_floats = rope_tables(c) * t * c.head_dim(); // rope_: global (and local) angles
   // The widest row a matmul reads: dim, ffn or q_dim (attn_output; the output head reads dim).
   w.matmul_scratch_bytes = kernels::matmul_scratch_bytes(std::max({c.dim, c.ffn_dim, c.q_dim()}), t, n_threads);
   return w;
@@ -75,7 +78,7 @@ BatchEngine::BatchEngine(const ModelConfig& config, LlamaWeights weights, KvBloc
   v_ = floats(t * config.kv_dim());
   hb_ = floats(t * config.ffn_dim);
   hb2_ = floats(t * config.ffn_dim);
-  rope_ = floats(t * config.head_dim());
+  rope_ = floats(rope_tables(config) * t * config.head_dim());
   last_ = floats(b * config.dim);
   logits_ = floats(b * config.vocab_size);
   row_owner_.resize(static_cast<size_t>(b));
@@ -120,6 +123,7 @@ void BatchEngine::emit_all_rows(std::span<const SeqStep> seqs, LogitRowSink& row
   auto flush = [&] {
     if (n == 0) return;
     kernels::matmul(*weights_.output, last_.data(), n, logits_.data(), threads_);
+    softcap_logits(config_, logits_.data(), n * vocab);
     for (int64_t i = 0; i < n; ++i) {
       const auto [seq, pos] = row_owner_[static_cast<size_t>(i)];
       rows.row(seq, pos, std::span<const float>(logits_.data() + i * vocab, static_cast<size_t>(vocab)));
@@ -157,8 +161,11 @@ Result<std::span<const float>> BatchEngine::step(std::span<const SeqStep> seqs, 
     }
   }
   if (config_.positions == PositionKind::kRope) {  // each token's rotary angles, for every layer
+    const int64_t hd = config_.head_dim();
     for (int64_t i = 0; i < n_tokens; ++i) {
-      rope_angles(config_, tok_pos_[static_cast<size_t>(i)], rope_.data() + i * config_.head_dim());
+      const int64_t pos = tok_pos_[static_cast<size_t>(i)];
+      rope_angles(config_, pos, rope_.data() + i * hd);
+      if (rope_tables(config_) == 2) rope_angles(config_, pos, rope_.data() + (n_tokens + i) * hd, true);
     }
   }
   for (int64_t i = 0; i < n_tokens; ++i) {  // x[i] = embedding(token i at its position)
@@ -177,6 +184,7 @@ Result<std::span<const float>> BatchEngine::step(std::span<const SeqStep> seqs, 
     ++row;
   }
   kernels::matmul(*weights_.output, last_.data(), n_want, logits_.data(), threads_);
+  softcap_logits(config_, logits_.data(), n_want * config_.vocab_size);
   return std::span<const float>(logits_.data(), static_cast<size_t>(n_want * config_.vocab_size));
 }
 
@@ -191,9 +199,11 @@ void BatchEngine::layer(int64_t l, int64_t n) {
   write_kv(l, n);
   attention(l);                                              // attn_ [n, dim]
   linear(*w.wo, w.bo, attn_.data(), n, q_.data(), threads_);
+  post_norm_rows(c, w.attn_post_norm, q_.data(), n);
   add_into_residual(q_.data(), n);
   norm_rows(c, *w.ffn_norm, w.ffn_norm_b, x_.data(), xb_.data(), n);
   feed_forward(c, w, xb_.data(), n, hb_.data(), hb2_.data(), q_.data(), threads_);  // [n, dim]
+  post_norm_rows(c, w.ffn_post_norm, q_.data(), n);
   add_into_residual(q_.data(), n);
 }
 
@@ -210,11 +220,12 @@ void BatchEngine::write_kv(int64_t l, int64_t n) {
   const ModelConfig& c = config_;
   const int64_t kv = c.kv_dim(), hd = c.head_dim(), bt = pool_.block_tokens();
   const bool interleaved = c.rope_layout == RopeLayout::kInterleaved;
+  const float* angles = rope_.data() + (c.local_rope(l) ? n * hd : 0);  // the local layers' angles follow
   for (int64_t i = 0; i < n; ++i) {
     const int64_t pos = tok_pos_[static_cast<size_t>(i)];
     float* k = k_.data() + i * kv;
     if (c.positions == PositionKind::kRope) {  // rope_: [n, head_dim] cos|sin of each token's position
-      const float* cos_sin = rope_.data() + i * hd;
+      const float* cos_sin = angles + i * hd;
       float* q = q_.data() + i * c.q_dim();
       for (int64_t h = 0; h < c.n_heads; ++h) kernels::rope_apply(q + h * hd, hd, cos_sin, interleaved);
       for (int64_t h = 0; h < c.n_kv_heads; ++h) kernels::rope_apply(k + h * hd, hd, cos_sin, interleaved);
@@ -238,7 +249,7 @@ void BatchEngine::attention(int64_t l) {
   const ModelConfig& c = config_;
   const int64_t hd = c.head_dim(), group = c.n_heads / c.n_kv_heads, dim = c.q_dim();  // q_, attn_ rows
   const int64_t n_pieces = static_cast<int64_t>(pieces_.size());
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const float scale = c.attention_scale(), softcap = c.attn_softcap;
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t kvh = task / n_pieces;
@@ -255,6 +266,16 @@ void BatchEngine::attention(int64_t l) {
       kv.pos_stride = c.kv_dim();
       const int64_t head0 = kvh * group;
       const float* slopes = alibi_.empty() ? nullptr : alibi_.data() + head0;
+      if (softcap > 0.0f || window_start(c, l, pos + piece.n - 1) > 0) {
+        // Soft-capping, or a window shorter than this piece's context: the
+        // scalar kernel, token by token, over each token's window.
+        for (int64_t j = 0; j < piece.n; ++j) {
+          const int64_t row = (i + j) * dim + head0 * hd;
+          kernels::attend_window_scalar(q_.data() + row, group, hd, kv, window_start(c, l, pos + j), pos + j + 1,
+                                        scale, softcap, attn_.data() + row);
+        }
+        continue;
+      }
       if (piece.n == 1) {
         kernels::attend(q_.data() + i * dim + head0 * hd, group, hd, kv, pos + 1, scale, slopes,
                         attn_.data() + i * dim + head0 * hd);

@@ -100,7 +100,7 @@ class BatchEngine {
   std::vector<float> q_;      // [T, dim] queries; reused for the wo and w_down outputs
   std::vector<float> k_, v_;  // [T, kv_dim]
   std::vector<float> hb_, hb2_;  // [T, ffn]
-  std::vector<float> rope_;      // [T, head_dim]: cos, sin of each token's rotary angles
+  std::vector<float> rope_;      // [T, head_dim] (x2 with local RoPE: local after global): cos, sin of each token's rotary angles
   std::vector<float> last_;   // [B, dim] final-normed rows that need logits
   std::vector<float> logits_; // [B, vocab]
   std::vector<std::pair<size_t, int64_t>> row_owner_;  // [B] (seq, position) of each row in last_ (emit_all_rows)

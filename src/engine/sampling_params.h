@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "formats/hf_settings.h"
+#include "core/generation_defaults.h"
 
 namespace plimsoll {
 

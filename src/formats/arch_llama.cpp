@@ -2,8 +2,6 @@
 // (MistralForCausalLM): RMSNorm, RoPE, SwiGLU, split q/k/v. llama.cpp's
 // converter writes both as GGUF "llama", with q/k rows permuted to the
 // interleaved RoPE layout, and Llama 3's rope_scaling as rope_freqs.weight.
-#include <algorithm>
-
 #include "formats/architecture.h"
 
 namespace plimsoll {
@@ -26,13 +24,12 @@ Status llama_hf_fields(const JsonFile& j, ModelConfig& c) {
   return {};
 }
 
-// Sliding-window attention equals full attention up to the window: the
-// context is capped there so answers stay exact. null: full attention.
+// sliding_window: every layer attends to the last `sliding_window` positions
+// (MistralAttention); null: full attention.
 Status mistral_hf_fields(const JsonFile& j, ModelConfig& c) {
   PLIMSOLL_TRY(read_hf_llama_common(j, c));
   if (j.has("sliding_window")) {
-    PLIMSOLL_ASSIGN(const int64_t window, j.integer("sliding_window", 1, kMaxWidth));
-    c.max_seq_len = std::min(c.max_seq_len, window);
+    PLIMSOLL_ASSIGN(c.sliding_window, j.integer("sliding_window", 1, kMaxWidth));
   }
   return {};
 }

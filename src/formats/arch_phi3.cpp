@@ -2,8 +2,9 @@
 // RMSNorm, half-split RoPE, q/k/v fused in one qkv_proj, gate and up fused
 // in one gate_up_proj ([2 f, d], rows [gate; up]), SwiGLU. llama.cpp writes it
 // as GGUF "phi3" with the same fusions (attn_qkv, ffn_up of 2 f rows). Its
-// sliding window caps the context (exact up to the window); longrope
-// scaling and a partial rotary factor are refused.
+// sliding window applies to every layer, as Phi3Attention's (llama.cpp reads
+// phi3.attention.sliding_window but runs Phi-3 without it); longrope scaling
+// and a partial rotary factor are refused.
 #include <algorithm>
 
 #include "formats/architecture.h"
@@ -22,8 +23,7 @@ Status phi3_hf_fields(const JsonFile& j, ModelConfig& c) {
                       j.path + ": field 'partial_rotary_factor' is " + std::to_string(partial) + "; only 1 is supported");
   }
   if (j.has("sliding_window")) {
-    PLIMSOLL_ASSIGN(const int64_t window, j.integer("sliding_window", 1, kMaxWidth));
-    c.max_seq_len = std::min(c.max_seq_len, window);
+    PLIMSOLL_ASSIGN(c.sliding_window, j.integer("sliding_window", 1, kMaxWidth));
   }
   return {};
 }
@@ -31,7 +31,7 @@ Status phi3_hf_fields(const JsonFile& j, ModelConfig& c) {
 Status phi3_gguf_fields(const GgufFile& g, ModelConfig& c) {
   if (!g.find("phi3.attention.sliding_window")) return {};
   PLIMSOLL_ASSIGN(const int64_t window, g.get_int("phi3.attention.sliding_window"));
-  if (window > 0) c.max_seq_len = std::min(c.max_seq_len, window);
+  if (window > 0) c.sliding_window = std::min(window, kMaxWidth);
   return {};
 }
 

@@ -10,7 +10,7 @@ std::span<const Architecture* const> architectures() {
   static const Architecture* const kAll[] = {
       &llama_architecture(), &mistral_architecture(), &qwen2_architecture(),
       &qwen3_architecture(), &phi3_architecture(),    &gpt2_architecture(),
-      &bloom_architecture(),
+      &bloom_architecture(), &gemma2_architecture(), &gemma3_architecture(),
   };
   return kAll;
 }
@@ -88,7 +88,7 @@ std::vector<int64_t> shape_of(ShapeRule rule, const ModelConfig& c) {
 }
 
 bool tensor_wanted(When when, const ModelConfig& c, bool fused_qkv) {
-  const bool gated = c.ffn == FfnKind::kSwiGlu;
+  const bool gated = c.ffn_gated();
   switch (when) {
     case When::kAlways: return true;
     case When::kUntied: return !c.tied_embeddings;
@@ -105,6 +105,7 @@ bool tensor_wanted(When when, const ModelConfig& c, bool fused_qkv) {
     case When::kEmbedNorm: return c.embed_norm;
     case When::kQkNorm: return c.qk_norm;
     case When::kRopeFreqs: return false;  // read by the GGUF loader, never bound
+    case When::kPostNorms: return c.post_norms;
   }
   return false;
 }

@@ -12,7 +12,7 @@
 
 #include "core/result.h"
 #include "formats/json_file.h"
-#include "formats/model_config.h"
+#include "core/model_config.h"
 #include "formats/tensor_store.h"
 
 namespace plimsoll {
@@ -58,13 +58,14 @@ enum class When {
   kEmbedNorm,         // token_embd_norm (BLOOM)
   kQkNorm,            // attn_q_norm / attn_k_norm (Qwen3)
   kRopeFreqs,         // rope_freqs (GGUF Llama 3: read into the config, not bound)
+  kPostNorms,         // post_attention_norm / post_ffw_norm (Gemma 2/3)
 };
 
 // Where the binding puts a tensor (model/decoder_weights.h).
 enum class Slot {
   kTokenEmbd, kPositionEmbd, kEmbdNorm, kEmbdNormB, kOutputNorm, kOutputNormB, kOutput,
   kAttnNorm, kAttnNormB, kQ, kK, kV, kQkv, kBq, kBk, kBv, kBqkv, kWo, kBo, kQNorm, kKNorm,
-  kFfnNorm, kFfnNormB, kGate, kBGate, kUp, kBUp, kGateUp, kDown, kBDown, kNone,
+  kFfnNorm, kFfnNormB, kGate, kBGate, kUp, kBUp, kGateUp, kDown, kBDown, kAttnPostNorm, kFfnPostNorm, kNone,
 };
 
 // How a Hugging Face tensor becomes the GGUF one.
@@ -72,6 +73,7 @@ enum class HfTransform {
   kNone,
   kTranspose,  // GPT-2's Conv1D weights are [in, out]
   kBloomQkv,   // BLOOM's fused rows [n_heads, 3, hd] -> [3, n_heads, hd]
+  kPlusOne,    // Gemma's RMSNorm scales by (1 + w): stored w -> 1 + w (as llama.cpp's converter writes it)
 };
 
 struct TensorSpec {
@@ -167,5 +169,7 @@ const Architecture& qwen3_architecture();
 const Architecture& phi3_architecture();
 const Architecture& gpt2_architecture();
 const Architecture& bloom_architecture();
+const Architecture& gemma2_architecture();
+const Architecture& gemma3_architecture();
 
 }  // namespace plimsoll

@@ -5,9 +5,9 @@
 #include <string>
 
 #include "core/result.h"
-#include "formats/hf_settings.h"
+#include "core/generation_defaults.h"
 #include "formats/json_file.h"
-#include "formats/model_config.h"
+#include "core/model_config.h"
 #include "formats/model_file.h"
 #include "formats/safetensors.h"
 

@@ -1,5 +1,5 @@
 // Hugging Face tensor names -> GGUF names through the architecture description, and the load-time
-// transforms (Conv1D transpose, BLOOM q/k/v row order, f32 norms and biases).
+// transforms (Conv1D transpose, BLOOM q/k/v row order, f32 norms and biases, Gemma's 1 + w norms).
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -114,6 +114,16 @@ Owned widen_to_f32(const Owned& in) {
   return out;
 }
 
+// Gemma's norms: w -> 1 + w on a widened (f32) vector.
+void plus_one(Owned& o) {
+  for (size_t i = 0; i + 4 <= o.bytes.size(); i += 4) {
+    float f;
+    std::memcpy(&f, &o.bytes[i], 4);
+    f += 1.0f;
+    std::memcpy(&o.bytes[i], &f, 4);
+  }
+}
+
 Status check_transform(const ModelConfig& c, const SafetensorsTensor& t, Transform tr) {
   const std::string where = t.file + ": tensor '" + t.name + "'";
   if (tr == Transform::kTranspose && t.shape.size() != 2) {
@@ -123,6 +133,10 @@ Status check_transform(const ModelConfig& c, const SafetensorsTensor& t, Transfo
   if (tr == Transform::kBloomQkv && (t.shape.empty() || t.shape[0] != 3 * c.dim || t.shape.size() > 2)) {
     return make_error(ErrorCode::kInvalidFile, where + " has shape " + shape_to_string(t.shape) +
                                                    ", expected " + std::to_string(3 * c.dim) + " rows");
+  }
+  if (tr == Transform::kPlusOne && t.shape.size() != 1) {
+    return make_error(ErrorCode::kInvalidFile, where + " has shape " + shape_to_string(t.shape) +
+                                                   ", expected a norm vector");
   }
   if (t.shape.empty() || t.shape.size() > 2) {
     return make_error(ErrorCode::kInvalidFile, where + " has shape " + shape_to_string(t.shape) +
@@ -143,6 +157,7 @@ Status add_one(const ModelConfig& c, const SafetensorsTensor& t, const Target& t
     if (target.transform == Transform::kTranspose) o = transpose(o);
     if (target.transform == Transform::kBloomQkv) o = bloom_qkv(o, c.n_heads, c.head_dim());
     if (vector) o = widen_to_f32(o);
+    if (target.transform == Transform::kPlusOne) plus_one(o);
     const int64_t n_bytes = static_cast<int64_t>(o.bytes.size());
     const std::byte* data = store.adopt(std::move(o.bytes));
     added = store.add(TensorView{target.name, o.dtype, o.shape, data, n_bytes});

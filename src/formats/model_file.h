@@ -10,8 +10,8 @@
 
 #include "core/result.h"
 #include "formats/gguf.h"
-#include "formats/hf_settings.h"
-#include "formats/model_config.h"
+#include "core/generation_defaults.h"
+#include "core/model_config.h"
 #include "formats/tensor_store.h"
 #include "formats/vocab.h"
 

@@ -35,6 +35,14 @@ void attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, 
 void attend_scalar(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos,
                    float scale, const float* slopes, float* out);
 
+// attend_scalar over positions first_pos..n_pos-1 only (a sliding window:
+// older positions are masked), with the scores soft-capped when softcap > 0:
+// score(g, p) = softcap * tanh(dot(q_g, k_p) * scale / softcap) (Gemma 2). No
+// ALiBi. Scalar, position by position: the engine calls it only for the layers
+// and positions that need it (a window shorter than the context, soft-capping).
+void attend_window_scalar(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t first_pos,
+                          int64_t n_pos, float scale, float softcap, float* out);
+
 // One query head at n_q consecutive positions of a sequence (a prefill run):
 // row i (q + i * q_stride, head_dim floats) is position first_pos + i and sees
 // positions 0..first_pos + i, so out + i * out_stride is exactly attend(row i,

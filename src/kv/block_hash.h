@@ -10,7 +10,7 @@
 #include <span>
 
 #include "core/dtype.h"
-#include "formats/model_config.h"
+#include "core/model_config.h"
 
 namespace plimsoll {
 

@@ -19,7 +19,7 @@
 
 #include "core/dtype.h"
 #include "core/result.h"
-#include "formats/model_config.h"
+#include "core/model_config.h"
 #include "kv/block_index.h"
 
 namespace plimsoll {

@@ -11,7 +11,7 @@
 
 #include "core/dtype.h"
 #include "core/result.h"
-#include "formats/model_config.h"
+#include "core/model_config.h"
 
 namespace plimsoll {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "formats/model_config.h"
+#include "core/model_config.h"
 #include "model/decoder_weights.h"
 
 namespace plimsoll {

@@ -8,7 +8,7 @@
 
 #include "core/result.h"
 #include "core/tensor.h"
-#include "formats/model_config.h"
+#include "core/model_config.h"
 #include "formats/tensor_store.h"
 
 namespace plimsoll {
@@ -29,14 +29,16 @@ struct LayerWeights {
   const TensorView* bo = nullptr;           // [d] f32, optional
   const TensorView* q_norm = nullptr;       // [hd] f32, qk-norm only (Qwen3)
   const TensorView* k_norm = nullptr;       // [hd] f32, qk-norm only
+  const TensorView* attn_post_norm = nullptr;  // [d] f32, post norms only (Gemma 2/3)
   const TensorView* ffn_norm = nullptr;     // [d] f32
   const TensorView* ffn_norm_b = nullptr;   // [d] f32, LayerNorm only
-  const TensorView* w_gate = nullptr;       // [f, d], SwiGLU only
+  const TensorView* w_gate = nullptr;       // [f, d], SwiGLU and GeGLU only
   const TensorView* b_gate = nullptr;       // [f] f32, optional (Llama mlp_bias)
   const TensorView* w_up = nullptr;         // [f, d]
   const TensorView* b_up = nullptr;         // [f] f32, optional
   const TensorView* w_down = nullptr;       // [d, f]
   const TensorView* b_down = nullptr;       // [d] f32, optional
+  const TensorView* ffn_post_norm = nullptr;   // [d] f32, post norms only
 };
 
 struct DecoderWeights {

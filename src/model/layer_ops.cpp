@@ -31,6 +31,10 @@ void linear(const TensorView& w, const TensorView* bias, const float* x, int64_t
 void embed(const ModelConfig& c, const DecoderWeights& w, int32_t token, int64_t pos, float* x,
            float* scratch) {
   kernels::dequantize_row(w.token_embd->dtype, w.token_embd->row(token), x, c.dim);
+  if (c.embed_scale) {
+    const float scale = std::sqrt(static_cast<float>(c.dim));
+    for (int64_t i = 0; i < c.dim; ++i) x[i] *= scale;
+  }
   if (w.position_embd) {
     kernels::dequantize_row(w.position_embd->dtype, w.position_embd->row(pos), scratch, c.dim);
     for (int64_t i = 0; i < c.dim; ++i) x[i] += scratch[i];
@@ -41,8 +45,12 @@ void embed(const ModelConfig& c, const DecoderWeights& w, int32_t token, int64_t
   }
 }
 
-void rope_angles(const ModelConfig& c, int64_t pos, float* cos_sin) {
+void rope_angles(const ModelConfig& c, int64_t pos, float* cos_sin, bool local) {
   const int64_t hd = c.head_dim(), half = hd / 2;
+  if (local && c.rope_theta_local > 0.0f) {
+    kernels::rope_angles(hd, pos, c.rope_theta_local, cos_sin);
+    return;
+  }
   if (c.rope_freq_factors.empty() && c.rope_freq_scale == 1.0f) {
     kernels::rope_angles(hd, pos, c.rope_theta, cos_sin);
     return;
@@ -65,15 +73,28 @@ void norm_qk_heads(const ModelConfig& c, const LayerWeights& lw, float* q, float
   for (int64_t h = 0; h < rows * c.n_kv_heads; ++h) kernels::rmsnorm(k + h * hd, k + h * hd, lw.k_norm->f32(), hd, c.norm_eps);
 }
 
-void rotate_qk(const ModelConfig& c, float* q, float* k, int64_t pos) {
+void rotate_qk(const ModelConfig& c, float* q, float* k, int64_t pos, int64_t layer) {
   if (c.positions != PositionKind::kRope) return;
   const int64_t hd = c.head_dim();
   const bool interleaved = c.rope_layout == RopeLayout::kInterleaved;
   thread_local std::vector<float> cos_sin;  // [hd]: this position's angles, for every head
   cos_sin.resize(static_cast<size_t>(hd));
-  rope_angles(c, pos, cos_sin.data());
+  rope_angles(c, pos, cos_sin.data(), c.local_rope(layer));
   for (int64_t h = 0; h < c.n_heads; ++h) kernels::rope_apply(q + h * hd, hd, cos_sin.data(), interleaved);
   for (int64_t h = 0; h < c.n_kv_heads; ++h) kernels::rope_apply(k + h * hd, hd, cos_sin.data(), interleaved);
+}
+
+void post_norm_rows(const ModelConfig& c, const TensorView* weight, float* rows_data, int64_t rows) {
+  if (!weight) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    kernels::rmsnorm(rows_data + r * c.dim, rows_data + r * c.dim, weight->f32(), c.dim, c.norm_eps);
+  }
+}
+
+void softcap_logits(const ModelConfig& c, float* logits, int64_t n) {
+  if (c.final_softcap <= 0.0f) return;
+  const float cap = c.final_softcap;
+  for (int64_t i = 0; i < n; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
 }
 
 void feed_forward(const ModelConfig& c, const LayerWeights& lw, const float* xn, int64_t rows,
@@ -82,6 +103,11 @@ void feed_forward(const ModelConfig& c, const LayerWeights& lw, const float* xn,
     linear(*lw.w_gate, lw.b_gate, xn, rows, h, pool);  // [rows, ffn]
     linear(*lw.w_up, lw.b_up, xn, rows, h2, pool);
     kernels::swiglu(h, h, h2, rows * c.ffn_dim);
+  } else if (c.ffn == FfnKind::kGeGlu) {
+    linear(*lw.w_gate, lw.b_gate, xn, rows, h, pool);  // [rows, ffn]
+    linear(*lw.w_up, lw.b_up, xn, rows, h2, pool);
+    kernels::gelu_tanh(h, rows * c.ffn_dim);
+    for (int64_t i = 0; i < rows * c.ffn_dim; ++i) h[i] *= h2[i];
   } else {
     linear(*lw.w_up, lw.b_up, xn, rows, h, pool);
     kernels::gelu_tanh(h, rows * c.ffn_dim);

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "formats/model_config.h"
+#include "core/model_config.h"
 #include "model/decoder_weights.h"
 
 namespace plimsoll {
@@ -21,18 +21,34 @@ void norm_rows(const ModelConfig& c, const TensorView& weight, const TensorView*
 void linear(const TensorView& w, const TensorView* bias, const float* x, int64_t rows, float* y,
             ThreadPool* pool);
 
-// The input row of `token` at `pos`: token embedding (+ learned position
-// embedding) (+ embedding LayerNorm). x: [dim]; scratch: [dim].
+// The input row of `token` at `pos`: token embedding (x sqrt(dim) for Gemma)
+// (+ learned position embedding) (+ embedding LayerNorm). x: [dim]; scratch: [dim].
 void embed(const ModelConfig& c, const DecoderWeights& w, int32_t token, int64_t pos, float* x,
            float* scratch);
 
 // The rotary angles of `pos`: cos_sin [hd] = cos of each pair's angle, then
-// sin, with the config's frequency scaling (rope_freq_factors, rope_freq_scale).
-void rope_angles(const ModelConfig& c, int64_t pos, float* cos_sin);
+// sin, with the config's frequency scaling (rope_freq_factors, rope_freq_scale);
+// `local`: a local layer's angles of rope_theta_local, unscaled (Gemma 3).
+void rope_angles(const ModelConfig& c, int64_t pos, float* cos_sin, bool local = false);
 
-// RoPE on every head of one token's q [n_heads * hd] and k [n_kv_heads * hd];
-// nothing for other position kinds.
-void rotate_qk(const ModelConfig& c, float* q, float* k, int64_t pos);
+// RoPE on every head of one token's q [n_heads * hd] and k [n_kv_heads * hd]
+// as layer `layer` rotates them; nothing for other position kinds.
+void rotate_qk(const ModelConfig& c, float* q, float* k, int64_t pos, int64_t layer);
+
+// Gemma's post norms: RMSNorm of rows [rows, dim] in place with `weight`
+// (attn_post_norm / ffn_post_norm); nothing when weight is null.
+void post_norm_rows(const ModelConfig& c, const TensorView* weight, float* rows_data, int64_t rows);
+
+// Final logit soft-capping (Gemma 2): logits [n] -> cap * tanh(logits / cap);
+// nothing unless config.final_softcap > 0.
+void softcap_logits(const ModelConfig& c, float* logits, int64_t n);
+
+// The first position a query at `pos` of `layer` attends to (sliding window);
+// 0 for a full-attention layer.
+inline int64_t window_start(const ModelConfig& c, int64_t layer, int64_t pos) {
+  const int64_t w = c.window_of(layer);
+  return w > 0 && pos + 1 > w ? pos + 1 - w : 0;
+}
 
 // qk-norm (Qwen3): RMSNorm of every head of q [rows, n_heads * hd] and k
 // [rows, n_kv_heads * hd] with the layer's q_norm / k_norm [hd], in place;
@@ -40,7 +56,7 @@ void rotate_qk(const ModelConfig& c, float* q, float* k, int64_t pos);
 void norm_qk_heads(const ModelConfig& c, const LayerWeights& lw, float* q, float* k, int64_t rows);
 
 // The feed-forward block of `rows` normed rows xn [rows, dim] -> out [rows, dim];
-// h, h2: [rows, ffn] scratch (h2 unused for GELU).
+// h, h2: [rows, ffn] scratch (h2 unused for GELU). SwiGLU, GeGLU or GELU.
 void feed_forward(const ModelConfig& c, const LayerWeights& lw, const float* xn, int64_t rows,
                   float* h, float* h2, float* out, ThreadPool* pool);
 

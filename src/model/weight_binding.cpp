@@ -62,6 +62,8 @@ const TensorView** slot_of(Slot s, DecoderWeights& w, LayerWeights& lw, Fused& f
     case Slot::kGateUp: return &f.gate_up;
     case Slot::kDown: return &lw.w_down;
     case Slot::kBDown: return &lw.b_down;
+    case Slot::kAttnPostNorm: return &lw.attn_post_norm;
+    case Slot::kFfnPostNorm: return &lw.ffn_post_norm;
     case Slot::kNone: return nullptr;
   }
   return nullptr;

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/result.h"
-#include "formats/model_config.h"
+#include "core/model_config.h"
 #include "memory/memory_plan.h"
 #include "server/serve.h"
 #include "server/serve_plan.h"

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "core/result.h"
-#include "formats/model_config.h"
+#include "core/model_config.h"
 #include "memory/memory_plan.h"
 #include "server/serve.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/result.h"
-#include "formats/model_config.h"
+#include "core/model_config.h"
 
 namespace plimsoll::webhook {
 

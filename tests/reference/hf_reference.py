@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 # Builds tiny random Hugging Face checkpoints (GPT-2, BLOOM, Llama 2 and 3.x,
-# SmolLM2, Mistral, Qwen2.5, Qwen3, Phi-3) with each one's exact config.json keys, the Llama
-# family's GGUF files as llama.cpp's converter writes them, and their expected
-# logits and greedy continuations, from the HF modeling formulas.
+# SmolLM2, Mistral, Qwen2.5, Qwen3, Phi-3, Gemma 2, Gemma 3) with each one's exact config.json
+# keys, the GGUF files of the Llama family and Gemma as llama.cpp's converter writes them,
+# and their expected logits and greedy continuations, from the HF modeling formulas.
 """Usage: hf_reference.py OUT_DIR
 
 Writes OUT_DIR/<arch>/{config.json, model.safetensors or shards + index,
 generation_config.json, tokenizer_config.json, expected.json} and, for the
-Llama family (llama, llama3, mistral, qwen2, qwen3, smollm2, phi3), OUT_DIR/<arch>.gguf.
+Llama family and Gemma (llama, llama3, mistral, qwen2, qwen3, smollm2, phi3, gemma2,
+gemma3), OUT_DIR/<arch>.gguf; gemma3_types and mistral_window are folders only.
 
 The forward passes below are written from the Hugging Face modeling code
 (modeling_gpt2.py, modeling_bloom.py, modeling_llama.py, modeling_mistral.py,
-modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py, modeling_rope_utils.py),
+modeling_qwen2.py, modeling_qwen3.py, modeling_phi3.py, modeling_gemma2.py,
+modeling_gemma3.py, masking_utils.py's sliding window, modeling_rope_utils.py),
 one formula at a time, and run in float64 on the weights as stored (the f16 /
 bf16 checkpoints are rounded first), so they are an independent oracle for
 Plimsoll's f32 forward passes.
@@ -27,7 +29,8 @@ import gguf_file  # tests/reference/, beside this file
 import safetensors_file
 
 N_NEW = 6  # greedy tokens after each prompt
-ARCHS = ["gpt2", "bloom", "llama", "qwen2", "llama3", "mistral", "qwen3", "smollm2", "phi3"]
+ARCHS = ["gpt2", "bloom", "llama", "qwen2", "llama3", "mistral", "qwen3", "smollm2", "phi3", "gemma2", "gemma3",
+         "gemma3_types", "mistral_window"]
 PROMPTS = [[1], [5, 17, 3], [2, 9, 44, 7, 81, 13, 60, 21, 30, 99, 4], list(range(3, 40, 2))]
 
 # ---- safetensors writer -------------------------------------------------------
@@ -79,14 +82,17 @@ def gelu_new(x):  # GPT-2's NewGELUActivation; BLOOM's bloom_gelu_forward is the
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
-def causal_attention(q, k, v, bias=None):
-    """q [H, T, hd], k/v [H, T, hd]; bias [H, 1, T] added to the scores."""
+def causal_attention(q, k, v, bias=None, window=None):
+    """q [H, T, hd], k/v [H, T, hd]; bias [H, 1, T] added to the scores; window:
+    masking_utils' sliding_window_overlay (key j visible from query i iff j > i - window)."""
     hd = q.shape[-1]
     scores = q @ k.transpose(-1, -2) / math.sqrt(hd)
     if bias is not None:
         scores = scores + bias
     t = q.shape[1]
     mask = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+    if window:
+        mask = mask | torch.tril(torch.ones(t, t, dtype=torch.bool), diagonal=-window)
     scores = scores.masked_fill(mask, float("-inf"))
     return torch.softmax(scores, dim=-1) @ v
 
@@ -259,7 +265,8 @@ def llama_forward(cfg, w, ids, qkv_bias):
             q, k = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps), rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
         q, k = rope(q, inv_freq), rope(k, inv_freq)
         k, v = k.repeat_interleave(nh // nkv, dim=0), v.repeat_interleave(nh // nkv, dim=0)  # repeat_kv
-        h = h + merge(causal_attention(q, k, v)) @ w[p + "self_attn.o_proj.weight"].T
+        window = cfg.get("sliding_window") if cfg["model_type"] in ("mistral", "phi3") else None  # every layer
+        h = h + merge(causal_attention(q, k, v, window=window)) @ w[p + "self_attn.o_proj.weight"].T
         m = rms_norm(h, w[p + "post_attention_layernorm.weight"], eps)
         if p + "mlp.gate_up_proj.weight" in w:  # Phi3MLP: gate, up = gate_up_proj(x).chunk(2, dim=-1)
             gate, up = (m @ w[p + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
@@ -394,6 +401,197 @@ def qwen3_model(gen):  # Qwen3-0.6B's config.json keys: head_dim 16 > hidden / h
     return cfg, dict(w), lambda ids: llama_forward(cfg, f64(w), ids, False)
 
 
+# ---- Gemma 2 / Gemma 3 (modeling_gemma2.py, modeling_gemma3.py) ----------------
+
+def gemma_rms_norm(x, w, eps):  # Gemma2RMSNorm / Gemma3RMSNorm: scaled by (1 + weight)
+    return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + eps) * (1.0 + w)
+
+
+def gemma_local_layers(cfg):
+    """layer_types when the config has them, else Gemma2Config's every other layer
+    / Gemma3TextConfig's sliding_window_pattern: sliding iff (i + 1) % pattern."""
+    n = cfg["num_hidden_layers"]
+    if cfg.get("layer_types"):
+        return [t == "sliding_attention" for t in cfg["layer_types"]]
+    pattern = 2 if cfg["model_type"] == "gemma2" else cfg.get("sliding_window_pattern", 6)
+    return [bool((i + 1) % pattern) for i in range(n)]
+
+
+def gemma_attention(q, k, v, scaling, softcap, window):
+    """eager_attention_forward: scores * scaling, tanh soft-capping, then the causal
+    (and sliding_window_overlay: kv_idx > q_idx - window) mask and softmax."""
+    scores = q @ k.transpose(-1, -2) * scaling
+    if softcap:
+        scores = torch.tanh(scores / softcap) * softcap
+    t = q.shape[1]
+    qi, ki = torch.arange(t)[:, None], torch.arange(t)[None, :]
+    allowed = ki <= qi
+    if window:
+        allowed = allowed & (ki > qi - window)
+    scores = scores.masked_fill(~allowed, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def gemma_forward(cfg, w, ids):
+    nh, nkv, eps, hd = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["rms_norm_eps"], cfg["head_dim"]
+    gemma3 = cfg["model_type"] == "gemma3_text"
+    local = gemma_local_layers(cfg)
+    # Gemma*ScaledWordEmbedding / Gemma2Model: normalizer = tensor(hidden_size ** 0.5) in the weights' dtype (f32 here)
+    scale = float(torch.tensor(cfg["hidden_size"] ** 0.5, dtype=torch.float32))
+    h = w["model.embed_tokens.weight"][torch.tensor(ids)] * scale
+    for l in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{l}."
+        theta = cfg["rope_local_base_freq"] if gemma3 and local[l] else cfg["rope_theta"]
+        inv_freq = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
+        scaling_cfg = cfg.get("rope_scaling")
+        if gemma3 and not local[l] and scaling_cfg and scaling_cfg.get("rope_type") == "linear":
+            inv_freq = inv_freq / scaling_cfg["factor"]  # _compute_linear_scaling_rope_parameters
+        a = gemma_rms_norm(h, w[p + "input_layernorm.weight"], eps)
+        q = heads(a @ w[p + "self_attn.q_proj.weight"].T, nh)
+        k = heads(a @ w[p + "self_attn.k_proj.weight"].T, nkv)
+        v = heads(a @ w[p + "self_attn.v_proj.weight"].T, nkv)
+        if gemma3:
+            q = gemma_rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
+            k = gemma_rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        q, k = rope(q, inv_freq), rope(k, inv_freq)
+        k, v = k.repeat_interleave(nh // nkv, dim=0), v.repeat_interleave(nh // nkv, dim=0)
+        o = gemma_attention(q, k, v, cfg["query_pre_attn_scalar"] ** -0.5, cfg.get("attn_logit_softcapping"),
+                            cfg["sliding_window"] if local[l] else None)
+        o = merge(o) @ w[p + "self_attn.o_proj.weight"].T
+        h = h + gemma_rms_norm(o, w[p + "post_attention_layernorm.weight"], eps)
+        m = gemma_rms_norm(h, w[p + "pre_feedforward_layernorm.weight"], eps)
+        m = (gelu_new(m @ w[p + "mlp.gate_proj.weight"].T) * (m @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
+        h = h + gemma_rms_norm(m, w[p + "post_feedforward_layernorm.weight"], eps)
+    h = gemma_rms_norm(h, w["model.norm.weight"], eps)
+    logits = h @ w["model.embed_tokens.weight"].T  # tied head
+    cap = cfg.get("final_logit_softcapping")
+    return torch.tanh(logits / cap) * cap if cap else logits
+
+
+def gemma_weights(gen, d, q, kv, f, v, layers, head_dim, qk_norm):
+    """Norm weights around 0: Gemma's norms scale by (1 + w)."""
+    w = {"model.embed_tokens.weight": rnd(gen, v, d), "model.norm.weight": rnd(gen, d, scale=0.1)}
+    for l in range(layers):
+        p = f"model.layers.{l}."
+        w.update({p + "input_layernorm.weight": rnd(gen, d, scale=0.1),
+                  p + "self_attn.q_proj.weight": rnd(gen, q, d), p + "self_attn.k_proj.weight": rnd(gen, kv, d),
+                  p + "self_attn.v_proj.weight": rnd(gen, kv, d), p + "self_attn.o_proj.weight": rnd(gen, d, q),
+                  p + "post_attention_layernorm.weight": rnd(gen, d, scale=0.1),
+                  p + "pre_feedforward_layernorm.weight": rnd(gen, d, scale=0.1),
+                  p + "post_feedforward_layernorm.weight": rnd(gen, d, scale=0.1),
+                  p + "mlp.gate_proj.weight": rnd(gen, f, d), p + "mlp.up_proj.weight": rnd(gen, f, d),
+                  p + "mlp.down_proj.weight": rnd(gen, d, f)})
+        if qk_norm:
+            w.update({p + "self_attn.q_norm.weight": rnd(gen, head_dim, scale=0.2),
+                      p + "self_attn.k_norm.weight": rnd(gen, head_dim, scale=0.2)})
+    return w
+
+
+def gemma2_model(gen):
+    """gemma-2-2b's config.json keys; window 5 < the test's positions; soft-caps 3 and 10
+    (50 and 30 in the real model) so that capping moves scores and logits; norms stored bf16."""
+    cfg = {"architectures": ["Gemma2ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+           "attn_logit_softcapping": 3.0, "bos_token_id": 2, "cache_implementation": "hybrid", "eos_token_id": 1,
+           "final_logit_softcapping": 10.0, "head_dim": 16, "hidden_act": "gelu_pytorch_tanh",
+           "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 32, "initializer_range": 0.02,
+           "intermediate_size": 64, "max_position_embeddings": 8192, "model_type": "gemma2",
+           "num_attention_heads": 4, "num_hidden_layers": 4, "num_key_value_heads": 2, "pad_token_id": 0,
+           "query_pre_attn_scalar": 16, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "sliding_window": 5,
+           "torch_dtype": "float32", "transformers_version": "4.42.4", "use_cache": True, "vocab_size": 131}
+    w = gemma_weights(gen, 32, 64, 32, 64, 131, 4, 16, False)
+    stored = {k: t.to(torch.bfloat16) if "norm" in k else t for k, t in w.items()}
+    return cfg, stored, lambda ids: gemma_forward(cfg, f64(w16_norms(w)), ids)
+
+
+def gemma3_model(gen):  # gemma-3-1b's config.json keys; 6 layers: five local (window 5), one global
+    cfg = {"architectures": ["Gemma3ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+           "attn_logit_softcapping": None, "bos_token_id": 2, "cache_implementation": "hybrid",
+           "eos_token_id": [1, 106], "final_logit_softcapping": None, "head_dim": 16,
+           "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 32, "initializer_range": 0.02,
+           "intermediate_size": 64, "max_position_embeddings": 32768, "model_type": "gemma3_text",
+           "num_attention_heads": 4, "num_hidden_layers": 6, "num_key_value_heads": 1, "pad_token_id": 0,
+           "query_pre_attn_scalar": 16, "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000,
+           "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "rope_theta": 1000000,
+           "sliding_window": 5, "sliding_window_pattern": 6, "torch_dtype": "float32",
+           "transformers_version": "4.50.0.dev0", "use_cache": True, "vocab_size": 137}
+    w = gemma_weights(gen, 32, 64, 16, 64, 137, 6, 16, True)
+    return cfg, dict(w), lambda ids: gemma_forward(cfg, f64(w), ids)
+
+
+def gemma3_layer_types_model(gen):
+    """Gemma 3 as later transformers write it (layer_types), with query_pre_attn_scalar
+    other than head_dim (as the 27B's): Hugging Face folder only, since llama.cpp's
+    GGUF carries neither (it infers both from the layer count)."""
+    cfg = {"architectures": ["Gemma3ForCausalLM"], "attention_bias": False, "attn_logit_softcapping": None,
+           "final_logit_softcapping": None, "head_dim": 16, "hidden_activation": "gelu_pytorch_tanh",
+           "hidden_size": 48, "intermediate_size": 64, "layer_types": ["full_attention", "sliding_attention",
+           "sliding_attention"], "max_position_embeddings": 32768, "model_type": "gemma3_text",
+           "num_attention_heads": 4, "num_hidden_layers": 3, "num_key_value_heads": 2,
+           "query_pre_attn_scalar": 12, "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000.0,
+           "rope_scaling": None, "rope_theta": 1000000.0, "sliding_window": 4, "vocab_size": 139}
+    w = gemma_weights(gen, 48, 64, 32, 64, 139, 3, 16, True)
+    return cfg, dict(w), lambda ids: gemma_forward(cfg, f64(w), ids)
+
+
+def mistral_window_model(gen):  # Mistral with a sliding window of 6 < the test's positions: HF folder only
+    cfg = {"architectures": ["MistralForCausalLM"], "hidden_act": "silu", "hidden_size": 32,
+           "intermediate_size": 64, "max_position_embeddings": 32768, "model_type": "mistral",
+           "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2, "rms_norm_eps": 1e-05,
+           "rope_theta": 10000.0, "sliding_window": 6, "tie_word_embeddings": False, "vocab_size": 101}
+    w = llama_weights(gen, 32, 16, 64, 101, 2, False, False)
+    return cfg, dict(w), lambda ids: llama_forward(cfg, f64(w), ids, False)
+
+
+def w16_norms(w):  # the norms as the gemma2 checkpoint stores them (bf16)
+    return {k: t.to(torch.bfloat16).to(torch.float32) if "norm" in k else t for k, t in w.items()}
+
+
+GEMMA_LAYER = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+               "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output", "self_attn.q_norm": "attn_q_norm",
+               "self_attn.k_norm": "attn_k_norm", "post_attention_layernorm": "post_attention_norm",
+               "pre_feedforward_layernorm": "ffn_norm", "post_feedforward_layernorm": "post_ffw_norm",
+               "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+
+
+def write_gemma_gguf(path, cfg, stored):
+    """Gemma2Model / Gemma3Model of convert_hf_to_gguf.py: norms + 1 ("norm.weight"),
+    no lm_head (tied), no q/k permutation (NeoX RoPE), the soft-capping and window keys."""
+    arch = {"gemma2": "gemma2", "gemma3_text": "gemma3"}[cfg["model_type"]]
+    g = gguf_file
+    kvs = [("general.architecture", g.STRING, arch), ("general.name", g.STRING, "tiny-" + arch),
+           (arch + ".context_length", g.U32, cfg["max_position_embeddings"]),
+           (arch + ".embedding_length", g.U32, cfg["hidden_size"]),
+           (arch + ".block_count", g.U32, cfg["num_hidden_layers"]),
+           (arch + ".feed_forward_length", g.U32, cfg["intermediate_size"]),
+           (arch + ".attention.head_count", g.U32, cfg["num_attention_heads"]),
+           (arch + ".attention.head_count_kv", g.U32, cfg["num_key_value_heads"]),
+           (arch + ".attention.layer_norm_rms_epsilon", g.F32, cfg["rms_norm_eps"]),
+           (arch + ".attention.key_length", g.U32, cfg["head_dim"]),
+           (arch + ".attention.value_length", g.U32, cfg["head_dim"]),
+           (arch + ".attention.sliding_window", g.U32, cfg["sliding_window"])]
+    if arch == "gemma2":
+        kvs += [(arch + ".attn_logit_softcapping", g.F32, cfg["attn_logit_softcapping"]),
+                (arch + ".final_logit_softcapping", g.F32, cfg["final_logit_softcapping"])]
+    else:
+        kvs.append((arch + ".rope.freq_base", g.F32, float(cfg["rope_theta"])))
+        scaling = cfg.get("rope_scaling")
+        if scaling and scaling.get("rope_type") == "linear":
+            kvs += [(arch + ".rope.scaling.type", g.STRING, "linear"),
+                    (arch + ".rope.scaling.factor", g.F32, float(scaling["factor"]))]
+    tensors = []
+    for name, t in stored.items():
+        t = t.to(torch.float32)
+        if name.endswith("norm.weight"):
+            t = t + 1
+        if name in GGUF_TENSORS:
+            gname = GGUF_TENSORS[name]
+        else:
+            parts = name.split(".")
+            gname = f"blk.{parts[2]}.{GEMMA_LAYER['.'.join(parts[3:-1])]}.{parts[-1]}"
+        tensors.append((gname, list(t.shape), t.contiguous().numpy().tobytes()))
+    g.write_gguf(path, kvs, tensors)
+
+
 # ---- GGUF as llama.cpp's convert_hf_to_gguf.py writes it ------------------------
 
 GGUF_TENSORS = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
@@ -503,7 +701,7 @@ def expected_for(forward):
     return out
 
 
-def write_model(root, name, cfg, stored, forward, shards=1):
+def write_model(root, name, cfg, stored, forward, shards=1, gguf=True):
     folder = os.path.join(root, name)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "config.json"), "w") as f:
@@ -522,7 +720,11 @@ def write_model(root, name, cfg, stored, forward, shards=1):
         expected = expected_for(forward)
     with open(os.path.join(folder, "expected.json"), "w") as f:
         json.dump({"arch": name, "prompts": expected}, f)
-    if "num_hidden_layers" in cfg:  # the Llama family: also as llama.cpp's GGUF, beside the folder
+    if not gguf:
+        return
+    if cfg["model_type"] in ("gemma2", "gemma3_text"):
+        write_gemma_gguf(os.path.join(root, name + ".gguf"), cfg, stored)
+    elif "num_hidden_layers" in cfg:  # the Llama family: also as llama.cpp's GGUF, beside the folder
         write_llama_gguf(os.path.join(root, name + ".gguf"), cfg, stored)
 
 
@@ -541,7 +743,11 @@ def main():
     write_model(root, "qwen3", *qwen3_model(gen))
     write_model(root, "smollm2", *smollm2_model(gen))
     write_model(root, "phi3", *phi3_model(gen))
-    print(f"wrote {', '.join(ARCHS)} checkpoints (and the Llama family's GGUF files) and expectations to {root}")
+    write_model(root, "gemma2", *gemma2_model(gen))
+    write_model(root, "gemma3", *gemma3_model(gen))
+    write_model(root, "gemma3_types", *gemma3_layer_types_model(gen), gguf=False)
+    write_model(root, "mistral_window", *mistral_window_model(gen), gguf=False)
+    print(f"wrote {', '.join(ARCHS)} checkpoints (and the Llama family's and Gemma's GGUF files) and expectations to {root}")
     return 0
 
 

@@ -1,7 +1,8 @@
 // Checks Plimsoll against hf_reference.py's expectations: loads each tiny HF
 // checkpoint, compares logits and greedy tokens of the reference and batched forwards.
 // Usage: hf_reference_check DIR   (DIR holds gpt2/, bloom/, llama/, qwen2/, llama3/,
-// mistral/, qwen3/, smollm2/, phi3/ and the Llama family's <arch>.gguf)
+// mistral/, qwen3/, smollm2/, phi3/, gemma2/, gemma3/, gemma3_types/, mistral_window/
+// and the Llama family's and Gemma's <arch>.gguf)
 // Tolerance: |logit - expected| <= kTolerance. The expectations are computed in
 // float64 on the weights as stored; Plimsoll computes in f32, so the two differ
 // by f32 rounding (~6e-8 relative per operation), which through two layers of
@@ -187,10 +188,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   int failed = 0, passed = 0;
-  for (const char* arch : {"gpt2", "bloom", "llama", "qwen2", "llama3", "mistral", "qwen3", "smollm2", "phi3"}) {
+  for (const char* arch : {"gpt2", "bloom", "llama", "qwen2", "llama3", "mistral", "qwen3", "smollm2", "phi3",
+                           "gemma2", "gemma3", "gemma3_types", "mistral_window"}) {
     const std::string dir = std::string(argv[1]) + "/" + arch;
     (plimsoll::check_model(dir, dir) ? passed : failed)++;
-    // The Llama family also as llama.cpp's converter writes it (hf_reference.py's write_llama_gguf).
+    // The Llama family and Gemma also as llama.cpp's converter writes them (write_llama_gguf, write_gemma_gguf).
     if (std::filesystem::exists(dir + ".gguf")) (plimsoll::check_model(dir + ".gguf", dir) ? passed : failed)++;
   }
   std::printf("%d passed, %d failed\n", passed, failed);

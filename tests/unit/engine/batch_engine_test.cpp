@@ -218,6 +218,39 @@ TEST(BatchEngine, MatchesReferenceQwen2Style) {
   run_batched(c, model.tensors(), 1e-4f, 24, 16, 6);
 }
 
+// Gemma's switches: local layers (window 7, shorter than most prompts, so prefill
+// pieces straddle it) with their own RoPE base, soft-capped scores (every layer,
+// the scalar windowed kernel) and logits, post norms, GeGLU, qk-norm, query
+// scale, sqrt(dim) embeddings, head_dim != dim / heads; f32 and f16 KV.
+ModelConfig gemma_config(float attn_softcap) {
+  ModelConfig c = small_config();
+  c.arch = attn_softcap > 0 ? "gemma2" : "gemma3";
+  c.n_layers = 3;
+  c.head_dim_override = 24;
+  c.rope_layout = RopeLayout::kHalfSplit;
+  c.ffn = FfnKind::kGeGlu;
+  c.post_norms = c.embed_scale = c.tied_embeddings = true;
+  c.qk_norm = attn_softcap == 0;
+  c.query_scale = 0.3f;
+  c.attn_softcap = attn_softcap;
+  c.final_softcap = 5.0f;
+  c.sliding_window = 7;
+  c.local_layers = {1, 0, 1};
+  c.rope_theta_local = attn_softcap > 0 ? 0.0f : 100.0f;
+  c.rope_theta = 1e6f;
+  return c;
+}
+
+TEST(BatchEngine, MatchesReferenceGemmaSlidingWindowAndSoftcaps) {
+  for (float cap : {0.0f, 2.0f}) {
+    const ModelConfig c = gemma_config(cap);
+    testing::RandomDecoder model(c, 24, /*fused_qkv=*/false);
+    SCOPED_TRACE(c.arch);
+    run_batched(c, model.tensors(), 1e-4f, 24, 4, 6);
+    run_batched(c, model.tensors(), 1e-2f, 40, 16, 6, DType::kF16);
+  }
+}
+
 // Prompt logprobs: with want_all_logits every prompt token's row reaches the
 // sink (all but the returned one of the last chunk), equal to the reference
 // forward's logits at that position; chunks of 7 tokens, 3 rows per head

@@ -1,5 +1,5 @@
 // Test helper: a random f32 TensorStore for any ModelConfig (GPT-2, BLOOM,
-// Llama-family switches), under GGUF names, q/k/v fused or split.
+// Llama-family and Gemma switches), under GGUF names, q/k/v fused or split.
 #pragma once
 
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/model_config.h"
+#include "core/model_config.h"
 #include "formats/tensor_store.h"
 
 namespace plimsoll::testing {
@@ -16,7 +16,7 @@ namespace plimsoll::testing {
 class RandomDecoder {
  public:
   RandomDecoder(const ModelConfig& c, uint64_t seed, bool fused_qkv) : c_(c), rng_(seed) {
-    const int64_t d = c.dim, kv = c.kv_dim(), f = c.ffn_dim;
+    const int64_t d = c.dim, q = c.q_dim(), kv = c.kv_dim(), f = c.ffn_dim;
     matrix("token_embd.weight", c.vocab_size, d);
     if (c.positions == PositionKind::kLearned) matrix("position_embd.weight", c.max_seq_len, d, 0.3f);
     if (c.embed_norm) norm("token_embd_norm", true);
@@ -26,17 +26,23 @@ class RandomDecoder {
       const std::string p = "blk." + std::to_string(l) + ".";
       norm(p + "attn_norm", c.norm_has_bias());
       if (fused_qkv) {
-        linear(p + "attn_qkv", d + 2 * kv, d, c.qkv_bias);
+        linear(p + "attn_qkv", q + 2 * kv, d, c.qkv_bias);
       } else {
-        linear(p + "attn_q", d, d, c.qkv_bias);
+        linear(p + "attn_q", q, d, c.qkv_bias);
         linear(p + "attn_k", kv, d, c.qkv_bias);
         linear(p + "attn_v", kv, d, c.qkv_bias);
       }
-      linear(p + "attn_output", d, d, c.out_bias);
+      if (c.qk_norm) {
+        add(p + "attn_q_norm.weight", {c.head_dim()}, uniform(c.head_dim(), 1.0f, 0.2f));
+        add(p + "attn_k_norm.weight", {c.head_dim()}, uniform(c.head_dim(), 1.0f, 0.2f));
+      }
+      linear(p + "attn_output", d, q, c.out_bias);
+      if (c.post_norms) norm(p + "post_attention_norm", false);
       norm(p + "ffn_norm", c.norm_has_bias());
-      if (c.ffn == FfnKind::kSwiGlu) linear(p + "ffn_gate", f, d, c.ffn_bias);
+      if (c.ffn_gated()) linear(p + "ffn_gate", f, d, c.ffn_bias);
       linear(p + "ffn_up", f, d, c.ffn_bias);
       linear(p + "ffn_down", d, f, c.ffn_bias);
+      if (c.post_norms) norm(p + "post_ffw_norm", false);
     }
   }
   const TensorStore& tensors() const { return store_; }

@@ -3,6 +3,7 @@
 // and Qwen3 GGUF files, Qwen3's head_dim and qk-norm) load as described.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "formats/architecture.h"
@@ -40,8 +41,8 @@ TEST(Architecture, EveryDescriptionIsConsistent) {
     }
   }
   EXPECT_EQ(architecture_for_gguf("mistral"), nullptr);  // llama.cpp writes Mistral as "llama"
-  EXPECT_EQ(gguf_architecture_names(), "llama, qwen2, qwen3, phi3, gpt2, bloom");
-  EXPECT_EQ(hf_model_type_names(), "llama, mistral, qwen2, qwen3, phi3, gpt2, bloom");
+  EXPECT_EQ(gguf_architecture_names(), "llama, qwen2, qwen3, phi3, gpt2, bloom, gemma2, gemma3");
+  EXPECT_EQ(hf_model_type_names(), "llama, mistral, qwen2, qwen3, phi3, gpt2, bloom, gemma2, gemma3_text");
 }
 
 TEST(Architecture, ExpectedTensorsFollowTheSwitches) {
@@ -133,7 +134,9 @@ TEST(Architecture, Phi3ConfigJson) {
   auto c = config_from_hf(*parse_json_text(R"({"model_type": "phi3", "sliding_window": 2047, "max_position_embeddings": 4096, )" + kLlamaBase + "}", "config.json"));
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->arch, "phi3");
-  EXPECT_EQ(c->max_seq_len, 2047);  // the window caps the context: exact up to it
+  EXPECT_EQ(c->max_seq_len, 4096);  // the window masks older positions in every layer, the context stays
+  EXPECT_EQ(c->sliding_window, 2047);
+  EXPECT_EQ(c->window_of(0), 2047);
   auto partial = config_from_hf(*parse_json_text(R"({"model_type": "phi3", "partial_rotary_factor": 0.75, )" + kLlamaBase + "}", "config.json"));
   ASSERT_FALSE(partial.ok());
   EXPECT_NE(partial.error().message.find("field 'partial_rotary_factor' is 0.75"), std::string::npos) << partial.error().message;
@@ -238,9 +241,142 @@ TEST(Architecture, UnknownGgufArchitectureListsTheKnownOnes) {
   auto m = parse_model({bytes.data(), bytes.size()}, "m.gguf");
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, ErrorCode::kUnsupported);
-  EXPECT_NE(m.error().message.find("m.gguf: architecture 'mamba' is not supported (llama, qwen2, qwen3, phi3, gpt2, bloom)"),
+  EXPECT_NE(m.error().message.find("m.gguf: architecture 'mamba' is not supported (llama, qwen2, qwen3, phi3, gpt2, bloom, gemma2, gemma3)"),
             std::string::npos)
       << m.error().message;
+}
+
+const std::string kGemmaBase =
+    R"("hidden_size": 32, "num_hidden_layers": 7, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 16, "intermediate_size": 16, "vocab_size": 10)";
+
+TEST(Architecture, Gemma2ConfigJsonDefaults) {
+  auto c = config_from_hf(*parse_json_text(R"({"model_type": "gemma2", )" + kGemmaBase + "}", "config.json"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->arch, "gemma2");
+  EXPECT_EQ(c->ffn, FfnKind::kGeGlu);
+  EXPECT_TRUE(c->post_norms && c->embed_scale && c->tied_embeddings);
+  EXPECT_FALSE(c->qk_norm);
+  EXPECT_EQ(c->q_dim(), 64);                          // head_dim 16 x 4 heads != hidden 32
+  EXPECT_FLOAT_EQ(c->attention_scale(), 1.0f / 16);   // Gemma2Config: query_pre_attn_scalar 256
+  EXPECT_FLOAT_EQ(c->attn_softcap, 50.0f);            // Gemma2Config's defaults
+  EXPECT_FLOAT_EQ(c->final_softcap, 30.0f);
+  EXPECT_EQ(c->sliding_window, 4096);
+  EXPECT_EQ(c->window_of(0), 4096);                   // every other layer from 0 is local
+  EXPECT_EQ(c->window_of(1), 0);
+  EXPECT_EQ(c->window_of(6), 4096);
+  EXPECT_FALSE(c->local_rope(0));                     // one RoPE base for every layer
+  auto capped = config_from_hf(*parse_json_text(
+      R"({"model_type": "gemma2", "attn_logit_softcapping": null, "final_logit_softcapping": 20, "query_pre_attn_scalar": 144, )" +
+          kGemmaBase + "}", "config.json"));
+  ASSERT_TRUE(capped.ok()) << capped.error().message;
+  EXPECT_EQ(capped->attn_softcap, 0.0f);
+  EXPECT_FLOAT_EQ(capped->final_softcap, 20.0f);
+  EXPECT_FLOAT_EQ(capped->attention_scale(), 1.0f / 12);
+  auto act = config_from_hf(*parse_json_text(R"({"model_type": "gemma2", "hidden_activation": "relu", )" + kGemmaBase + "}", "config.json"));
+  ASSERT_FALSE(act.ok());
+  EXPECT_NE(act.error().message.find("config.json: field 'hidden_activation' is 'relu'"), std::string::npos) << act.error().message;
+}
+
+TEST(Architecture, Gemma3ConfigJsonLayersAndRope) {
+  auto c = config_from_hf(*parse_json_text(
+      R"({"model_type": "gemma3_text", "sliding_window": 512, "rope_scaling": {"rope_type": "linear", "factor": 8.0}, )" +
+          kGemmaBase + "}", "config.json"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->arch, "gemma3");
+  EXPECT_TRUE(c->qk_norm);
+  EXPECT_EQ(c->attn_softcap, 0.0f);
+  EXPECT_EQ(c->final_softcap, 0.0f);
+  for (int64_t l = 0; l < 7; ++l) EXPECT_EQ(c->window_of(l), l == 5 ? 0 : 512) << l;  // 5 local : 1 global
+  EXPECT_FLOAT_EQ(c->rope_theta, 1e6f);               // Gemma3TextConfig's defaults
+  EXPECT_FLOAT_EQ(c->rope_theta_local, 1e4f);
+  EXPECT_FLOAT_EQ(c->rope_freq_scale, 0.125f);        // global layers only
+  EXPECT_TRUE(c->local_rope(0));
+  EXPECT_FALSE(c->local_rope(5));
+  auto types = config_from_hf(*parse_json_text(
+      R"({"model_type": "gemma3_text", "layer_types": ["full_attention", "sliding_attention"], )" + kGemmaBase + "}",
+      "config.json"));
+  ASSERT_FALSE(types.ok());
+  EXPECT_NE(types.error().message.find("field 'layer_types' must list one type per layer (7)"), std::string::npos)
+      << types.error().message;
+  auto params = config_from_hf(*parse_json_text(
+      R"({"model_type": "gemma3_text", "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1000000.0}, "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}, )" +
+          kGemmaBase + "}", "config.json"));
+  ASSERT_TRUE(params.ok()) << params.error().message;
+  EXPECT_FLOAT_EQ(params->rope_freq_scale, 0.25f);
+  EXPECT_FLOAT_EQ(params->rope_theta_local, 1e4f);
+  auto bias = config_from_hf(*parse_json_text(R"({"model_type": "gemma3_text", "attention_bias": true, )" + kGemmaBase + "}", "config.json"));
+  ASSERT_FALSE(bias.ok());
+  EXPECT_EQ(bias.error().code, ErrorCode::kUnsupported);
+}
+
+// A one-layer Gemma GGUF as llama.cpp's converter writes it (no output.weight: tied).
+std::vector<std::byte> gemma_gguf(const std::string& arch, int64_t layers, bool window_key) {
+  testing::TinySpec s;
+  GgufWriter w;
+  const int64_t d = 8, heads = 2, hd = 6, q = heads * hd, kv = hd, f = 16;
+  (void)w.set("general.architecture", GgufValue(arch));
+  (void)w.set(arch + ".context_length", GgufValue(uint32_t(16)));
+  (void)w.set(arch + ".embedding_length", GgufValue(uint32_t(d)));
+  (void)w.set(arch + ".feed_forward_length", GgufValue(uint32_t(f)));
+  (void)w.set(arch + ".block_count", GgufValue(uint32_t(layers)));
+  (void)w.set(arch + ".attention.head_count", GgufValue(uint32_t(heads)));
+  (void)w.set(arch + ".attention.head_count_kv", GgufValue(uint32_t(1)));
+  (void)w.set(arch + ".attention.key_length", GgufValue(uint32_t(hd)));
+  (void)w.set(arch + ".attention.layer_norm_rms_epsilon", GgufValue(1e-6f));
+  if (window_key) (void)w.set(arch + ".attention.sliding_window", GgufValue(uint32_t(3)));
+  int seed = 0;
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, bool f32 = false) {
+    testing::tiny_add(w, s, name, std::move(shape), f32, seed++);
+  };
+  add("token_embd.weight", {s.vocab, d});
+  add("output_norm.weight", {d}, true);
+  for (int64_t l = 0; l < layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    add(p + "attn_norm.weight", {d}, true);
+    add(p + "attn_q.weight", {q, d});
+    add(p + "attn_k.weight", {kv, d});
+    add(p + "attn_v.weight", {kv, d});
+    if (arch == "gemma3") {
+      add(p + "attn_q_norm.weight", {hd}, true);
+      add(p + "attn_k_norm.weight", {hd}, true);
+    }
+    add(p + "attn_output.weight", {d, q});
+    add(p + "post_attention_norm.weight", {d}, true);
+    add(p + "ffn_norm.weight", {d}, true);
+    add(p + "ffn_gate.weight", {f, d});
+    add(p + "ffn_up.weight", {f, d});
+    add(p + "ffn_down.weight", {d, f});
+    add(p + "post_ffw_norm.weight", {d}, true);
+  }
+  return w.to_bytes().value();
+}
+
+TEST(Architecture, GemmaGgufKeysAsLlamaCppReadsThem) {
+  auto bytes = gemma_gguf("gemma2", 2, false);
+  auto m = parse_model({bytes.data(), bytes.size()}, "g2.gguf");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->config.arch, "gemma2");
+  EXPECT_TRUE(m->config.tied_embeddings);
+  EXPECT_EQ(m->config.rope_layout, RopeLayout::kHalfSplit);
+  EXPECT_EQ(m->config.sliding_window, 4096);  // llama.cpp's defaults without the keys
+  EXPECT_FLOAT_EQ(m->config.attn_softcap, 50.0f);
+  EXPECT_FLOAT_EQ(m->config.final_softcap, 30.0f);
+  EXPECT_FLOAT_EQ(m->config.attention_scale(), 1.0f / std::sqrt(6.0f));  // 1/sqrt(head_dim)
+  EXPECT_EQ(m->config.window_of(0), 4096);
+  EXPECT_EQ(m->config.window_of(1), 0);
+
+  bytes = gemma_gguf("gemma3", 7, true);
+  m = parse_model({bytes.data(), bytes.size()}, "g3.gguf");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_TRUE(m->config.qk_norm);
+  EXPECT_EQ(m->config.attn_softcap, 0.0f);
+  EXPECT_FLOAT_EQ(m->config.rope_theta_local, 10000.0f);
+  for (int64_t l = 0; l < 7; ++l) EXPECT_EQ(m->config.window_of(l), l == 5 ? 0 : 3) << l;
+
+  bytes = gemma_gguf("gemma3", 1, false);  // llama.cpp requires gemma3's window
+  m = parse_model({bytes.data(), bytes.size()}, "g3.gguf");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("gemma3.attention.sliding_window"), std::string::npos) << m.error().message;
 }
 
 }  // namespace

@@ -140,7 +140,9 @@ TEST(HfModel, LlamaFamilyConfigs) {
   EXPECT_EQ(q->max_seq_len, 32768);
   auto mi = config_from_hf(*parse_json_text(R"({"model_type": "mistral", "sliding_window": 4096, )" + base + "}", "config.json"));
   ASSERT_TRUE(mi.ok()) << mi.error().message;
-  EXPECT_EQ(mi->max_seq_len, 4096);
+  EXPECT_EQ(mi->max_seq_len, 131072);  // MistralConfig's default: the window does not cap the context
+  EXPECT_EQ(mi->sliding_window, 4096);
+  EXPECT_EQ(mi->window_of(0), 4096);
   EXPECT_FALSE(mi->qkv_bias);
   auto scaled = config_from_hf(*parse_json_text(R"({"model_type": "llama", "rope_scaling": {"type": "yarn", "factor": 4}, )" + base + "}", "config.json"));
   ASSERT_FALSE(scaled.ok());

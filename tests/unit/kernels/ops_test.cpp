@@ -259,6 +259,60 @@ TEST(Ops, AttendMatchesTwoPassSoftmaxOnEveryIsa) {
   }
 }
 
+// attend_window_scalar(): positions first..n_pos-1 only, scores soft-capped
+// (cap * tanh(score / cap)) or not, against a two-pass softmax in double; with
+// first 0 and no cap it is attend_scalar exactly.
+TEST(Ops, AttendWindowScalarMatchesTwoPassSoftmax) {
+  const int64_t bt = 16, n_blocks = 9, hd = 16, group = 3, kv_dim = 2 * hd, stride = 2 * bt * kv_dim;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    const KvArena arena(random_floats(n_blocks * stride, 7u, 1.f), dtype);
+    const std::vector<int32_t> blocks = {4, 0, 7, 2, 8, 1, 6, 3, 5};
+    const std::vector<float> q = random_floats(group * hd, 8u, 3.f);
+    PagedKv kv = arena.paged(hd, bt * kv_dim + hd);
+    kv.blocks = blocks.data();
+    kv.block_stride = stride;
+    kv.block_tokens = bt;
+    kv.pos_stride = kv_dim;
+    const float* keys = arena.values.data() + hd;
+    const float* values = arena.values.data() + bt * kv_dim + hd;
+    const float scale = 0.3f;
+    for (int64_t n_pos : {1, 17, 100}) {
+      for (int64_t first : {int64_t{0}, n_pos / 2, n_pos - 1}) {
+        for (float cap : {0.0f, 1.5f}) {
+          std::vector<double> want(static_cast<size_t>(group * hd), 0.0);
+          for (int64_t g = 0; g < group; ++g) {
+            std::vector<double> s(static_cast<size_t>(n_pos), 0.0);
+            double max_s = -1e300, sum = 0;
+            for (int64_t p = first; p < n_pos; ++p) {
+              const float* k = keys + blocks[size_t(p / bt)] * stride + (p % bt) * kv_dim;
+              double dot = 0;
+              for (int64_t d = 0; d < hd; ++d) dot += double(q[size_t(g * hd + d)]) * k[d];
+              s[size_t(p)] = cap > 0 ? cap * std::tanh(dot * scale / cap) : dot * scale;
+              max_s = std::max(max_s, s[size_t(p)]);
+            }
+            for (int64_t p = first; p < n_pos; ++p) sum += (s[size_t(p)] = std::exp(s[size_t(p)] - max_s));
+            for (int64_t p = first; p < n_pos; ++p) {
+              const float* v = values + blocks[size_t(p / bt)] * stride + (p % bt) * kv_dim;
+              for (int64_t d = 0; d < hd; ++d) want[size_t(g * hd + d)] += s[size_t(p)] / sum * v[d];
+            }
+          }
+          std::vector<float> out(static_cast<size_t>(group * hd), -1.f);
+          attend_window_scalar(q.data(), group, hd, kv, first, n_pos, scale, cap, out.data());
+          for (size_t i = 0; i < out.size(); ++i) {
+            ASSERT_NEAR(out[i], want[i], 2e-5) << dtype_name(dtype) << " n_pos " << n_pos << " first " << first
+                                               << " cap " << cap << " i " << i;
+          }
+          if (first == 0 && cap == 0.0f) {
+            std::vector<float> plain(out.size());
+            attend_scalar(q.data(), group, hd, kv, n_pos, scale, nullptr, plain.data());
+            EXPECT_EQ(plain, out);
+          }
+        }
+      }
+    }
+  }
+}
+
 // attend_causal() (consecutive query rows of one sequence) on every ISA path,
 // over f32 and f16 KV, against attend_scalar row by row: rows around the
 // 16-row blocks, runs that start mid-sequence, blocks of 5 positions (chunks
