@@ -1,5 +1,8 @@
-// ThreadPool implementation: a job generation counter and a pending count,
-// both atomics; waiters spin briefly, then sleep with atomic::wait (a futex).
+// ThreadPool implementation: a job is cut into chunks that the caller and the
+// workers claim one at a time from one atomic word (the job's generation, its
+// chunk count and the next chunk), so a worker the OS has not scheduled yet
+// holds up nothing: the threads that run take its chunks. Waiters spin
+// briefly, then sleep with atomic::wait (a futex).
 #include "core/thread_pool.h"
 
 #include <sched.h>
@@ -42,10 +45,15 @@ T wait_for_change(const std::atomic<T>& value, T old) {
   }
 }
 
+// The claim word: job generation (bits 32-63), chunk count (16-31), next chunk (0-15).
+constexpr uint64_t kChunkMask = 0xFFFF;
+inline uint64_t next_chunk(uint64_t s) { return s & kChunkMask; }
+inline uint64_t chunk_count(uint64_t s) { return (s >> 16) & kChunkMask; }
+
 }  // namespace
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)) {
-  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -62,15 +70,22 @@ int ThreadPool::hardware_threads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-void ThreadPool::run_chunk(int index) {
-  const int64_t n_grains = (n_ + grain_ - 1) / grain_;
-  const int64_t per = n_grains / n_threads_;
-  const int64_t extra = n_grains % n_threads_;
-  const int64_t g0 = index * per + std::min<int64_t>(index, extra);
-  const int64_t g1 = g0 + per + (index < extra ? 1 : 0);
-  const int64_t begin = std::min(n_, g0 * grain_);
-  const int64_t end = std::min(n_, g1 * grain_);
-  if (begin < end) (*fn_)(begin, end);
+// Claims and runs chunks of the current job until none is left. The job's fields
+// are read only after a claim succeeded: the caller rewrites them only once every
+// claimed chunk is done.
+void ThreadPool::run_chunks() {
+  uint64_t s = claim_.load(std::memory_order_acquire);
+  for (;;) {
+    if (next_chunk(s) >= chunk_count(s)) return;
+    if (!claim_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+    const int64_t chunk = static_cast<int64_t>(next_chunk(s)), n_chunks = static_cast<int64_t>(chunk_count(s));
+    const int64_t n_grains = (n_ + grain_ - 1) / grain_;
+    const int64_t begin = std::min(n_, chunk * n_grains / n_chunks * grain_);
+    const int64_t end = std::min(n_, (chunk + 1) * n_grains / n_chunks * grain_);
+    if (begin < end) (*fn_)(begin, end);
+    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<int32_t>(n_chunks)) done_.notify_one();
+    s = claim_.load(std::memory_order_acquire);
+  }
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {
@@ -80,26 +95,29 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {
     fn(0, n);
     return;
   }
+  const int64_t n_grains = (n + grain - 1) / grain;
+  const auto n_chunks = static_cast<uint64_t>(std::min<int64_t>({n_grains, int64_t{n_threads_} * kChunksPerThread, int64_t{kChunkMask}}));
   fn_ = &fn;
   n_ = n;
   grain_ = grain;
-  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);  // publishes the job
+  done_.store(0, std::memory_order_relaxed);
+  job_ += 1;
+  claim_.store((job_ << 32) | (n_chunks << 16), std::memory_order_release);  // publishes the job
+  generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
-  run_chunk(0);
-  for (int32_t left = pending_.load(std::memory_order_acquire); left != 0;) {
-    left = wait_for_change(pending_, left);
+  run_chunks();
+  for (int32_t done = done_.load(std::memory_order_acquire); done != static_cast<int32_t>(n_chunks);) {
+    done = wait_for_change(done_, done);
   }
   fn_ = nullptr;
 }
 
-void ThreadPool::worker_loop(int index) {
+void ThreadPool::worker_loop() {
   uint32_t seen = 0;
   for (;;) {
     seen = wait_for_change(generation_, seen);
     if (stop_.load(std::memory_order_relaxed)) return;
-    run_chunk(index);
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+    run_chunks();
   }
 }
 

@@ -1,5 +1,8 @@
 // ThreadPool: a fixed set of worker threads that split a range of work with
-// the calling thread (which takes part). No allocation per call. Between jobs
+// the calling thread (which takes part). No allocation per call. The range is
+// cut into a few chunks per thread that each thread claims as it gets to them,
+// so a thread the OS has preempted (a loaded machine) delays a job by at most
+// the chunk it is running, never by a share fixed up front. Between jobs
 // a worker waits a short, bounded time awake (pauses, then yields: ~0.1-0.2 ms)
 // so the next parallel_for of the same forward pass starts without a futex
 // wake-up, then sleeps in the kernel: an idle pool uses no CPU.
@@ -37,9 +40,10 @@ class ThreadPool {
 
   int n_threads() const { return n_threads_; }
 
-  // Splits [0, n) into n_threads contiguous chunks, aligned to `grain`
-  // (chunk boundaries are multiples of grain), runs fn(begin, end) on each
-  // and returns when all are done. Not re-entrant; one caller at a time.
+  // Splits [0, n) into up to kChunksPerThread x n_threads contiguous chunks,
+  // aligned to `grain` (chunk boundaries are multiples of grain), runs
+  // fn(begin, end) on each (on whichever thread claims it first) and returns
+  // when all are done. Not re-entrant; one caller at a time.
   void parallel_for(int64_t n, int64_t grain, RangeFn fn);
 
   template <typename F>
@@ -56,19 +60,23 @@ class ThreadPool {
   // on an idle core; on a busy one the other threads run meanwhile).
   static constexpr int kPauseRounds = 64;
   static constexpr int kSpinRounds = 400;
+  static constexpr int kChunksPerThread = 4;
 
  private:
-  void worker_loop(int index);
-  void run_chunk(int index);
+  void worker_loop();
+  void run_chunks();
 
   int n_threads_;
   std::vector<std::thread> workers_;
   // Bumped (release) once per job and at shutdown; workers wait on it.
   std::atomic<uint32_t> generation_{0};
-  // Workers still running the current job; the caller waits on it.
-  std::atomic<int32_t> pending_{0};
+  // The claim word (thread_pool.cpp): job number, chunk count, next chunk to run.
+  std::atomic<uint64_t> claim_{0};
+  // Chunks of the current job finished; the caller waits for all of them.
+  std::atomic<int32_t> done_{0};
   std::atomic<bool> stop_{false};
-  // The current job, written by the caller before bumping generation_.
+  uint64_t job_ = 0;  // the caller's job counter (claim_'s high bits)
+  // The current job, written by the caller before publishing it in claim_.
   const RangeFn* fn_ = nullptr;
   int64_t n_ = 0;
   int64_t grain_ = 1;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 namespace plimsoll {
@@ -30,6 +32,38 @@ TEST(ThreadPool, ManyRoundsInARow) {
     pool.parallel_for(100, 1, [&](int64_t b, int64_t e) { sum += e - b; });
   }
   EXPECT_EQ(sum.load(), 200000);
+}
+
+// A worker that is stuck (as one the OS does not schedule on a loaded machine)
+// holds up only the chunk it is running: the caller runs every other chunk,
+// including those a fixed split would have given the worker (a fixed split of 2
+// threads leaves half the range to the worker: the last check fails).
+TEST(ThreadPool, CallerTakesTheChunksOfAStuckWorker) {
+  ThreadPool pool(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  constexpr int64_t kN = 64;
+  std::atomic<int64_t> caller_items{0}, worker_items{0};
+  std::atomic<bool> others_done_in_time{true};
+  auto fn = [&](int64_t b, int64_t e) {
+    if (std::this_thread::get_id() == caller) {
+      caller_items += e - b;
+      return;
+    }
+    // The worker's chunk waits (with a deadline) until the caller has run all the others.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (caller_items.load() + (e - b) < kN) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        others_done_in_time = false;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    worker_items += e - b;
+  };
+  pool.parallel_for(kN, 1, fn);
+  EXPECT_TRUE(others_done_in_time.load());
+  EXPECT_EQ(caller_items.load() + worker_items.load(), kN);
+  EXPECT_LE(worker_items.load(), kN / (2 * ThreadPool::kChunksPerThread));  // one chunk at most
 }
 
 }  // namespace
