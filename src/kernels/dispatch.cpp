@@ -11,6 +11,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#endif
 
 #include "kernels/isa_table.h"
 
@@ -60,19 +66,33 @@ bool cpu_has(Isa isa) {
       return false;
 #endif
     case Isa::kAmx: return cpu_has(Isa::kAvx512) && amx_usable();
+    case Isa::kNeon:
+#if defined(__aarch64__)
+      return true;  // Advanced SIMD is part of the AArch64 baseline
+#else
+      return false;
+#endif
+    case Isa::kNeonDot:
+#if defined(__aarch64__) && defined(__linux__)
+      return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#else
+      return false;
+#endif
   }
   return false;
 }
 
 Isa best_isa() {
   if (const char* env = std::getenv("PLIMSOLL_ISA")) {
-    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
+    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx, Isa::kNeon, Isa::kNeonDot}) {
       if (std::strcmp(env, isa_name(isa)) == 0 && cpu_has(isa)) return isa;
     }
   }
   if (cpu_has(Isa::kAmx)) return Isa::kAmx;
   if (cpu_has(Isa::kAvx512)) return Isa::kAvx512;
   if (cpu_has(Isa::kAvx2)) return Isa::kAvx2;
+  if (cpu_has(Isa::kNeonDot)) return Isa::kNeonDot;
+  if (cpu_has(Isa::kNeon)) return Isa::kNeon;
   return Isa::kScalar;
 }
 
@@ -155,6 +175,34 @@ IsaTable avx512_table() { return scalar_table(); }
 IsaTable amx_table() { return scalar_table(); }
 #endif
 
+#if defined(__aarch64__)
+// NEON: its row kernels (K-quants: the scalar twins), panels for Q8_0/Q4_0 and float
+// weights, ops and attention; NEON + dotprod: the same with SDOT in the integer dots.
+IsaTable neon_table() {
+  IsaTable t;
+  t.rows = &neon_row_kernels();
+  t.panels[0] = &neon_panel_kernels();
+  t.dot_f32 = neon_dot_f32;
+  t.axpy_f32 = neon_axpy_f32;
+  t.swiglu = neon_swiglu;
+  t.sum_exp = neon_sum_exp;
+  t.f32_to_f16_row = neon_f32_to_f16_row;
+  t.attend = neon_attend;
+  t.attend_causal = neon_attend_causal;
+  return t;
+}
+
+IsaTable neon_dot_table() {
+  IsaTable t = neon_table();
+  t.rows = &neon_dot_row_kernels();
+  t.panels[0] = &neon_dot_panel_kernels();
+  return t;
+}
+#else
+IsaTable neon_table() { return scalar_table(); }
+IsaTable neon_dot_table() { return scalar_table(); }
+#endif
+
 }  // namespace
 
 // AMX-BF16 (TDPBF16PS) and AVX512-BF16 (the float kernels' conversions) on top of AMX-INT8's checks.
@@ -179,6 +227,8 @@ const char* isa_name(Isa isa) {
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512: return "avx512";
     case Isa::kAmx: return "amx";
+    case Isa::kNeon: return "neon";
+    case Isa::kNeonDot: return "neon-dotprod";
   }
   return "unknown";
 }
@@ -203,6 +253,14 @@ const IsaTable& isa_table(Isa isa) {
     }
     case Isa::kAmx: {
       static const IsaTable t = amx_table();
+      return t;
+    }
+    case Isa::kNeon: {
+      static const IsaTable t = neon_table();
+      return t;
+    }
+    case Isa::kNeonDot: {
+      static const IsaTable t = neon_dot_table();
       return t;
     }
     case Isa::kScalar: break;

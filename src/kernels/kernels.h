@@ -82,9 +82,9 @@ void axpy_f32(float* y, float a, const float* x, int64_t n);
 void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
 
 // ---- dispatch --------------------------------------------------------------
-enum class Isa { kScalar, kAvx2, kAvx512, kAmx };
+enum class Isa { kScalar, kAvx2, kAvx512, kAmx, kNeon, kNeonDot };
 Isa active_isa();                  // what matmul uses now
-const char* isa_name(Isa isa);     // "scalar", "avx2", "avx512", "amx"
+const char* isa_name(Isa isa);     // "scalar", "avx2", "avx512", "amx", "neon", "neon-dotprod"
 // Default: the best the CPU has, or the environment's PLIMSOLL_ISA (an isa_name)
 // if the CPU has that. kAvx2 needs AVX2+FMA+F16C (Q8_0/Q4_0 batches of kAvx2PanelMinTokens+
 // and float batches of kAvx2PanelMinTokensFloat+ take its panel kernels); kAvx512 also needs AVX-512
@@ -94,7 +94,9 @@ const char* isa_name(Isa isa);     // "scalar", "avx2", "avx512", "amx"
 // it is kAvx512 plus AMX-INT8 for Q8_0/Q4_0/Q4_K/Q6_K weights at kAmxMinTokens
 // tokens or more (and AMX-BF16 for float weights at kAmxBf16MinTokens+ (F32:
 // kAmxBf16MinTokensF32+), or kPanelTokens+ on rows of kAmxBf16WideCols+ columns,
-// where amx_bf16_usable()).
+// where amx_bf16_usable()). On AArch64: kNeon (every AArch64 CPU; Q8_0/Q4_0 batches of
+// kNeonPanelMinTokens+ and float batches of kNeonPanelMinTokensFloat+ take its panels),
+// kNeonDot its SDOT twin where the kernel reports dotprod (HWCAP_ASIMDDP).
 // Process-wide (not per thread).
 // Forces a path (tests, benchmarks); returns false if the CPU lacks it.
 bool set_isa(Isa isa);

@@ -1,5 +1,5 @@
 // The internal contract between the matmul driver (matmul.cpp) and the
-// per-ISA kernels (scalar/, x86/): row kernels (one weight row x a few tokens)
+// per-ISA kernels (scalar/, x86/, arm/): row kernels (one weight row x a few tokens)
 // and tile kernels (kRowTile rows x kTokenTile tokens over prepared activations).
 #pragma once
 
@@ -138,6 +138,18 @@ inline constexpr int64_t kAvx2PanelMinTokens = 2;
 inline constexpr int64_t kAvx2PanelMinTokensFloat = 4;
 const PanelKernels& avx2_panel_kernels();
 
+// AArch64: NEON row and panel kernels (arm/matmul_neon.cpp; the baseline) and the same
+// with SDOT (arm/matmul_neon_dot.cpp; needs dotprod, HWCAP_ASIMDDP). Rows: F32/F16/BF16/
+// Q8_0/Q4_0 (K-quants: the scalar twins); panels: Q8_0/Q4_0 from kNeonPanelMinTokens
+// tokens, F32/F16/BF16 from kNeonPanelMinTokensFloat (below: the row kernels).
+// aarch64 builds only.
+inline constexpr int64_t kNeonPanelMinTokens = 2;
+inline constexpr int64_t kNeonPanelMinTokensFloat = 4;
+const RowKernels& neon_row_kernels();
+const PanelKernels& neon_panel_kernels();
+const RowKernels& neon_dot_row_kernels();
+const PanelKernels& neon_dot_panel_kernels();
+
 // The scalar twins of the ops with ISA paths (ops.cpp).
 float dot_f32_scalar(const float* a, const float* b, int64_t n);
 void axpy_f32_scalar(float* y, float a, const float* x, int64_t n);
@@ -155,6 +167,18 @@ double avx2_sum_exp(const float* x, int64_t n, float shift);
 void avx2_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
                  const float* slopes, float* out);
 void avx2_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
+                        int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride);
+
+// NEON twins of the ops and of attend / attend_causal (arm/ops_neon.cpp; aarch64
+// builds only; attention takes head_dim % 4 == 0, <= 512, else runs the scalar twin).
+float neon_dot_f32(const float* a, const float* b, int64_t n);
+void neon_axpy_f32(float* y, float a, const float* x, int64_t n);
+void neon_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
+void neon_swiglu(float* out, const float* gate, const float* up, int64_t n);
+double neon_sum_exp(const float* x, int64_t n, float shift);
+void neon_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
+                 const float* slopes, float* out);
+void neon_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
                         int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride);
 
 // AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).

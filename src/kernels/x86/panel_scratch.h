@@ -1,6 +1,6 @@
-// panel_scratch: the per-thread buffer a panel kernel (AMX, AVX-512 broadcast)
+// panel_scratch: the per-thread buffer a panel kernel (AMX, AVX-512 broadcast, NEON)
 // unpacks or widens its weight panel into. Header-only with internal linkage,
-// for the ISA-flagged kernel files.
+// for the ISA-flagged kernel files (ISA-neutral: the arm/ files use it too).
 #pragma once
 
 #include <cstddef>

@@ -61,5 +61,44 @@ TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
 }
 #endif
 
+#if defined(__aarch64__)
+// NEON: every AArch64 CPU has it; its own rows, panels (Q8_0/Q4_0 and float
+// weights), ops and attention. NEON + dotprod: the same ops and attention, SDOT
+// row and panel kernels.
+TEST(IsaTable, NeonTablesHoldTheNeonKernels) {
+  testing::IsaGuard guard;
+  ASSERT_TRUE(set_isa(Isa::kNeon));
+  EXPECT_STREQ(isa_name(Isa::kNeon), "neon");
+  EXPECT_STREQ(isa_name(Isa::kNeonDot), "neon-dotprod");
+  const IsaTable& t = active_table();
+  EXPECT_EQ(&t, &isa_table(Isa::kNeon));
+  EXPECT_EQ(t.rows, &neon_row_kernels());
+  EXPECT_EQ(t.tiles, nullptr);
+  ASSERT_EQ(t.panels[0], &neon_panel_kernels());
+  for (DType d : {DType::kQ8_0, DType::kQ4_0}) {
+    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kNeonPanelMinTokens) << dtype_name(d);
+  }
+  for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
+    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kNeonPanelMinTokensFloat) << dtype_name(d);
+  }
+  // K-quants: the scalar twins' row kernels
+  EXPECT_EQ(t.rows->fn[static_cast<int>(DType::kQ4_K)], scalar_row_kernels().fn[static_cast<int>(DType::kQ4_K)]);
+  EXPECT_NE(t.rows->fn[static_cast<int>(DType::kQ8_0)], scalar_row_kernels().fn[static_cast<int>(DType::kQ8_0)]);
+  EXPECT_EQ(t.dot_f32, neon_dot_f32);
+  EXPECT_EQ(t.axpy_f32, neon_axpy_f32);
+  EXPECT_EQ(t.swiglu, neon_swiglu);
+  EXPECT_EQ(t.sum_exp, neon_sum_exp);
+  EXPECT_EQ(t.f32_to_f16_row, neon_f32_to_f16_row);
+  EXPECT_EQ(t.attend, neon_attend);
+  EXPECT_EQ(t.attend_causal, neon_attend_causal);
+  EXPECT_FALSE(set_isa(Isa::kAvx2));
+  if (!set_isa(Isa::kNeonDot)) GTEST_SKIP() << "no dotprod (HWCAP_ASIMDDP)";
+  const IsaTable& d = active_table();
+  EXPECT_EQ(d.rows, &neon_dot_row_kernels());
+  EXPECT_EQ(d.panels[0], &neon_dot_panel_kernels());
+  EXPECT_EQ(d.attend, neon_attend);
+}
+#endif
+
 }  // namespace
 }  // namespace plimsoll::kernels

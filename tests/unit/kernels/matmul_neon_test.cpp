@@ -1,0 +1,116 @@
+// The AArch64 NEON panel kernels (arm/neon_matmul.inc): run directly on edge
+// shapes against the scalar twin, plain NEON and SDOT bit for bit, and matmul
+// under kNeon / kNeonDot at their batch sizes is the kernel itself. (The row
+// kernels, ops and attention are covered by the "every ISA" tests.)
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernel_test_util.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+#if defined(__aarch64__)
+using testing::abs_dot;
+using testing::expect_matmul_runs_panel_kernel;
+using testing::IsaGuard;
+using testing::make_weights;
+using testing::random_floats;
+using testing::run_matmul;
+using testing::run_panel_kernel;
+using testing::Weights;
+
+const DType kPanelDTypes[] = {DType::kQ8_0, DType::kQ4_0, DType::kF32, DType::kF16, DType::kBF16};
+
+// Columns: any count for floats (around the 4-column step and the 8-row panel's
+// transposes), 1..9 blocks for Q8_0/Q4_0 (groups of 4 blocks, a partial last one).
+std::vector<int64_t> cols_for(DType dtype) {
+  if (dtype_traits(dtype).block_elems == 32) return {32, 96, 128, 160, 288};
+  return {1, 3, 4, 5, 33, 100};
+}
+
+// Rows around the 4- and 8-row panels, tokens around the 2- and 8-token register
+// tiles and the 16-token tile (partial tiles, padding rows not stored).
+TEST(MatmulNeon, PanelEdgeShapesMatchScalarTwin) {
+  IsaGuard guard;
+  uint32_t seed = 7100;
+  for (DType dtype : kPanelDTypes) {
+    const PanelKernel& k = neon_panel_kernels().k[static_cast<int>(dtype)];
+    ASSERT_NE(k.rows, nullptr) << dtype_name(dtype);
+    for (int64_t rows : {1, 3, 4, 5, 8, 9, 17}) {
+      for (int64_t cols : cols_for(dtype)) {
+        for (int64_t n_tokens : {1, 2, 3, 5, 8, 9, 16, 17, 33}) {
+          const Weights w = make_weights(dtype, rows, cols, seed++);
+          const std::vector<float> x = random_floats(n_tokens * cols, seed++);
+          const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, n_tokens, nullptr);
+          const std::vector<float> y = run_panel_kernel(k, w, x, n_tokens);
+          for (int64_t t = 0; t < n_tokens; ++t) {
+            for (int64_t r = 0; r < rows; ++r) {
+              const size_t i = static_cast<size_t>(t * rows + r);
+              ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, cols) + 1e-6)
+                  << dtype_name(dtype) << " rows " << rows << " cols " << cols << " tokens " << n_tokens << " t "
+                  << t << " r " << r;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// SDOT and its plain-NEON emulation compute the same integer sums, and the f32
+// steps are the same instructions: bit-identical results.
+TEST(MatmulNeon, DotprodPanelsEqualPlainNeon) {
+  IsaGuard guard;
+  if (!set_isa(Isa::kNeonDot)) GTEST_SKIP() << "no dotprod (HWCAP_ASIMDDP)";
+  uint32_t seed = 7300;
+  for (DType dtype : kPanelDTypes) {
+    const int idx = static_cast<int>(dtype);
+    const int64_t cols = dtype_traits(dtype).block_elems == 32 ? 288 : 100;
+    const Weights w = make_weights(dtype, 13, cols, seed++);
+    const std::vector<float> x = random_floats(19 * cols, seed++);
+    EXPECT_EQ(run_panel_kernel(neon_dot_panel_kernels().k[idx], w, x, 19),
+              run_panel_kernel(neon_panel_kernels().k[idx], w, x, 19))
+        << dtype_name(dtype);
+  }
+}
+
+// Under kNeon / kNeonDot, from each dtype's min_tokens on, matmul is the panel
+// kernel (bit for bit, threaded or not), so the shapes above cover what it runs.
+TEST(MatmulNeon, MatmulRunsThePanelKernel) {
+  IsaGuard guard;
+  ThreadPool pool(2);
+  for (Isa isa : {Isa::kNeon, Isa::kNeonDot}) {
+    if (!set_isa(isa)) continue;
+    const PanelKernels& panels = isa == Isa::kNeon ? neon_panel_kernels() : neon_dot_panel_kernels();
+    for (DType dtype : kPanelDTypes) {
+      const PanelKernel& k = panels.k[static_cast<int>(dtype)];
+      for (int64_t n_tokens : {k.min_tokens, k.min_tokens + 19}) {
+        expect_matmul_runs_panel_kernel(isa, k, dtype, 37, dtype_traits(dtype).block_elems == 32 ? 160 : 200,
+                                        n_tokens, pool);
+      }
+    }
+  }
+}
+
+// PLIMSOLL_ISA names the ARM levels as isa_name does; a level the CPU lacks is refused.
+TEST(MatmulNeon, ArmLevelsAreNamedAndChecked) {
+  IsaGuard guard;
+  EXPECT_TRUE(set_isa(Isa::kNeon));
+  EXPECT_EQ(active_isa(), Isa::kNeon);
+  EXPECT_FALSE(set_isa(Isa::kAvx512));
+  EXPECT_EQ(active_isa(), Isa::kNeon);
+}
+#else
+TEST(MatmulNeon, RefusedOffAarch64) {
+  testing::IsaGuard guard;
+  EXPECT_FALSE(set_isa(Isa::kNeon));
+  EXPECT_FALSE(set_isa(Isa::kNeonDot));
+  EXPECT_STREQ(isa_name(Isa::kNeon), "neon");
+}
+#endif
+
+}  // namespace
+}  // namespace plimsoll::kernels
