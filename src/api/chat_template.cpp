@@ -4,11 +4,11 @@
 
 #include <memory>
 
-#include "chat/chat_template.h"
 
 namespace plimsoll::api {
 
-Result<std::string> default_chat_template(const std::vector<ChatMessage>& messages, const ChatRenderBudget&) {
+Result<std::string> default_chat_template(const std::vector<ChatMessage>& messages, const ChatRenderBudget&,
+                                          const OrderedJson&) {
   std::string prompt;
   for (const ChatMessage& m : messages) prompt += m.role + ": " + m.content + "\n";
   prompt += "assistant:";
@@ -40,10 +40,19 @@ Result<ChatPromptFormat> model_chat_format(std::string_view source, const std::s
   auto tmpl = std::make_shared<const ChatTemplate>(std::move(parsed).value());
   ChatPromptFormat format;
   format.add_special = false;
+  format.tool_format = detect_tool_format(source);
   format.render = [tmpl, bos = std::move(bos_token), eos = std::move(eos_token)](
-                      const std::vector<ChatMessage>& messages, const ChatRenderBudget& budget) -> Result<std::string> {
+                      const std::vector<ChatMessage>& messages, const ChatRenderBudget& budget,
+                      const OrderedJson& tools) -> Result<std::string> {
     ChatRenderInput input;
-    for (const ChatMessage& m : messages) input.messages.push_back({{"role", m.role}, {"content", m.content}});
+    for (const ChatMessage& m : messages) {
+      OrderedJson message = {{"role", m.role}, {"content", m.content_null ? OrderedJson() : OrderedJson(m.content)}};
+      if (m.tool_fields.is_object()) {
+        for (const auto& [key, value] : m.tool_fields.items()) message[key] = value;
+      }
+      input.messages.push_back(std::move(message));
+    }
+    input.tools = tools;
     input.add_generation_prompt = true;
     input.bos_token = bos;
     input.eos_token = eos;

@@ -8,13 +8,17 @@
 #include <string_view>
 #include <vector>
 
+#include "api/tool_calls.h"
+#include "chat/chat_template.h"
 #include "core/result.h"
 
 namespace plimsoll::api {
 
 struct ChatMessage {
-  std::string role;     // "system", "user", "assistant", ...
+  std::string role;     // "system", "user", "assistant", "tool", ...
   std::string content;  // text (array-of-parts content joined by the route)
+  bool content_null = false;   // sent as null (an assistant turn with tool_calls): the template sees none
+  OrderedJson tool_fields;     // an object of tool_calls (arguments as objects), tool_call_id, name; null: none
 };
 
 // The longest prompt a render may produce: a rendered text longer than this
@@ -24,9 +28,11 @@ struct ChatRenderBudget {
   int64_t max_prompt_bytes = 0;
 };
 
-// Renders a conversation, ending where the assistant's reply begins. An error
-// (e.g. a role the template rejects, or a render over its budget) is answered with 422.
-using ChatTemplateFn = std::function<Result<std::string>(const std::vector<ChatMessage>&, const ChatRenderBudget&)>;
+// Renders a conversation, ending where the assistant's reply begins, with
+// `tools` (the request's list; null: none) as transformers passes them. An
+// error (e.g. a role the template rejects, or a render over its budget) is answered with 422.
+using ChatTemplateFn = std::function<Result<std::string>(const std::vector<ChatMessage>&, const ChatRenderBudget&,
+                                                         const OrderedJson& tools)>;
 
 // The most bytes one render under `budget` may take while it runs: its
 // held-bytes budget (the output included) plus the output once more for the
@@ -35,7 +41,9 @@ using ChatTemplateFn = std::function<Result<std::string>(const std::vector<ChatM
 int64_t chat_render_reserve_bytes(const ChatRenderBudget& budget);
 
 // "<role>: <content>\n" per message, then "assistant:" — for models without a template.
-Result<std::string> default_chat_template(const std::vector<ChatMessage>& messages, const ChatRenderBudget& = {});
+// Tools are not rendered (it has no tool-call syntax).
+Result<std::string> default_chat_template(const std::vector<ChatMessage>& messages, const ChatRenderBudget& = {},
+                                          const OrderedJson& tools = {});
 
 // How /v1/chat/completions makes its prompt: the renderer, and whether the
 // rendered text gets the tokenizer's special tokens (unset: yes, unless the
@@ -43,11 +51,12 @@ Result<std::string> default_chat_template(const std::vector<ChatMessage>& messag
 struct ChatPromptFormat {
   ChatTemplateFn render = default_chat_template;
   std::optional<bool> add_special;
+  ToolFormat tool_format = ToolFormat::kNone;  // the template's tool-call syntax (detect_tool_format)
 };
 
 // The model's own Jinja chat template (tokenizer_config.json chat_template or
 // GGUF tokenizer.chat_template): rendered with messages, bos_token, eos_token
-// and add_generation_prompt=true; raise_exception(msg) is an error (422) with
+// add_generation_prompt=true and tools; raise_exception(msg) is an error (422) with
 // the template's message. Its text is encoded with add_special=false, as
 // transformers' apply_chat_template(tokenize=True) does. Each render's
 // output budget is the request's max_prompt_bytes, its held-bytes budget

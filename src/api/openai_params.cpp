@@ -6,7 +6,9 @@
 #include <cstdint>
 
 #include "api/field_reader.h"
+#include "api/request_json.h"
 #include "api/grammar_params.h"
+#include "api/tool_params.h"
 
 namespace plimsoll::api {
 namespace {
@@ -105,25 +107,6 @@ Status read_sampling(const FieldReader& f, const GenerationDefaults& model_defau
   return {};
 }
 
-// Tools need tool calling, which this server does not have yet
-// (response_format is read by read_response_format, api/grammar_params.h).
-Status read_output_format(const FieldReader& f) {
-  // An empty list asks for nothing; so does tool_choice "none" (or "auto" with no tools).
-  for (const char* key : {"tools", "functions"}) {
-    const json* list = f.raw(key);
-    if (list && !(list->is_array() && list->empty())) {
-      return invalid(std::string("`") + key + "` is not supported by this server (tool calling is not implemented)");
-    }
-  }
-  for (const char* key : {"tool_choice", "function_call"}) {
-    const json* choice = f.raw(key);
-    if (choice && !(choice->is_string() && (*choice == "none" || *choice == "auto"))) {
-      return invalid(std::string("`") + key + "` is not supported by this server (tool calling is not implemented)");
-    }
-  }
-  return {};
-}
-
 // Fields that ask for what this server does not do: refused, naming them.
 Status read_refused(const FieldReader& f) {
   if (f.raw("suffix")) return invalid("`suffix` is not supported by this server (no fill-in-the-middle)");
@@ -138,7 +121,7 @@ Status read_refused(const FieldReader& f) {
     }
   }
   if (f.raw("web_search_options")) return invalid("`web_search_options` is not supported by this server");
-  return read_output_format(f);
+  return {};
 }
 
 Status read_common(RouteContext& ctx, const FieldReader& f, OpenAiCall* call) {
@@ -292,6 +275,56 @@ Result<std::string> message_text(const json* content_or_null) {
   return text;
 }
 
+// An assistant turn's tool_calls for the template: each call as sent, its
+// `arguments` JSON text parsed into an object (as vLLM passes them; templates
+// print them with tojson); text that is not a JSON object stays a string.
+Result<OrderedJson> read_tool_calls(const json& calls) {
+  if (!calls.is_array()) return invalid("`messages[].tool_calls` must be a list");
+  OrderedJson out = OrderedJson::array();
+  for (const json& call : calls) {
+    const auto fn = call.find("function");
+    if (!call.is_object() || fn == call.end() || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string()) {
+      return invalid("`messages[].tool_calls[]` must be {\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}");
+    }
+    OrderedJson c = OrderedJson::object();
+    if (call.contains("id")) c["id"] = call["id"];
+    c["type"] = call.value("type", json("function"));
+    OrderedJson f = {{"name", (*fn)["name"]}};
+    const json arguments = fn->value("arguments", json("{}"));
+    if (arguments.is_string()) {
+      const std::string& text = arguments.get_ref<const std::string&>();
+      OrderedJson parsed = OrderedJson::parse(text, nullptr, false);
+      f["arguments"] = parsed.is_object() ? std::move(parsed) : OrderedJson(text);
+    } else {
+      f["arguments"] = OrderedJson::parse(arguments.dump());  // an object sent as one (HF's own form)
+    }
+    c["function"] = std::move(f);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// The bytes of the tool-call arguments (JSON text) in `messages`, or of those
+// sent as objects: what read_tool_calls parses into trees.
+int64_t tool_argument_bytes(const FieldReader& f) {
+  const json* messages = f.raw("messages");
+  if (!messages || !messages->is_array()) return 0;
+  int64_t bytes = 0;
+  for (const json& m : *messages) {
+    const auto calls = m.is_object() ? m.find("tool_calls") : m.end();
+    if (!m.is_object() || calls == m.end() || !calls->is_array()) continue;
+    for (const json& call : *calls) {
+      if (!call.is_object() || !call.contains("function") || !call["function"].is_object()) continue;
+      const json& arguments = call["function"].value("arguments", json());
+      bytes += arguments.is_string() ? static_cast<int64_t>(arguments.get_ref<const std::string&>().size())
+                                     : static_cast<int64_t>(arguments.dump().size());
+    }
+  }
+  return bytes;
+}
+
+// Messages with the tool fields templates read: an assistant's tool_calls,
+// a tool result's tool_call_id and name.
 Result<std::vector<ChatMessage>> read_messages(const FieldReader& f) {
   const json* messages = f.raw("messages");
   if (!messages || !messages->is_array() || messages->empty()) {
@@ -303,7 +336,19 @@ Result<std::vector<ChatMessage>> read_messages(const FieldReader& f) {
     PLIMSOLL_ASSIGN(auto role, mf.string("role"));
     if (!role) return invalid("`messages[].role` is required");
     PLIMSOLL_ASSIGN(std::string text, message_text(mf.raw("content")));
-    out.push_back({*role, std::move(text)});
+    ChatMessage message{*role, std::move(text)};
+    message.content_null = mf.raw("content") == nullptr;
+    if (const json* calls = mf.raw("tool_calls")) {
+      PLIMSOLL_ASSIGN(OrderedJson list, read_tool_calls(*calls));
+      message.tool_fields = {{"tool_calls", std::move(list)}};
+    }
+    for (const char* key : {"tool_call_id", "name"}) {
+      PLIMSOLL_ASSIGN(auto value, mf.string(key));
+      if (!value) continue;
+      if (!message.tool_fields.is_object()) message.tool_fields = OrderedJson::object();
+      message.tool_fields[key] = *value;
+    }
+    out.push_back(std::move(message));
   }
   return out;
 }
@@ -331,13 +376,30 @@ Result<OpenAiCall> parse_completion_call(RouteContext& ctx, const json& body) {
   return call;
 }
 
-Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body) {
+Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::string_view body_text) {
   if (!body.is_object()) return invalid("the request body must be a JSON object");
   FieldReader f(body);
   OpenAiCall call;
   call.chat = true;
   PLIMSOLL_TRY(read_common(ctx, f, &call));
+  PLIMSOLL_ASSIGN(ToolRequest tools, read_tools(f, ctx.chat.tool_format, ToolLimits{}, GrammarLimits{}));
+  if (tools.grammar) {
+    if (call.sampling.grammar) {
+      return invalid("`response_format` cannot be combined with `tool_choice` \"required\" or a named function");
+    }
+    call.sampling.grammar = tools.grammar;  // charged by admission like response_format's
+  }
+  if (tools.parses_calls()) call.tool_calls = tools.format;
+  // The tools in document order and the parsed tool-call arguments are trees
+  // beside the request's own: reserved before they are built (and declared
+  // after the hold, so they are gone before it is given back).
+  const int64_t argument_bytes = tool_argument_bytes(f);
+  const sched::ByteReservation tools_hold = ctx.service.reserve_bytes(
+      (tools.parses_calls() ? tools.tree_bytes : 0) + (argument_bytes > 0 ? json_tree_limit_bytes(argument_bytes) : 0),
+      "reading tools", sched::ReserveFor::kSubmission);
+  if (!tools_hold.ok()) return tools_hold.rejection->error;
   PLIMSOLL_ASSIGN(auto messages, read_messages(f));
+  const OrderedJson tool_list = tools.parses_calls() ? tools_in_order(body_text) : OrderedJson();
   const ChatTemplateFn& render = ctx.chat.render ? ctx.chat.render : default_chat_template;
   // A rendered prompt over (max_input_tokens + 2) x the longest token's bytes is refused by build_prompt.
   const int64_t max_input_tokens = ctx.service.limits().max_input_tokens;
@@ -347,7 +409,7 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body) {
       ctx.service.reserve_bytes(chat_render_reserve_bytes(budget), "rendering the chat template",
                                 sched::ReserveFor::kSubmission);
   if (!render_hold.ok()) return render_hold.rejection->error;
-  PLIMSOLL_ASSIGN(std::string prompt, render(messages, budget));
+  PLIMSOLL_ASSIGN(std::string prompt, render(messages, budget, tool_list));
   call.prompts = {std::move(prompt)};
   PLIMSOLL_ASSIGN(auto logprobs, f.boolean("logprobs"));
   PLIMSOLL_ASSIGN(auto top_logprobs, f.integer("top_logprobs"));

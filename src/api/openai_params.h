@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/route_context.h"
+#include "api/tool_calls.h"
 #include "api/validation.h"
 
 namespace plimsoll::api {
@@ -27,6 +28,7 @@ struct OpenAiCall {
   bool logprobs = false;
   int32_t top_logprobs = 0;
   SamplingParams sampling;
+  ToolFormat tool_calls = ToolFormat::kNone;  // chat with tools: answers are parsed for calls in this syntax
   std::vector<sched::GenerationRequest> items;  // moved into the submission
   size_t item_count = 0;             // items.size() before the move
   int64_t prompt_tokens = 0;         // each prompt's tokens once, however many choices
@@ -34,6 +36,7 @@ struct OpenAiCall {
 };
 
 Result<OpenAiCall> parse_completion_call(RouteContext& ctx, const json& body);
-Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body);
+// `body_text`: the body `body` was parsed from (tools are read from it in document order).
+Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::string_view body_text);
 
 }  // namespace plimsoll::api

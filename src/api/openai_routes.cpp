@@ -17,6 +17,7 @@
 #include "api/request_json.h"
 #include "api/route_context.h"
 #include "api/stop_holdback.h"
+#include "api/tool_calls.h"
 
 namespace plimsoll::api {
 namespace {
@@ -112,11 +113,39 @@ std::string answer_text(const OpenAiCall& call, const sched::TokenEvent& final) 
   return call.include_stop ? final.generated_text : without_stop(final.generated_text, final.stop_offset);
 }
 
+// OpenAI's tool_calls list (`index` set for stream deltas).
+json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index) {
+  json out = json::array();
+  for (size_t k = 0; k < calls.size(); ++k) {
+    json c = {{"id", calls[k].id}, {"type", "function"},
+              {"function", {{"name", calls[k].name}, {"arguments", calls[k].arguments}}}};
+    if (with_index) c["index"] = k;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// A chat answer's message: with tools, the calls the model wrote (content
+// null when it wrote nothing before them) and finish_reason "tool_calls".
+json chat_message(const OpenAiCall& call, const ItemOutcome& item, const char** finish_reason) {
+  std::string text = answer_text(call, item.final);
+  if (call.tool_calls != ToolFormat::kNone) {
+    ParsedAnswer parsed = parse_tool_calls(call.tool_calls, text);
+    if (!parsed.calls.empty()) {
+      *finish_reason = "tool_calls";
+      return {{"role", "assistant"}, {"content", parsed.content.empty() ? json() : json(parsed.content)},
+              {"tool_calls", tool_calls_json(parsed.calls, false)}};
+    }
+  }
+  return {{"role", "assistant"}, {"content", std::move(text)}};
+}
+
 json choice_json(const OpenAiCall& call, size_t index, size_t prompt, const ItemOutcome& item) {
   const std::string& prefix = call.echo ? call.prompts[prompt] : std::string();
   json choice = {{"index", index}};
+  const char* finish_reason = openai_finish_reason(item.final.finish_reason);
   if (call.chat) {
-    choice["message"] = {{"role", "assistant"}, {"content", answer_text(call, item.final)}};
+    choice["message"] = chat_message(call, item, &finish_reason);
   } else {
     choice["text"] = prefix + answer_text(call, item.final);
   }
@@ -130,7 +159,7 @@ json choice_json(const OpenAiCall& call, size_t index, size_t prompt, const Item
     logprobs.add_all(item.tokens, item.top_tokens);
     choice["logprobs"] = logprobs.take();
   }
-  choice["finish_reason"] = openai_finish_reason(item.final.finish_reason);
+  choice["finish_reason"] = finish_reason;
   return choice;
 }
 
@@ -173,7 +202,13 @@ class OpenAiStreamFormatter final : public StreamFormatter {
     const bool first = !c.started;
     const size_t prompt = event.index / static_cast<size_t>(call_.n);
     if (first && call_.echo) text = call_.prompts[prompt] + text;
+    if (call_.tool_calls != ToolFormat::kNone) text = release_content(c, text);
     json logprobs = logprobs_json(event, c);
+    if (event.final && call_.tool_calls != ToolFormat::kNone) {
+      ParsedAnswer parsed = parse_tool_calls(call_.tool_calls, c.full);
+      if (!parsed.calls.empty()) return tool_call_frames(event.index, c, text, std::move(parsed.calls), std::move(logprobs));
+      text += c.full.substr(c.sent);  // not a call after all: the held text is content
+    }
     if (text.empty() && !first && !event.final && logprobs.is_null()) return "";  // all held back
     c.started = true;
     json choice = {{"index", event.index}};
@@ -208,7 +243,52 @@ class OpenAiStreamFormatter final : public StreamFormatter {
     StopHoldback text;
     bool started = false;
     size_t offset = 0;  // text bytes sent (echo included): where the next token's text_offset starts
+    std::string full;   // with tools: the answer so far (calls are parsed from it at the end)
+    size_t sent = 0;    // with tools: bytes of `full` sent as content
   };
+
+  // With tools: of the answer so far, the content that can go now; from where
+  // a call begins or may begin, text waits for the final parse.
+  std::string release_content(Choice& c, const std::string& text) const {
+    c.full += text;
+    const size_t hold = std::max(c.sent, tool_call_hold_from(call_.tool_calls, c.full));
+    std::string out = c.full.substr(c.sent, hold - c.sent);
+    c.sent = hold;
+    return out;
+  }
+
+  std::string chat_frame(size_t index, json delta, json logprobs, json finish_reason) const {
+    json chunk = envelope(call_, id_, created_, model_, true);
+    chunk["choices"] = json::array({{{"index", index}, {"delta", std::move(delta)}, {"logprobs", std::move(logprobs)},
+                                     {"finish_reason", std::move(finish_reason)}}});
+    if (call_.include_usage) chunk["usage"] = nullptr;
+    return sse_frame(dump_json(chunk), true);
+  }
+
+  // The calls as OpenAI streams them: per call a delta with its id, type and
+  // name (arguments ""), then one with its arguments; a last delta with
+  // finish_reason "tool_calls".
+  std::string tool_call_frames(size_t index, Choice& c, const std::string& content, std::vector<ToolCall> calls,
+                               json logprobs) {
+    std::string out;
+    if (!content.empty()) {  // content released with the last token, before the calls
+      json delta = {{"content", content}};
+      if (!c.started) delta["role"] = "assistant";
+      c.started = true;
+      out += chat_frame(index, std::move(delta), nullptr, nullptr);
+    }
+    for (size_t k = 0; k < calls.size(); ++k) {
+      json head = {{"index", k}, {"id", calls[k].id}, {"type", "function"},
+                   {"function", {{"name", calls[k].name}, {"arguments", ""}}}};
+      json delta = {{"tool_calls", json::array({std::move(head)})}};
+      if (!c.started) delta["role"] = "assistant", delta["content"] = nullptr;
+      c.started = true;
+      out += chat_frame(index, std::move(delta), nullptr, nullptr);
+      json args = {{"index", k}, {"function", {{"arguments", calls[k].arguments}}}};
+      out += chat_frame(index, {{"tool_calls", json::array({std::move(args)})}}, nullptr, nullptr);
+    }
+    return out + chat_frame(index, json::object(), std::move(logprobs), "tool_calls");
+  }
 
   json logprobs_json(const sched::TokenEvent& event, const Choice& c) const {
     if (!call_.logprobs) return nullptr;
@@ -278,7 +358,7 @@ void add_openai_routes(RouteTable& routes, RouteContext& ctx) {
     auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
     Result<json> body = parse_request_json(req.body);
     if (!body) return send_error(res, api_error(body.error()), ErrorWire::kOpenAi);
-    Result<OpenAiCall> call = parse_chat_call(ctx, *body);
+    Result<OpenAiCall> call = parse_chat_call(ctx, *body, req.body);
     release_json(*body);
     req.release_body();
     respond(ctx, std::move(call), req, res, recorder);

@@ -180,6 +180,33 @@ Result<Value> string_filter(const std::string& name, const Value& operand, CallA
   return unsupported_error(pos, "filter '" + name + "' on a string");
 }
 
+// selectattr / rejectattr: the items whose attribute passes the named test
+// (more positional arguments are the test's), or is truthy without one.
+Result<Value> select_by_attribute(const std::string& name, const Array& a, CallArgs& args, SourcePos pos) {
+  const Value attribute = args.get(0, "attribute");
+  if (!attribute.is_string()) return eval_error(pos, name + " expects an attribute name");
+  const Value test = args.get(1, "test");
+  CallArgs test_args;
+  test_args.budget = args.budget;
+  test_args.pos = pos;
+  for (size_t i = 2; i < args.positional.size(); ++i) test_args.positional.push_back(args.positional[i]);
+  PLIMSOLL_TRY(args.budget->reserve(static_cast<int64_t>(a.size()) * kItemBytes, pos, "selectattr"));
+  Array out;
+  for (const Value& item : a) {
+    PLIMSOLL_TRY(args.budget->step(pos));
+    Value field;
+    if (item.is_object_like()) {
+      if (const Value* v = item.as_object().find(attribute.as_string())) field = *v;
+    }
+    bool pass = field.truthy();
+    if (test.is_string()) {
+      PLIMSOLL_ASSIGN(pass, apply_test(test.as_string(), field, test_args, pos));
+    }
+    if (pass == (name == "selectattr")) out.push_back(item);
+  }
+  return Value(std::move(out));
+}
+
 Result<Value> array_filter(const std::string& name, const Value& operand, CallArgs& args, SourcePos pos) {
   const Array& a = operand.as_array();
   Budget& budget = *args.budget;
@@ -190,6 +217,7 @@ Result<Value> array_filter(const std::string& name, const Value& operand, CallAr
     PLIMSOLL_TRY(budget.reserve(static_cast<int64_t>(a.size()) * kItemBytes, pos, "reverse"));
     return Value(Array(a.rbegin(), a.rend()));
   }
+  if (name == "selectattr" || name == "rejectattr") return select_by_attribute(name, a, args, pos);
   if (name == "join") {
     const Value sep = args.get(0, "d");
     const int64_t room = budget.room_bytes();

@@ -125,8 +125,8 @@ api::ChatPromptFormat chat_format(const ModelTokenizer& t) {
   std::fprintf(stderr, "warning: %s; /v1/chat/completions will answer 422\n", format.error().message.c_str());
   const std::string message = "the model's chat template cannot be used: " + format.error().message;
   api::ChatPromptFormat refuse;
-  refuse.render = [message](const std::vector<api::ChatMessage>&,
-                            const api::ChatRenderBudget&) -> Result<std::string> {
+  refuse.render = [message](const std::vector<api::ChatMessage>&, const api::ChatRenderBudget&,
+                            const OrderedJson&) -> Result<std::string> {
     return make_error(ErrorCode::kUnsupported, message);
   };
   return refuse;

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,5 +29,17 @@ Result<std::shared_ptr<const Grammar>> grammar_any_json_object(const GrammarLimi
 // literals, ., [...] / [^...] (ASCII members), \d \w \s \D \W \S, escapes,
 // (...), (?:...), |, * + ? {n} {n,} {n,m} (lazy forms match the same).
 Result<std::shared_ptr<const Grammar>> grammar_from_regex(std::string_view pattern, const GrammarLimits& limits);
+
+// One piece of a sequence: literal bytes, or (schema set) one JSON value under
+// that schema, with no whitespace around it.
+struct GrammarPiece {
+  std::string literal;
+  const nlohmann::json* schema = nullptr;
+};
+// Output: exactly one of `alternatives`, each its pieces in order (a tool
+// call's syntax around its arguments). The schemas' JSON text counts against
+// limits.max_source_bytes together; errors name the alternative's index.
+Result<std::shared_ptr<const Grammar>> grammar_from_sequences(
+    const std::vector<std::vector<GrammarPiece>>& alternatives, const GrammarLimits& limits);
 
 }  // namespace plimsoll

@@ -372,6 +372,43 @@ Result<std::shared_ptr<const Grammar>> grammar_from_json_schema(const json& sche
   return compile_grammar(nfa, nfa.seq(lead, v), limits);
 }
 
+Result<std::shared_ptr<const Grammar>> grammar_from_sequences(
+    const std::vector<std::vector<GrammarPiece>>& alternatives, const GrammarLimits& limits) {
+  int64_t text_bytes = 0;
+  for (const auto& pieces : alternatives) {
+    for (const GrammarPiece& p : pieces) text_bytes += p.schema ? static_cast<int64_t>(p.schema->dump().size()) : 0;
+  }
+  if (text_bytes > limits.max_source_bytes) {
+    return make_error(ErrorCode::kInvalidArgument, "the schemas are " + std::to_string(text_bytes) +
+                                                       " bytes as JSON, over the limit of " +
+                                                       std::to_string(limits.max_source_bytes));
+  }
+  if (alternatives.empty()) return make_error(ErrorCode::kInvalidArgument, "no alternatives to choose from");
+  Nfa nfa(limits.max_nfa_states);
+  std::vector<Frag> options;
+  for (size_t i = 0; i < alternatives.size(); ++i) {
+    Frag seq = nfa.empty();
+    for (const GrammarPiece& p : alternatives[i]) {
+      if (!p.schema) {
+        seq = nfa.seq(seq, nfa.literal(p.literal));
+        continue;
+      }
+      SchemaCompiler c(nfa, *p.schema, limits);
+      Result<Frag> v = c.value(*p.schema, "", 0);
+      if (!v.ok()) {
+        std::string message = "[";  // (appended: GCC 12's -Wrestrict misfires on "[" + to_string(i))
+        message += std::to_string(i);
+        message += "]: ";
+        message += v.error().message;
+        return make_error(ErrorCode::kInvalidArgument, std::move(message));
+      }
+      seq = nfa.seq(seq, *v);
+    }
+    options.push_back(seq);
+  }
+  return compile_grammar(nfa, nfa.alt(options), limits);
+}
+
 Result<std::shared_ptr<const Grammar>> grammar_any_json_object(const GrammarLimits& limits) {
   static std::mutex mu;
   static std::shared_ptr<const Grammar> cached;

@@ -135,16 +135,17 @@ TEST_F(ApiTest, ChatStreamSendsRoleThenDeltasThenDone) {
   EXPECT_EQ(events[2], "[DONE]");
 }
 
-TEST_F(ApiTest, ChatRefusesToolsAndJsonOutputClearlyAndAcceptsTextFormat) {
+// Tools need a template with a tool-call syntax (the fallback "<role>: ..." has none).
+TEST_F(ApiTest, ChatRefusesToolsWithoutACallSyntaxAndBadJsonOutputClearly) {
   const std::string bad = "invalid_request_error";
   const json hi = {{{"role", "user"}, {"content", "hi"}}};
   expect_openai_error(post("/v1/chat/completions", json{{"messages", json::array()}}), 400, bad,
                       "`messages` must be a non-empty list", "messages");
   json tool = {{"type", "function"}, {"function", {{"name", "f"}, {"parameters", json::object()}}}};
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tools", json::array({tool})}}), 400, bad,
-                      "`tools` is not supported by this server (tool calling is not implemented)", "tools");
+                      "`tools`: the model's chat template has no tool-call syntax this server knows", "tools");
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tool_choice", "required"}}), 400, bad,
-                      "`tool_choice` is not supported", "tool_choice");
+                      "`tool_choice` \"required\" or a named function needs a non-empty `tools` list", "tool_choice");
   expect_openai_error(
       post("/v1/chat/completions", json{{"messages", hi}, {"response_format", {{"type", "json_schema"}}}}), 400, bad,
       "`response_format.json_schema` must be an object", "response_format.json_schema");
@@ -153,10 +154,11 @@ TEST_F(ApiTest, ChatRefusesToolsAndJsonOutputClearlyAndAcceptsTextFormat) {
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"response_format", unsupported}}), 400,
                       bad, "`response_format.json_schema.schema`: schema at /: keyword `pattern` is not supported",
                       "response_format.json_schema.schema");
-  // What asks for nothing is accepted: text output, no tools, tool_choice none/auto; and JSON output.
+  // What asks for nothing is accepted: text output, no tools, tool_choice none/auto (tools with "none"); and JSON output.
   for (const json& extra : {json{{"response_format", {{"type", "text"}}}}, json{{"tools", json::array()}},
                             json{{"response_format", {{"type", "json_object"}}}},
-                            json{{"tool_choice", "none"}}, json{{"tool_choice", "auto"}}}) {
+                            json{{"tool_choice", "none"}}, json{{"tool_choice", "auto"}},
+                            json{{"tools", json::array({tool})}, {"tool_choice", "none"}}}) {
     json body = {{"messages", hi}, {"max_tokens", 1}};
     body.update(extra);
     auto r = post("/v1/chat/completions", body);
@@ -169,7 +171,7 @@ TEST_F(ApiTest, ChatTemplateHookIsUsed) {
   stop();
   server_ = std::make_unique<api::ApiServer>(
       api::ApiConfig{.hostname = "127.0.0.1", .port = 0, .threads = 8}, service_, tokenizer_, metrics_,
-      [](const std::vector<api::ChatMessage>& m, const api::ChatRenderBudget&) -> Result<std::string> {
+      [](const std::vector<api::ChatMessage>& m, const api::ChatRenderBudget&, const OrderedJson&) -> Result<std::string> {
         if (m[0].role == "bad") return make_error(ErrorCode::kInvalidArgument, "role bad is not allowed");
         return std::string("<s>zz");
       });

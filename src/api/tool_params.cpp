@@ -1,0 +1,153 @@
+// tools / tool_choice -> ToolRequest (tool_params.h).
+#include "api/tool_params.h"
+
+#include <algorithm>
+
+#include "api/request_json.h"
+
+namespace plimsoll::api {
+namespace {
+
+Error invalid(std::string message) { return make_error(ErrorCode::kInvalidArgument, std::move(message)); }
+
+// Nesting of a JSON value (a scalar is 0), iteratively.
+int64_t json_depth(const json& root) {
+  int64_t deepest = 0;
+  std::vector<std::pair<const json*, int64_t>> stack = {{&root, 0}};
+  while (!stack.empty()) {
+    auto [v, d] = stack.back();
+    stack.pop_back();
+    if (!v->is_structured()) continue;
+    deepest = std::max(deepest, d + 1);
+    for (const json& child : *v) stack.push_back({&child, d + 1});
+  }
+  return deepest;
+}
+
+// OpenAI: ^[a-zA-Z0-9_-]{1,64}$.
+bool valid_name(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+Result<std::vector<ToolFunction>> read_functions(const json& list, const ToolLimits& limits) {
+  if (!list.is_array()) return invalid(std::string("`tools` must be a list, got ") + json_type_name(list));
+  if (static_cast<int64_t>(list.size()) > limits.max_tools) {
+    return invalid("`tools` holds " + std::to_string(list.size()) + " tools, over the limit of " +
+                   std::to_string(limits.max_tools));
+  }
+  const int64_t bytes = static_cast<int64_t>(list.dump().size());
+  if (bytes > limits.max_tools_bytes) {
+    return invalid("`tools` is " + std::to_string(bytes) + " bytes as JSON, over the limit of " +
+                   std::to_string(limits.max_tools_bytes));
+  }
+  std::vector<ToolFunction> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string at = "`tools[" + std::to_string(i) + "]";
+    const json& tool = list[i];
+    if (!tool.is_object() || tool.value("type", json()) != "function") {
+      return invalid(at + "` must be {\"type\": \"function\", \"function\": {...}}");
+    }
+    const auto fn = tool.find("function");
+    if (fn == tool.end() || !fn->is_object()) return invalid(at + ".function` must be an object");
+    const auto name = fn->find("name");
+    if (name == fn->end() || !name->is_string() || !valid_name(name->get<std::string>())) {
+      return invalid(at + ".function.name` must be 1 to 64 characters of a-z, A-Z, 0-9, _ and -");
+    }
+    for (const ToolFunction& seen : out) {
+      if (seen.name == name->get<std::string>()) return invalid(at + ".function.name` \"" + seen.name + "\" is given twice");
+    }
+    json parameters = json{{"type", "object"}};
+    if (const auto p = fn->find("parameters"); p != fn->end() && !p->is_null()) {
+      if (!p->is_object()) return invalid(at + ".function.parameters` must be a JSON schema object");
+      const int64_t depth = json_depth(*p);
+      if (depth > limits.max_schema_depth) {
+        return invalid(at + ".function.parameters` is nested " + std::to_string(depth) + " levels, over the limit of " +
+                       std::to_string(limits.max_schema_depth));
+      }
+      parameters = *p;
+    }
+    out.push_back({name->get<std::string>(), std::move(parameters), i});
+  }
+  return out;
+}
+
+// "none" | "auto" | "required" | {"type": "function", "function": {"name": ...}}.
+Result<ToolChoice> read_choice(const json* choice, std::string* named) {
+  if (!choice) return ToolChoice::kAuto;
+  if (choice->is_string()) {
+    const std::string& s = choice->get_ref<const std::string&>();
+    if (s == "none") return ToolChoice::kNone;
+    if (s == "auto") return ToolChoice::kAuto;
+    if (s == "required") return ToolChoice::kRequired;
+  } else if (choice->is_object() && choice->value("type", json()) == "function") {
+    const auto fn = choice->find("function");
+    if (fn != choice->end() && fn->is_object() && fn->contains("name") && (*fn)["name"].is_string()) {
+      *named = (*fn)["name"].get<std::string>();
+      return ToolChoice::kNamed;
+    }
+  }
+  return invalid("`tool_choice` must be \"none\", \"auto\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}");
+}
+
+}  // namespace
+
+OrderedJson tools_in_order(std::string_view body_text) {
+  const OrderedJson::parser_callback_t keep_tools = [](int depth, OrderedJson::parse_event_t event, OrderedJson& parsed) {
+    if (event == OrderedJson::parse_event_t::key && depth == 1) return parsed == "tools";
+    return true;
+  };
+  OrderedJson body = OrderedJson::parse(body_text, keep_tools, false);
+  if (!body.is_object() || !body.contains("tools")) return OrderedJson();
+  return std::move(body["tools"]);
+}
+
+Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format,
+                               const ToolLimits& limits, const GrammarLimits& grammar_limits) {
+  for (const char* key : {"functions", "function_call"}) {
+    if (f.raw(key)) return invalid(std::string("`") + key + "` (deprecated by OpenAI) is not supported; send `tools` and `tool_choice`");
+  }
+  if (const json* parallel = f.raw("parallel_tool_calls"); parallel && !parallel->is_boolean()) {
+    return invalid(std::string("`parallel_tool_calls` must be a boolean, got ") + json_type_name(*parallel));
+  }
+  ToolRequest out;
+  std::string named;
+  const json* list = f.raw("tools");
+  PLIMSOLL_ASSIGN(ToolChoice choice, read_choice(f.raw("tool_choice"), &named));
+  if (list) {
+    PLIMSOLL_ASSIGN(out.functions, read_functions(*list, limits));
+  }
+  if (out.functions.empty()) {
+    if (choice == ToolChoice::kRequired || choice == ToolChoice::kNamed) {
+      return invalid("`tool_choice` \"required\" or a named function needs a non-empty `tools` list");
+    }
+    return out;  // no tools: nothing rendered, nothing parsed
+  }
+  if (choice == ToolChoice::kNone) return ToolRequest{};
+  if (format == ToolFormat::kNone) {
+    return invalid("`tools`: the model's chat template has no tool-call syntax this server knows (Hermes/Qwen "
+                   "<tool_call>, Llama 3 JSON, Mistral [TOOL_CALLS]); send `tool_choice`: \"none\" or no tools");
+  }
+  out.choice = choice;
+  out.format = format;
+  if (choice == ToolChoice::kNamed) {
+    const auto it = std::find_if(out.functions.begin(), out.functions.end(),
+                                 [&](const ToolFunction& fn) { return fn.name == named; });
+    if (it == out.functions.end()) {
+      return invalid("`tool_choice.function.name` \"" + named.substr(0, 64) + "\" is not a function in `tools`");
+    }
+  }
+  if (choice == ToolChoice::kRequired || choice == ToolChoice::kNamed) {
+    std::vector<ToolFunction> forced;
+    for (const ToolFunction& fn : out.functions) {
+      if (choice == ToolChoice::kRequired || fn.name == named) forced.push_back(fn);
+    }
+    PLIMSOLL_ASSIGN(out.grammar, tool_call_grammar(format, forced, grammar_limits));
+  }
+  out.tree_bytes = json_tree_limit_bytes(static_cast<int64_t>(list->dump().size()));
+  return out;
+}
+
+}  // namespace plimsoll::api

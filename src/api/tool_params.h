@@ -1,0 +1,50 @@
+// OpenAI's `tools` and `tool_choice` on /v1/chat/completions: validated
+// under bounds (count, bytes, schema nesting; 400s name the field and the
+// limit), the list kept in the client's key order for the chat template, and
+// for `required` or a named function the grammar that forces one call.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/field_reader.h"
+#include "api/tool_calls.h"
+#include "chat/chat_template.h"
+
+namespace plimsoll::api {
+
+struct ToolLimits {
+  int64_t max_tools = 128;             // OpenAI's own bound
+  int64_t max_tools_bytes = 65536;     // the list as JSON text (= the grammar's source bound)
+  int64_t max_schema_depth = 16;       // nesting of one function's parameters
+};
+
+enum class ToolChoice { kNone, kAuto, kRequired, kNamed };
+
+struct ToolRequest {
+  ToolChoice choice = ToolChoice::kNone;  // kNone also when no tools were given
+  ToolFormat format = ToolFormat::kNone;  // the template's call syntax (set when choice != kNone)
+  OrderedJson tools;                      // for the template (tools_in_order): null when none are rendered
+  std::vector<ToolFunction> functions;
+  std::shared_ptr<const Grammar> grammar; // required / named: one well-formed call
+  int64_t tree_bytes = 0;                 // what `tools` as a tree is counted as (reserved by the route)
+  bool parses_calls() const { return choice != ToolChoice::kNone; }
+};
+
+// Reads `tools`, `tool_choice` and `parallel_tool_calls` (accepted; a forced
+// call is one call), leaving `tools` null. `format` is the chat template's family:
+// tools with a template that has none are refused unless tool_choice is "none"
+// (then tools are not rendered and nothing is parsed, as vLLM and TGI do).
+Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format, const ToolLimits& limits,
+                               const GrammarLimits& grammar_limits);
+
+// The top-level `tools` of a request body, read again from its text in
+// document order (transformers renders a tool's keys in the client's order;
+// the request tree sorts them); only that member is built, at most
+// ToolRequest::tree_bytes, which the caller reserves first.
+OrderedJson tools_in_order(std::string_view body_text);
+
+}  // namespace plimsoll::api
