@@ -160,40 +160,6 @@ TEST(EngineService, ClientBatchLargerThanThePoolAllFinishInOrder) {
   EXPECT_EQ(f.pool->used_blocks(), 0);
 }
 
-TEST(EngineService, NeverFitsIs422WithNumbersAndQueueFullIs429WithRetryAfter) {
-  Fixture f(4, 64, 16, /*max_concurrent=*/2);
-  Collector c;
-  auto big = f.service->submit({f.request("hello", 200)}, c.sink());  // needs 13+ blocks of 4
-  ASSERT_FALSE(big.accepted());
-  EXPECT_EQ(big.rejection->error.code, ErrorCode::kOutOfMemory);
-  EXPECT_NE(big.rejection->error.message.find("4"), std::string::npos);
-  auto too_long = f.service->submit({f.request(std::string(400, 'x'), 10)}, c.sink());
-  ASSERT_FALSE(too_long.accepted());
-  EXPECT_EQ(too_long.rejection->error.code, ErrorCode::kInvalidArgument);
-  EXPECT_NE(too_long.rejection->error.message.find("must have less than 256 tokens"), std::string::npos)
-      << too_long.rejection->error.message;
-  // two slow ones fill the two slots; the third is 429
-  Collector c1, c2, c3;
-  ASSERT_TRUE(f.service->submit({f.request("a", 40)}, c1.sink()).accepted());
-  ASSERT_TRUE(f.service->submit({f.request("b", 40)}, c2.sink()).accepted());
-  auto third = f.service->submit({f.request("c", 4)}, c3.sink());
-  ASSERT_FALSE(third.accepted());
-  EXPECT_EQ(third.rejection->error.code, ErrorCode::kOverloaded);
-  EXPECT_GE(third.rejection->retry_after_seconds, 1.0);
-  ASSERT_TRUE(c1.wait(1));
-  ASSERT_TRUE(c2.wait(1));
-  // The slots are free again: each is released just after its final event reached the
-  // sink, so the client may hear back a moment before; retry 429 until a deadline.
-  Collector c4;
-  SubmitResult fourth = f.service->submit({f.request("d", 4)}, c4.sink());
-  for (int i = 0; i < 6000 && !fourth.accepted(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    fourth = f.service->submit({f.request("d", 4)}, c4.sink());
-  }
-  EXPECT_TRUE(fourth.accepted());
-  EXPECT_TRUE(c4.wait(1));
-}
-
 // Holds the engine thread at the start of its next schedule() until opened.
 struct EngineGate {
   std::mutex mu;
@@ -218,6 +184,43 @@ struct EngineGate {
     cv.notify_all();
   }
 };
+
+TEST(EngineService, NeverFitsIs422WithNumbersAndQueueFullIs429WithRetryAfter) {
+  EngineGate gate;  // the engine waits until the 429 is seen: a tiny model finishes 40 tokens in a blink
+  Fixture f(4, 64, 16, /*max_concurrent=*/2, 1 << 20, nullptr, 0, gate.hook());
+  Collector c;
+  auto big = f.service->submit({f.request("hello", 200)}, c.sink());  // needs 13+ blocks of 4
+  ASSERT_FALSE(big.accepted());
+  EXPECT_EQ(big.rejection->error.code, ErrorCode::kOutOfMemory);
+  EXPECT_NE(big.rejection->error.message.find("4"), std::string::npos);
+  auto too_long = f.service->submit({f.request(std::string(400, 'x'), 10)}, c.sink());
+  ASSERT_FALSE(too_long.accepted());
+  EXPECT_EQ(too_long.rejection->error.code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(too_long.rejection->error.message.find("must have less than 256 tokens"), std::string::npos)
+      << too_long.rejection->error.message;
+  // two slow ones fill the two slots; the third is 429
+  Collector c1, c2, c3;
+  ASSERT_TRUE(f.service->submit({f.request("a", 40)}, c1.sink()).accepted());
+  ASSERT_TRUE(f.service->submit({f.request("b", 40)}, c2.sink()).accepted());
+  auto third = f.service->submit({f.request("c", 4)}, c3.sink());
+  ASSERT_FALSE(third.accepted());
+  EXPECT_EQ(third.rejection->error.code, ErrorCode::kOverloaded);
+  EXPECT_GE(third.rejection->retry_after_seconds, 1.0);
+  gate.release();
+  ASSERT_TRUE(c1.wait(1));
+  ASSERT_TRUE(c2.wait(1));
+  // The slots are free again: each is released just after its final event reached the
+  // sink, so the client may hear back a moment before; retry 429 until a deadline.
+  Collector c4;
+  SubmitResult fourth = f.service->submit({f.request("d", 4)}, c4.sink());
+  for (int i = 0; i < 6000 && !fourth.accepted(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    fourth = f.service->submit({f.request("d", 4)}, c4.sink());
+  }
+  EXPECT_TRUE(fourth.accepted());
+  EXPECT_TRUE(c4.wait(1));
+}
+
 
 // The model-server protocol's figures (plimsoll_num_requests_waiting,
 // plimsoll_kv_cache_usage_perc) count a request from its admission, not from the
@@ -317,7 +320,10 @@ TEST(EngineService, CancelReturnsBlocksAndStopsEvents) {
 }
 
 TEST(EngineService, ALargeWaitingRequestIsNotStarvedBySmallOnes) {
-  Fixture f(16, 64, 16);  // 16 blocks = 256 tokens
+  // The engine waits until both submissions are in: a test thread descheduled
+  // between them must not let the small ones run alone.
+  EngineGate gate;
+  Fixture f(16, 64, 16, 64, 1 << 20, nullptr, 0, gate.hook());  // 16 blocks = 256 tokens
   Collector small_c, big_c;
   std::vector<GenerationRequest> smalls;
   for (int i = 0; i < 60; ++i) smalls.push_back(f.request("s", 30));  // 2 blocks each
@@ -331,6 +337,7 @@ TEST(EngineService, ALargeWaitingRequestIsNotStarvedBySmallOnes) {
     big_c.sink()(std::move(ev));
   };
   ASSERT_TRUE(f.service->submit({f.request("big", 240)}, big_sink).accepted());  // all 16 blocks
+  gate.release();
   ASSERT_TRUE(big_c.wait(1, 120));
   ASSERT_TRUE(small_c.wait(60, 120));
   // Overtaking is bounded (max_skips 4 rounds of at most 8 small ones): the big
