@@ -67,15 +67,39 @@ class Raw:
         self.data = data
 
 
-def dump(value):
-    """JSON text of value, with Raw nodes spliced in (the tree itself is shallow)."""
+def chunks(value):
+    """The JSON text of value in pieces, with Raw nodes spliced in (the tree itself is shallow)."""
     if isinstance(value, Raw):
-        return value.data
-    if isinstance(value, dict):
-        return b"{" + b",".join(dump(k) + b":" + dump(v) for k, v in value.items()) + b"}"
-    if isinstance(value, list):
-        return b"[" + b",".join(dump(v) for v in value) + b"]"
-    return json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        yield value.data
+    elif isinstance(value, dict):
+        yield b"{"
+        for i, (k, v) in enumerate(value.items()):
+            yield b"," if i else b""
+            yield from chunks(k)
+            yield b":"
+            yield from chunks(v)
+        yield b"}"
+    elif isinstance(value, list):
+        yield b"["
+        for i, v in enumerate(value):
+            yield b"," if i else b""
+            yield from chunks(v)
+        yield b"]"
+    else:
+        yield json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def dump(value, limit_bytes=None):
+    """JSON text of value, cut at limit_bytes: a list of 100,000 copies of a
+    1.9 MB string is never written out whole (the body is cut there anyway)."""
+    out, size = [], 0
+    for piece in chunks(value):
+        out.append(piece)
+        size += len(piece)
+        if limit_bytes is not None and size > limit_bytes:
+            break
+    data = b"".join(out)
+    return data if limit_bytes is None else data[:limit_bytes]
 
 
 def containers(value, out):
@@ -178,7 +202,8 @@ def request(seed, index):
     if value is not None:
         for _ in range(rng.randint(1, 3)):
             value = mutate_tree(rng, value)
-    data = b"" if value is None else dump(value)
+    # Cut at twice the limit: mutate_bytes may cut or double it before the final cut.
+    data = b"" if value is None else dump(value, 2 * MAX_BODY_BYTES)
     if rng.random() < 0.25:
         data = mutate_bytes(rng, data)
     data = data[:MAX_BODY_BYTES]
