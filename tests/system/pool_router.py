@@ -6,7 +6,11 @@ pkg/epp/framework/plugins/...) with deploy/kubernetes/overlays/inference-gateway
 epp-config.yaml's parameters, which it reads from that file:
 - each pod's /metrics is scraped every 50 ms (the EPP's --refresh-metrics-interval)
   by its own thread, into WaitingQueueSize, RunningRequestsSize and
-  KVCacheUsagePercent through the `plimsoll` engine config's specs;
+  KVCacheUsagePercent through the `plimsoll` engine config's specs; the scraping
+  threads live in a process of their own, as the EPP is one, sharing the views
+  through shared memory: in the test's process they waited for the interpreter
+  lock behind 100+ streaming clients, and on a loaded 2-core machine every view
+  went seconds stale at once (the picker then fails open on old figures);
 - utilization-detector as a filter: a pod stays a candidate when its metrics are
   fresher than metricsStalenessThreshold and waiting < queueDepthThreshold and
   KV usage < kvCacheUtilThreshold (headroom 0); none left: every pod (fail-open);
@@ -16,6 +20,7 @@ epp-config.yaml's parameters, which it reads from that file:
 The product relies on the real picker; this exists only in the test."""
 
 import itertools
+import multiprocessing
 import os
 import random
 import re
@@ -32,7 +37,8 @@ REFRESH_S = 0.05  # the EPP's --refresh-metrics-interval (epp-deployment.yaml)
 
 def picker_config(path=EPP_CONFIG):
     """(metric names by field, filter parameters, scorer weights) from the overlay's EndpointPickerConfig."""
-    cfg = yaml.safe_load(open(path))
+    with open(path) as f:
+        cfg = yaml.safe_load(f)
     plugins = {p.get("name", p["type"]): p for p in cfg["plugins"]}
     extractor = next(p for p in cfg["plugins"] if p["type"] == "core-metrics-extractor")["parameters"]
     engine = next(e for e in extractor["engineConfigs"] if e["name"] == extractor["defaultEngine"])
@@ -59,6 +65,31 @@ def scrape(url, names):
     return out
 
 
+FIELDS = ("waiting", "running", "kv")
+
+
+def _scrape_loop(url, names, slot, stop_event):
+    """Writes (scraped at, waiting, running, kv) of url into `slot` every REFRESH_S."""
+    while not stop_event.is_set():
+        started = time.time()
+        try:
+            m = scrape(url, names)
+            with slot.get_lock():
+                slot[:] = [time.time()] + [m[f] if m[f] is not None else float("nan") for f in FIELDS]
+        except OSError:
+            pass  # stale until the next scrape answers
+        stop_event.wait(max(0.0, REFRESH_S - (time.time() - started)))
+
+
+def _scraper_process(urls, names, slots, stop_event):
+    threads = [threading.Thread(target=_scrape_loop, args=(u, names, slot, stop_event), daemon=True)
+               for u, slot in zip(urls, slots)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 class PickerRouter:
     name = "endpoint picker"
 
@@ -68,34 +99,31 @@ class PickerRouter:
         unknown = set(self.weights) - {"queue-scorer", "kv-cache-utilization-scorer"}
         if unknown:
             raise RuntimeError("the overlay uses scorers this router does not implement: %s" % sorted(unknown))
-        self.view = {u: None for u in self.urls}  # url -> (scraped at, {waiting, running, kv})
         self.picks = 0
         self.fail_open_picks = 0  # every pod filtered out: picked among all
         self.oldest_view_s = []   # per pick: the age of the oldest scrape it used
-        self.lock = threading.Lock()
-        self.stop_event = threading.Event()
-        self.threads = [threading.Thread(target=self._scrape_loop, args=(u,), daemon=True) for u in self.urls]
-        for t in self.threads:
-            t.start()
+        ctx = multiprocessing.get_context("spawn")
+        self.slots = [ctx.Array("d", [0.0] * (1 + len(FIELDS))) for _ in self.urls]  # scraped at 0: none yet
+        self.stop_event = ctx.Event()
+        self.process = ctx.Process(target=_scraper_process, args=(self.urls, self.names, self.slots, self.stop_event),
+                                   daemon=True)
+        self.process.start()
         deadline = time.time() + 10
-        while any(v is None for v in self.view.values()) and time.time() < deadline:
+        while any(v is None for v in self._views().values()) and time.time() < deadline:
             time.sleep(0.01)
 
-    def _scrape_loop(self, url):
-        while not self.stop_event.is_set():
-            started = time.time()
-            try:
-                m = scrape(url, self.names)
-                with self.lock:
-                    self.view[url] = (time.time(), m)
-            except OSError:
-                pass  # stale until the next scrape answers
-            self.stop_event.wait(max(0.0, REFRESH_S - (time.time() - started)))
+    def _views(self):
+        """url -> (scraped at, {waiting, running, kv}), or None before the first scrape."""
+        views = {}
+        for u, slot in zip(self.urls, self.slots):
+            with slot.get_lock():
+                row = list(slot)
+            views[u] = (row[0], dict(zip(FIELDS, row[1:]))) if row[0] else None
+        return views
 
     def pick(self):
         now = time.time()
-        with self.lock:
-            view = dict(self.view)
+        view = self._views()
         fresh = {u: v[1] for u, v in view.items() if v and now - v[0] <= self.filter["stale_s"]}
         candidates = [u for u, m in fresh.items()
                       if m["waiting"] < self.filter["queue"] and m["kv"] < self.filter["kv"]]
@@ -117,8 +145,7 @@ class PickerRouter:
 
     def close(self):
         self.stop_event.set()
-        for t in self.threads:
-            t.join()
+        self.process.join(timeout=10)
 
 
 class RoundRobinRouter:

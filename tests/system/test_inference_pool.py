@@ -11,7 +11,7 @@ keeps each replica's capacity the plan's S.
 The same burst is sent through two routers (pool_router.py): the Gateway API
 Inference Extension's endpoint picker as deploy/kubernetes/overlays/
 inference-gateway configures it (50 ms scrapes of the model-server-protocol
-metrics, the utilization-detector filter, queue and KV-utilization scores), and
+metrics, the utilization-detector filter, the KV-utilization score), and
 round-robin. The burst: clients start RAMP_S apart and each sends OpenAI
 /v1/completions requests (N tokens, ignore_eos, streamed) back to back until
 RUN_S after the last one started, pausing BACKOFF_S after a 429; a stream still
