@@ -18,7 +18,7 @@ namespace plimsoll {
 // Output: optional leading whitespace, then one JSON value valid under `schema`
 // (the subset in docs/api.md: type, properties, required, additionalProperties,
 // items, minItems/maxItems, enum, const, anyOf/oneOf, local $ref, string
-// minLength/maxLength, minimum 0 / exclusiveMinimum 0; other constraints are
+// minLength/maxLength or pattern, minimum 0 / exclusiveMinimum 0; other constraints are
 // refused by name rather than silently ignored).
 Result<std::shared_ptr<const Grammar>> grammar_from_json_schema(const nlohmann::json& schema,
                                                                 const GrammarLimits& limits);
@@ -29,6 +29,17 @@ Result<std::shared_ptr<const Grammar>> grammar_any_json_object(const GrammarLimi
 // literals, ., [...] / [^...] (ASCII members), \d \w \s \D \W \S, escapes,
 // (...), (?:...), |, * + ? {n} {n,} {n,m} (lazy forms match the same).
 Result<std::shared_ptr<const Grammar>> grammar_from_regex(std::string_view pattern, const GrammarLimits& limits);
+
+// JSON Schema's `pattern` (the same syntax): `body` writes, as a JSON string's
+// contents (escaped where JSON needs it), text that matches the pattern; the
+// match may start and end anywhere in the string unless the pattern begins
+// with `^` / ends with `$`, which the caller pads with any characters.
+struct JsonStringPattern {
+  Nfa::Frag body;
+  bool anchored_start = false;
+  bool anchored_end = false;
+};
+Result<JsonStringPattern> json_string_pattern(Nfa& nfa, std::string_view pattern);
 
 // One piece of a sequence: literal bytes, or (schema set) one JSON value under
 // that schema, with no whitespace around it.

@@ -30,7 +30,7 @@ const std::set<std::string>& ignored_keywords() {
                                           "$defs", "definitions", "required", "additionalProperties", "properties",
                                           "type", "items", "minItems", "maxItems", "enum", "const", "anyOf",
                                           "oneOf", "allOf", "$ref", "minLength", "maxLength", "nullable",
-                                          "minimum", "exclusiveMinimum", "uniqueItems", "name"};
+                                          "minimum", "exclusiveMinimum", "uniqueItems", "name", "pattern"};
   return k;
 }
 
@@ -251,6 +251,7 @@ class SchemaCompiler {
       }
       return t == "integer" ? integer(minus, zero) : number(minus);
     }
+    if (t == "string" && s.contains("pattern")) return pattern_string(s, path);
     if (t == "string") {
       PLIMSOLL_ASSIGN(const int64_t min, count(s, "minLength", 0, path));
       PLIMSOLL_ASSIGN(const int64_t max, count(s, "maxLength", -1, path));
@@ -261,6 +262,21 @@ class SchemaCompiler {
     if (t == "array") return array(s, path, depth);
     if (t == "object") return object(s, path, depth);
     return bad(path, "unknown `type` \"" + t + "\"");
+  }
+
+  // A string whose text matches `pattern` somewhere (everywhere with ^...$).
+  Result<Frag> pattern_string(const json& s, const std::string& path) {
+    const json& p = s.at("pattern");
+    if (!p.is_string()) return bad(path, "`pattern` must be a string");
+    if (s.contains("minLength") || s.contains("maxLength")) {
+      return bad(path, "`pattern` together with `minLength` or `maxLength` is not supported (put the length in the pattern)");
+    }
+    Result<JsonStringPattern> r = json_string_pattern(nfa_, p.get<std::string>());
+    if (!r.ok()) return bad(path + "/pattern", r.error().message);
+    Frag body = r->body;
+    if (!r->anchored_start) body = nfa_.seq(nfa_.star(string_char()), body);
+    if (!r->anchored_end) body = nfa_.seq(body, nfa_.star(string_char()));
+    return seq({lit("\""), body, lit("\"")});
   }
 
   Result<Frag> array(const json& s, const std::string& path, int depth) {

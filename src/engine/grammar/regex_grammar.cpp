@@ -288,52 +288,109 @@ class Parser {
   size_t pos_ = 0;
 };
 
-Frag emit(Nfa& nfa, const Node& n) {
-  switch (n.kind) {
-    case Node::kEmpty:
-      return nfa.empty();
-    case Node::kLiteral:
-      return nfa.literal(n.bytes);
-    case Node::kSet: {
-      if (n.multibyte) return utf8_char(nfa, n.ascii);
-      std::vector<Frag> ranges;
-      for (int b = 0; b < 128;) {
-        if (!n.ascii[static_cast<size_t>(b)]) {
-          ++b;
-          continue;
-        }
-        int e = b;
-        while (e + 1 < 128 && n.ascii[static_cast<size_t>(e + 1)]) ++e;
-        ranges.push_back(nfa.byte_range(static_cast<uint8_t>(b), static_cast<uint8_t>(e)));
-        b = e + 1;
-      }
-      if (ranges.empty()) {  // matches nothing: a state with no way out
-        const int32_t a = nfa.add_state();
-        return {a, nfa.add_state()};
-      }
-      return nfa.alt(ranges);
-    }
-    case Node::kConcat: {
-      Frag out = nfa.empty();
-      for (const auto& c : n.children) out = nfa.seq(out, emit(nfa, *c));
-      return out;
-    }
-    case Node::kAlt: {
-      std::vector<Frag> options;
-      for (const auto& c : n.children) options.push_back(emit(nfa, *c));
-      return nfa.alt(options);
-    }
-    case Node::kRepeat: {
-      const Node& c = *n.children[0];
-      Frag out = nfa.empty();
-      for (int64_t k = 0; k < n.min && !nfa.exceeded(); ++k) out = nfa.seq(out, emit(nfa, c));
-      if (n.max < 0) return nfa.seq(out, nfa.star(emit(nfa, c)));
-      Frag tail = nfa.empty();
-      for (int64_t k = n.min; k < n.max && !nfa.exceeded(); ++k) tail = nfa.optional(nfa.seq(emit(nfa, c), tail));
-      return nfa.seq(out, tail);
-    }
+// How `b` is written inside a JSON string: itself, or its escape.
+std::string json_escaped(unsigned char b) {
+  switch (b) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\n': return "\\n";
+    case '\t': return "\\t";
+    case '\r': return "\\r";
+    case '\b': return "\\b";
+    case '\f': return "\\f";
+    default: break;
   }
-  return nfa.empty();
+  if (b >= 0x20) return std::string(1, static_cast<char>(b));
+  static const char* kHex = "0123456789abcdef";
+  return std::string("\\u00") + kHex[b >> 4] + kHex[b & 15];
+}
+bool needs_json_escape(int b) { return b < 0x20 || b == '"' || b == '\\'; }
+
+// Thompson fragments of the tree. json_escape: the bytes as a JSON string's
+// contents write them (a `"` as \", a newline as \n), so the decoded text matches.
+class Emitter {
+ public:
+  Emitter(Nfa& nfa, bool json_escape) : nfa_(nfa), json_escape_(json_escape) {}
+
+  Frag emit(const Node& n) {
+    switch (n.kind) {
+      case Node::kEmpty:
+        return nfa_.empty();
+      case Node::kLiteral:
+        return nfa_.literal(json_escape_ ? escaped(n.bytes) : n.bytes);
+      case Node::kSet:
+        return set(n);
+      case Node::kConcat: {
+        Frag out = nfa_.empty();
+        for (const auto& c : n.children) out = nfa_.seq(out, emit(*c));
+        return out;
+      }
+      case Node::kAlt: {
+        std::vector<Frag> options;
+        for (const auto& c : n.children) options.push_back(emit(*c));
+        return nfa_.alt(options);
+      }
+      case Node::kRepeat: {
+        const Node& c = *n.children[0];
+        Frag out = nfa_.empty();
+        for (int64_t k = 0; k < n.min && !nfa_.exceeded(); ++k) out = nfa_.seq(out, emit(c));
+        if (n.max < 0) return nfa_.seq(out, nfa_.star(emit(c)));
+        Frag tail = nfa_.empty();
+        for (int64_t k = n.min; k < n.max && !nfa_.exceeded(); ++k) tail = nfa_.optional(nfa_.seq(emit(c), tail));
+        return nfa_.seq(out, tail);
+      }
+    }
+    return nfa_.empty();
+  }
+
+ private:
+  static std::string escaped(const std::string& bytes) {
+    std::string out;
+    for (const char c : bytes) out += json_escaped(static_cast<unsigned char>(c));
+    return out;
+  }
+
+  Frag set(const Node& n) {
+    std::array<bool, 128> plain = n.ascii;
+    std::vector<Frag> options;
+    if (json_escape_) {
+      for (int b = 0; b < 128; ++b) {
+        if (!plain[static_cast<size_t>(b)] || !needs_json_escape(b)) continue;
+        plain[static_cast<size_t>(b)] = false;
+        options.push_back(nfa_.literal(json_escaped(static_cast<unsigned char>(b))));
+      }
+    }
+    if (n.multibyte) {
+      options.push_back(utf8_char(nfa_, plain));
+      return nfa_.alt(options);
+    }
+    for (int b = 0; b < 128;) {
+      if (!plain[static_cast<size_t>(b)]) {
+        ++b;
+        continue;
+      }
+      int e = b;
+      while (e + 1 < 128 && plain[static_cast<size_t>(e + 1)]) ++e;
+      options.push_back(nfa_.byte_range(static_cast<uint8_t>(b), static_cast<uint8_t>(e)));
+      b = e + 1;
+    }
+    if (options.empty()) {  // matches nothing: a state with no way out
+      const int32_t a = nfa_.add_state();
+      return {a, nfa_.add_state()};
+    }
+    return nfa_.alt(options);
+  }
+
+  Nfa& nfa_;
+  bool json_escape_;
+};
+
+// `$` as the pattern's last character, not escaped (an even run of backslashes before it).
+bool ends_anchored(std::string_view p) {
+  if (p.empty() || p.back() != '$') return false;
+  size_t slashes = 0;
+  for (size_t i = p.size() - 1; i > 0 && p[i - 1] == '\\'; --i) ++slashes;
+  return slashes % 2 == 0;
 }
 
 }  // namespace
@@ -346,8 +403,17 @@ Result<std::shared_ptr<const Grammar>> grammar_from_regex(std::string_view patte
   }
   PLIMSOLL_ASSIGN(NodePtr tree, Parser(pattern).parse());
   Nfa nfa(limits.max_nfa_states);
-  const Frag f = emit(nfa, *tree);
+  const Frag f = Emitter(nfa, false).emit(*tree);
   return compile_grammar(nfa, f, limits);
+}
+
+Result<JsonStringPattern> json_string_pattern(Nfa& nfa, std::string_view pattern) {
+  PLIMSOLL_ASSIGN(NodePtr tree, Parser(pattern).parse());
+  JsonStringPattern out;
+  out.body = Emitter(nfa, true).emit(*tree);
+  out.anchored_start = !pattern.empty() && pattern.front() == '^';
+  out.anchored_end = ends_anchored(pattern);
+  return out;
 }
 
 }  // namespace plimsoll

@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
+#include <regex>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -116,15 +118,52 @@ TEST(GrammarSchema, RefsAndDefs) {
 }
 
 TEST(GrammarSchema, RefusesUnsupportedKeywordsNamingThem) {
-  auto g = grammar_from_json_schema(json::parse(R"({"type":"object","properties":{"a":{"type":"string","pattern":"x+"}}})"),
+  auto g = grammar_from_json_schema(json::parse(R"({"type":"object","properties":{"a":{"type":"integer","maximum":5}}})"),
                                     GrammarLimits{});
   ASSERT_FALSE(g.ok());
-  EXPECT_EQ(g.error().message, "schema at /properties/a: keyword `pattern` is not supported");
+  EXPECT_EQ(g.error().message, "schema at /properties/a: keyword `maximum` is not supported");
   GrammarLimits tiny;
   tiny.max_source_bytes = 10;
   auto big = grammar_from_json_schema(json::parse(R"({"type":"string"})"), tiny);
   ASSERT_FALSE(big.ok());
   EXPECT_NE(big.error().message.find("over the limit of 10"), std::string::npos);
+}
+
+TEST(GrammarSchema, PatternMatchesTheDecodedStringAnywhereUnlessAnchored) {
+  auto zip = schema(json::parse(R"({"type":"string","pattern":"^[0-9]{5}$"})"));
+  ASSERT_TRUE(zip);
+  EXPECT_TRUE(matches(*zip, R"("12345")"));
+  EXPECT_FALSE(matches(*zip, R"("1234")"));
+  EXPECT_FALSE(matches(*zip, R"("123456")"));
+  auto inside = schema(json::parse(R"({"type":"string","pattern":"ab+c"})"));
+  ASSERT_TRUE(inside);
+  EXPECT_TRUE(matches(*inside, R"("abc")"));
+  EXPECT_TRUE(matches(*inside, R"("x \"abbbc\" y")"));  // anywhere, any JSON string around it
+  EXPECT_FALSE(matches(*inside, R"("ac")"));
+  auto head = schema(json::parse(R"({"type":"string","pattern":"^id-"})"));
+  ASSERT_TRUE(head);
+  EXPECT_TRUE(matches(*head, R"("id-7")"));
+  EXPECT_FALSE(matches(*head, R"("x id-7")"));
+  // Characters JSON escapes are written escaped: the decoded text is what matches.
+  auto quote = schema(json::parse(R"({"type":"string","pattern":"^a\"b\\\\c$"})"));  // the text a"b\c
+  ASSERT_TRUE(quote);
+  EXPECT_TRUE(matches(*quote, R"("a\"b\\c")"));
+  EXPECT_FALSE(matches(*quote, R"("a"b\c")"));
+  auto one = schema(json::parse(R"({"type":"string","pattern":"^.$"})"));
+  ASSERT_TRUE(one);
+  EXPECT_TRUE(matches(*one, R"("\"")"));
+  EXPECT_TRUE(matches(*one, R"("\t")"));
+  EXPECT_TRUE(matches(*one, "\"\xc3\xa9\""));
+  EXPECT_FALSE(matches(*one, "\"\t\""));       // a raw tab is not JSON
+  EXPECT_FALSE(matches(*one, R"("\n")"));        // `.` is not a newline
+  auto both = grammar_from_json_schema(json::parse(R"({"type":"string","pattern":"a+","maxLength":3})"), GrammarLimits{});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.error().message.find("`pattern` together with `minLength` or `maxLength`"), std::string::npos);
+  auto bad = grammar_from_json_schema(json::parse(R"({"properties":{"a":{"type":"string","pattern":"(?i)x"}}})"),
+                                      GrammarLimits{});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("schema at /properties/a/pattern: regex at offset"), std::string::npos)
+      << bad.error().message;
 }
 
 TEST(GrammarSchema, AnyJsonObject) {
@@ -239,6 +278,30 @@ TEST(GrammarRandomModel, JsonObjectAndRegexOutputIsAlwaysValid) {
     EXPECT_TRUE(parsed.is_object());
     const std::string r = run_random(*re, trie, tok->eos_id(), seed, 12 + static_cast<int64_t>(seed % 20), &ended);
     EXPECT_TRUE(matches(*re, r)) << r;
+  }
+}
+
+TEST(GrammarRandomModel, PatternOutputMatchesUnderStdRegex) {
+  auto tok = Tokenizer::create(synthetic_vocab(1200));
+  ASSERT_TRUE(tok.ok());
+  const TokenTrie trie = TokenTrie::build(*tok);
+  const std::map<std::string, std::string> patterns = {
+      {"zip", "^[0-9]{5}$"}, {"word", "the (cat|dog)"}, {"code", "^[A-Z]{2}-\\d+"}, {"odd", "^[\"\\\\]{1,3}$"}};
+  json props = json::object();
+  for (const auto& [name, p] : patterns) props[name] = {{"type", "string"}, {"pattern", p}};
+  const json s = {{"type", "object"}, {"properties", props}, {"required", {"zip", "word", "code", "odd"}},
+                  {"additionalProperties", false}};
+  auto g = schema(s);
+  ASSERT_TRUE(g);
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    bool ended = false;
+    const std::string out = run_random(*g, trie, tok->eos_id(), seed, 80 + static_cast<int64_t>(seed % 4) * 40, &ended);
+    const json parsed = json::parse(out, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << "seed " << seed << ": " << out;
+    for (const auto& [name, p] : patterns) {
+      const std::string v = parsed.at(name).get<std::string>();
+      EXPECT_TRUE(std::regex_search(v, std::regex(p, std::regex::ECMAScript))) << name << " = " << v << " (" << p << ")";
+    }
   }
 }
 
