@@ -2,11 +2,16 @@
 // template has a tool-call syntax (URL in PLIMSOLL_TOOLS_URL; run by
 // tests/system/test_tools.py on a random-weight Qwen2 folder with Qwen2.5's
 // template): the openai SDK (create, and its stream helper that accumulates
-// tool-call deltas) and @huggingface/inference's chatCompletion with tools.
+// tool-call deltas), @huggingface/inference's chatCompletion with tools, and
+// LangChain JS ChatOpenAI.bindTools; arguments checked by ajv against the
+// tool's `parameters`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { InferenceClient } from "@huggingface/inference";
+import { ChatOpenAI } from "@langchain/openai";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import Ajv from "ajv";
 
 const url = process.env.PLIMSOLL_TOOLS_URL;
 const skip = url ? false : "set PLIMSOLL_TOOLS_URL (tests/system/test_tools.py does)";
@@ -31,15 +36,18 @@ const tools = [
 ];
 const messages = [{ role: "user", content: "What is the weather in Paris?" }];
 
+const ajv = new Ajv({ strict: false });
+const validArgs = Object.fromEntries(tools.map((t) => [t.function.name, ajv.compile(t.function.parameters)]));
+
+function checkArgs(name, args) {
+  assert.ok(validArgs[name](args), `${name}: ${JSON.stringify(validArgs[name].errors)} in ${JSON.stringify(args)}`);
+}
+
 function checkWeatherCall(call) {
   assert.equal(call.type, "function");
   assert.match(call.id, /^call_/);
   assert.equal(call.function.name, "get_weather");
-  const args = JSON.parse(call.function.arguments);
-  assert.equal(typeof args.city, "string");
-  assert.ok(args.city.length <= 20);
-  for (const key of Object.keys(args)) assert.ok(["city", "unit"].includes(key), key);
-  if ("unit" in args) assert.ok(["celsius", "fahrenheit"].includes(args.unit));
+  checkArgs("get_weather", JSON.parse(call.function.arguments));
 }
 
 test("openai: tool_choice required and named give tool_calls", { skip }, async () => {
@@ -84,4 +92,25 @@ test("huggingface: chatCompletion with tools", { skip }, async () => {
   const call = r.choices[0].message.tool_calls[0];
   assert.ok(["get_weather", "get_time"].includes(call.function.name));
   assert.equal(typeof JSON.parse(call.function.arguments), "object");
+});
+
+test("langchain: ChatOpenAI.bindTools gives tool_calls, and a ToolMessage goes back", { skip }, async () => {
+  const llm = new ChatOpenAI({ model: "qwen2", apiKey: "unused", configuration: { baseURL: `${url}/v1` }, maxTokens: 120 });
+  for (const seed of [1, 2]) {
+    const named = llm.bindTools(tools, { tool_choice: "get_weather", seed });
+    const msg = await named.invoke([new HumanMessage("What is the weather in Paris?")]);
+    assert.ok(msg instanceof AIMessage);
+    assert.equal(msg.tool_calls.length, 1);
+    assert.equal(msg.tool_calls[0].name, "get_weather");
+    checkArgs("get_weather", msg.tool_calls[0].args);
+    assert.equal(msg.response_metadata.finish_reason, "tool_calls");
+  }
+  const any = llm.bindTools(tools, { tool_choice: "required" });
+  const first = await any.invoke([new HumanMessage("What time is it?")]);
+  const call = first.tool_calls[0];
+  assert.ok(["get_weather", "get_time"].includes(call.name));
+  checkArgs(call.name, call.args);
+  const answer = await llm.bindTools(tools).invoke([
+    new HumanMessage("What time is it?"), first, new ToolMessage({ tool_call_id: call.id, content: "12:00" })]);
+  assert.ok(answer.usage_metadata.input_tokens > first.usage_metadata.input_tokens);
 });
