@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Batch-1 decode speed of `plimsoll generate` (the reference forward) on the
+# Batch-1 decode speed of `plimsoll generate` (the serving engine at batch 1) on the
 # random benchmark models. Prints one line per model: prompt and generation tokens/s.
 # Usage: bench/generate_batch1.sh [MODEL-NAME...]   (default: llama-134m-q8_0)
 set -euo pipefail

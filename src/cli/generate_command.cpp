@@ -1,15 +1,25 @@
-// `plimsoll generate`: run one prompt through the reference engine and stream
-// the text to stdout; speed figures go to stderr.
+// `plimsoll generate`: one prompt through the same engine service as `serve`
+// (batched engine, scheduler, sampler, detokenizer and stop matching), planned
+// for one sequence; the text streams to stdout, speed figures go to stderr.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
-#include "cli/model_loading.h"
+#include "cli/kv_cache_flag.h"
 #include "cli/model_reference.h"
-#include "core/thread_pool.h"
-#include "engine/generate.h"
+#include "engine/finish_reason.h"
+#include "engine/sampling_params.h"
+#include "memory/memory_plan.h"
+#include "sched/engine_service.h"
+#include "server/service_setup.h"
 
 namespace plimsoll::cli {
 namespace {
@@ -24,6 +34,7 @@ struct GenerateFlags {
   int64_t seed = -1;
   bool do_sample = false;
   int threads = 0;
+  DType kv_dtype = DType::kF32;  // as llama2.c computes, so greedy output matches it byte for byte
 };
 
 // The model's generation_config.json for what the command line leaves out.
@@ -48,48 +59,118 @@ SamplingParams sampling_for(const GenerateFlags& f, const CLI::App& cmd, const L
   return params;
 }
 
+using Clock = std::chrono::steady_clock;
+
+// Events from the engine thread to the main thread, in order, each with the
+// time the engine sent it.
+class EventQueue {
+ public:
+  struct Timed {
+    sched::TokenEvent event;
+    Clock::time_point at;
+  };
+  void push(sched::TokenEvent&& e) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      events_.push_back({std::move(e), Clock::now()});
+    }
+    cv_.notify_one();
+  }
+  Timed pop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return !events_.empty(); });
+    Timed e = std::move(events_.front());
+    events_.pop_front();
+    return e;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Timed> events_;
+};
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return 1;
+}
+
+// The engine options for one sequence at a time, no prefix cache (nothing to share).
+ServeConfig one_sequence_settings(const GenerateFlags& f) {
+  ServeConfig settings;
+  settings.engine.model_path = f.model;
+  settings.engine.tokenizer_path = f.tokenizer;
+  settings.engine.threads = f.threads;
+  settings.engine.kv_dtype = f.kv_dtype;
+  settings.engine.step_seqs = 1;
+  settings.engine.max_concurrent_requests = 1;
+  settings.engine.prefix_caching = false;
+  settings.api.threads = 0;  // no HTTP server: no transport term in the plan
+  return settings;
+}
+
 int run_generate(GenerateFlags& f, const CLI::App& cmd) {
   if (!resolve_model_in_place(f.model, f.hub)) return 1;
-  auto loaded = load_model_and_tokenizer(f.model, f.tokenizer);
-  if (!loaded) {
-    std::fprintf(stderr, "error: %s\n", loaded.error().message.c_str());
-    return 1;
+  ServeConfig settings = one_sequence_settings(f);
+  auto setup = load_engine_model(settings.engine);
+  if (!setup) return fail(setup.error().message);
+  EngineSetup& s = *setup;
+  sched::GenerationRequest request;
+  request.params = sampling_for(f, cmd, s.model);
+  if (f.seed >= 0) request.params.seed = static_cast<uint64_t>(f.seed);
+  request.prompt_ids = s.tokenizer.tokenizer->encode(f.prompt, /*add_bos=*/true);
+  request.streamed = true;
+  // The plan holds exactly this request: its prompt and new tokens, in whole KV blocks.
+  const int64_t total = static_cast<int64_t>(request.prompt_ids.size()) + request.params.max_new_tokens;
+  const int64_t context = s.model.config.max_seq_len;
+  if (context > 0 && total > context) {
+    return fail("the prompt (" + std::to_string(request.prompt_ids.size()) + " tokens) plus --max-new-tokens (" +
+                std::to_string(request.params.max_new_tokens) + ") exceeds the model's context of " +
+                std::to_string(context) + " tokens");
   }
-  auto weights = bind_llama_weights(loaded->model.config, loaded->model.tensors);
-  if (!weights) {
-    std::fprintf(stderr, "error: %s: %s\n", f.model.c_str(), weights.error().message.c_str());
-    return 1;
-  }
-  LlamaReference model(loaded->model.config, std::move(weights).value());
-  SamplingParams params = sampling_for(f, cmd, loaded->model);
-  if (f.seed >= 0) params.seed = static_cast<uint64_t>(f.seed);
-  ThreadPool pool(f.threads > 0 ? f.threads : ThreadPool::hardware_threads());
-  GenerateOptions options;
-  options.pool = &pool;
-  if (loaded->model.generation_defaults) options.extra_eos_ids = loaded->model.generation_defaults->eos_token_ids;
-  options.on_text = [](std::string_view piece) {
-    std::fwrite(piece.data(), 1, piece.size(), stdout);
-    std::fflush(stdout);
-  };
+  const int64_t block = settings.engine.block_tokens;
+  settings.engine.max_total_tokens = std::max<int64_t>(total, 2);
+  settings.engine.max_batch_memory_bytes = (settings.engine.max_total_tokens + block - 1) / block * block *
+                                           kv_bytes_per_token(s.model.config, f.kv_dtype);
+  if (s.model.generation_defaults) settings.api.generation_defaults = *s.model.generation_defaults;
+  if (Status st = plan_and_start_engine(settings, s); !st.ok()) return fail(st.error().message);
+  auto limits = derive_limits(settings, s);
+  if (!limits) return fail(limits.error().message);
+  const int threads = s.threads->n_threads();
+  sched::EngineService service(engine_service_config(settings, s, *limits), std::move(s.engine), std::move(s.pool),
+                               *s.tokenizer.tokenizer);
+  EventQueue events;
+  const auto t0 = Clock::now();
+  sched::SubmitResult submitted =
+      service.submit({std::move(request)}, [&events](sched::TokenEvent&& e) { events.push(std::move(e)); });
+  if (!submitted.accepted()) return fail(submitted.rejection->error.message);
   // Echo the prompt as llama2.c does, so the output reads as one text.
   std::fwrite(f.prompt.data(), 1, f.prompt.size(), stdout);
-  auto result = generate(model, *loaded->tokenizer.tokenizer, f.prompt, params, options);
+  std::fflush(stdout);
+  std::optional<Clock::time_point> first;  // the first generated token's event
+  EventQueue::Timed timed;
+  do {
+    timed = events.pop();
+    if (!first && timed.event.token.id >= 0) first = timed.at;
+    std::fwrite(timed.event.text.data(), 1, timed.event.text.size(), stdout);
+    std::fflush(stdout);
+  } while (!timed.event.final);
+  const sched::TokenEvent& e = timed.event;
+  const auto t1 = timed.at;
   std::fputc('\n', stdout);
   std::fflush(stdout);
-  if (!result) {
-    std::fprintf(stderr, "error: %s\n", result.error().message.c_str());
-    return 1;
-  }
-  const auto& r = *result;
-  const double n_prompt = static_cast<double>(r.prompt_ids.size());
-  const double n_gen = static_cast<double>(r.generated_ids.size());
+  service.shutdown(0);
+  if (e.error) return fail(e.error->message);
+  const double prefill_s = std::chrono::duration<double>(first.value_or(t1) - t0).count();
+  const double decode_s = std::chrono::duration<double>(t1 - first.value_or(t1)).count();
+  const double n_prompt = static_cast<double>(e.input_tokens);
+  const double n_decoded = static_cast<double>(std::max<int64_t>(e.generated_tokens - 1, 0));  // after the first
   std::fprintf(stderr,
-               "prompt: %.0f tokens in %.3f s (%.1f tokens/s); generation: %.0f tokens in %.3f s "
-               "(%.1f tokens/s); finish: %s; seed: %llu; threads: %d\n",
-               n_prompt, r.prefill_seconds, n_prompt / std::max(r.prefill_seconds, 1e-9), n_gen,
-               r.decode_seconds, n_gen / std::max(r.decode_seconds, 1e-9),
-               finish_reason_name(r.finish), static_cast<unsigned long long>(r.seed),
-               pool.n_threads());
+               "prompt: %.0f tokens in %.3f s to the first token (%.1f tokens/s); generation: %lld tokens, "
+               "%.0f more in %.3f s (%.1f tokens/s); finish: %s; seed: %llu; threads: %d\n",
+               n_prompt, prefill_s, n_prompt / std::max(prefill_s, 1e-9), static_cast<long long>(e.generated_tokens),
+               n_decoded, decode_s, n_decoded / std::max(decode_s, 1e-9), finish_reason_name(e.finish_reason),
+               static_cast<unsigned long long>(e.seed), threads);
   return 0;
 }
 
@@ -98,7 +179,7 @@ int run_generate(GenerateFlags& f, const CLI::App& cmd) {
 Runner add_generate_command(CLI::App& app) {
   auto f = std::make_shared<GenerateFlags>();
   f->params.max_new_tokens = 256;
-  CLI::App* cmd = app.add_subcommand("generate", "Generate text from a prompt (streams to stdout)");
+  CLI::App* cmd = app.add_subcommand("generate", "Generate text from a prompt (streams to stdout) on the serving engine");
   cmd->add_option("-m,--model", f->model, kModelHelp)->required();
   add_hub_flags(*cmd, f->hub);
   cmd->add_option("--tokenizer", f->tokenizer,
@@ -120,6 +201,7 @@ Runner add_generate_command(CLI::App& app) {
   cmd->add_option("--stop", f->stop, "Stop sequence (repeatable)");
   cmd->add_flag("--ignore-eos", f->params.ignore_eos, "Keep generating after EOS");
   cmd->add_option("--threads", f->threads, "Worker threads (default: the cores available)");
+  add_kv_cache_dtype_flag(*cmd, f->kv_dtype, "");
   return [f, cmd] { return run_generate(*f, *cmd); };
 }
 

@@ -17,6 +17,7 @@
 #include "metrics/server_metrics.h"
 #include "sched/deferred_service.h"
 #include "sched/engine_service.h"
+#include "server/service_setup.h"
 #include "server/tokenizer_serve.h"
 
 namespace plimsoll {
@@ -31,44 +32,6 @@ sigset_t block_shutdown_signals() {
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
-}
-
-Result<sched::ServiceLimits> derive_limits(const ServeConfig& c, const EngineSetup& s) {
-  const MemoryPlan& p = s.plan;
-  sched::ServiceLimits l;
-  l.model_id = c.api.model_id.empty() ? s.model.path : c.api.model_id;
-  l.model_dtype = "mixed";
-  if (!s.model.tensors.tensors().empty()) {
-    const TensorView* q = s.model.tensors.find("blk.0.attn_q.weight");
-    l.model_dtype = std::string(dtype_name(q ? q->dtype : s.model.tensors.tensors()[0].dtype));
-  }
-  l.max_total_tokens = p.max_total_tokens;
-  l.max_input_tokens = c.max_input_tokens.value_or(p.max_total_tokens - 1);
-  if (l.max_input_tokens >= l.max_total_tokens || l.max_input_tokens < 1) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "--max-input-tokens (" + std::to_string(l.max_input_tokens) +
-                          ") must be at least 1 and less than --max-total-tokens (" +
-                          std::to_string(l.max_total_tokens) + ")");
-  }
-  l.max_batch_total_tokens = p.max_batch_total_tokens;
-  if (c.max_batch_total_tokens) {
-    if (*c.max_batch_total_tokens > p.max_batch_total_tokens) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "--max-batch-total-tokens " + std::to_string(*c.max_batch_total_tokens) +
-                            " does not fit the memory plan, which holds " +
-                            std::to_string(p.max_batch_total_tokens) + " tokens of KV cache (" +
-                            format_bytes(p.kv_pool_bytes) + "); lower it or raise --memory-limit");
-    }
-    l.max_batch_total_tokens = *c.max_batch_total_tokens;
-  }
-  l.max_batch_prefill_tokens = p.workspace.step_tokens;
-  l.max_batch_size = p.workspace.step_seqs;
-  l.max_concurrent_requests = c.engine.max_concurrent_requests;
-  l.max_queued_tokens = c.max_queued_tokens.value_or(4 * l.max_batch_total_tokens);
-  l.max_client_batch_size = 0;  // lists of any length are split server-side
-  l.safe_client_batch_size = std::max<int64_t>(1, p.full_sequences());
-  l.vocab_size = s.model.config.vocab_size;
-  return l;
 }
 
 // Uses only the plan (the pool and engine have moved into the service by now).
@@ -192,15 +155,8 @@ int run_serve(ServeConfig c) {
     std::fprintf(stderr, "error: %s\n", watcher.error().message.c_str());
     return 1;
   }
-  sched::EngineServiceConfig service_config;
-  service_config.limits = *limits;
-  service_config.scheduler.step_tokens = s.plan.workspace.step_tokens;
-  service_config.scheduler.step_seqs = s.plan.workspace.step_seqs;
-  service_config.scheduler.max_skips = c.max_waiting_tokens;
-  service_config.scheduler.extra_eos_ids = c.api.generation_defaults.eos_token_ids;
+  sched::EngineServiceConfig service_config = engine_service_config(c, s, *limits);
   service_config.memory_pressure = &pressure;
-  service_config.request_budget_bytes = s.plan.request_bytes;
-  service_config.token_trie = s.token_trie;
   publish_plan(server_metrics, s, *limits);
   sched::EngineService service(service_config, std::move(s.engine), std::move(s.pool), *s.tokenizer.tokenizer);
   front.attach(&service);
