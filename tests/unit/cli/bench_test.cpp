@@ -8,10 +8,11 @@
 namespace plimsoll {
 namespace {
 
-// Under AddressSanitizer the process holds ~96 MiB (shadow memory) before it
-// plans: the plan counts it, so the limit must leave room for it.
+// Under AddressSanitizer the process holds ~180 MiB (shadow memory, the
+// allocator's caches) when it plans (a fresh clone's ASan build, 2026-12-04):
+// the plan counts it, so the limit must leave room for it.
 #if defined(__SANITIZE_ADDRESS__)
-constexpr const char* kFillLimit = "192Mi";
+constexpr const char* kFillLimit = "256Mi";
 #else
 constexpr const char* kFillLimit = "64Mi";
 #endif
