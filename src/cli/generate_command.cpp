@@ -4,9 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
 #include "cli/model_reference.h"
+#include "api/event_queue.h"
 #include "engine/finish_reason.h"
 #include "engine/sampling_params.h"
 #include "memory/memory_plan.h"
@@ -61,33 +60,13 @@ SamplingParams sampling_for(const GenerateFlags& f, const CLI::App& cmd, const L
 
 using Clock = std::chrono::steady_clock;
 
-// Events from the engine thread to the main thread, in order, each with the
-// time the engine sent it.
-class EventQueue {
- public:
-  struct Timed {
-    sched::TokenEvent event;
-    Clock::time_point at;
-  };
-  void push(sched::TokenEvent&& e) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      events_.push_back({std::move(e), Clock::now()});
-    }
-    cv_.notify_one();
-  }
-  Timed pop() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return !events_.empty(); });
-    Timed e = std::move(events_.front());
-    events_.pop_front();
-    return e;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Timed> events_;
+// When the engine thread pushed the first event (the first generated token:
+// no prompt details are asked for) and the last one; the queue's listener runs
+// on the pushing thread, after each push.
+struct PushTimes {
+  std::mutex mu;
+  std::optional<Clock::time_point> first;
+  Clock::time_point last;
 };
 
 int fail(const std::string& message) {
@@ -139,28 +118,38 @@ int run_generate(GenerateFlags& f, const CLI::App& cmd) {
   const int threads = s.threads->n_threads();
   sched::EngineService service(engine_service_config(settings, s, *limits), std::move(s.engine), std::move(s.pool),
                                *s.tokenizer.tokenizer);
-  EventQueue events;
+  auto events = api::EventQueue::create(1);
+  auto times = std::make_shared<PushTimes>();
+  events->set_listener([times] {
+    std::lock_guard<std::mutex> lock(times->mu);
+    times->last = Clock::now();
+    if (!times->first) times->first = times->last;
+  });
   const auto t0 = Clock::now();
-  sched::SubmitResult submitted =
-      service.submit({std::move(request)}, [&events](sched::TokenEvent&& e) { events.push(std::move(e)); });
+  sched::SubmitResult submitted = service.submit({std::move(request)}, events->sink());
   if (!submitted.accepted()) return fail(submitted.rejection->error.message);
   // Echo the prompt as llama2.c does, so the output reads as one text.
   std::fwrite(f.prompt.data(), 1, f.prompt.size(), stdout);
   std::fflush(stdout);
-  std::optional<Clock::time_point> first;  // the first generated token's event
-  EventQueue::Timed timed;
-  do {
-    timed = events.pop();
-    if (!first && timed.event.token.id >= 0) first = timed.at;
-    std::fwrite(timed.event.text.data(), 1, timed.event.text.size(), stdout);
+  sched::TokenEvent e;
+  while (!events->finished()) {
+    std::optional<sched::TokenEvent> next = events->pop(std::chrono::milliseconds(100));
+    if (!next) continue;
+    e = std::move(*next);
+    std::fwrite(e.text.data(), 1, e.text.size(), stdout);
     std::fflush(stdout);
-  } while (!timed.event.final);
-  const sched::TokenEvent& e = timed.event;
-  const auto t1 = timed.at;
+  }
   std::fputc('\n', stdout);
   std::fflush(stdout);
   service.shutdown(0);
   if (e.error) return fail(e.error->message);
+  std::optional<Clock::time_point> first;
+  Clock::time_point t1;
+  {
+    std::lock_guard<std::mutex> lock(times->mu);
+    first = times->first;
+    t1 = times->last;
+  }
   const double prefill_s = std::chrono::duration<double>(first.value_or(t1) - t0).count();
   const double decode_s = std::chrono::duration<double>(t1 - first.value_or(t1)).count();
   const double n_prompt = static_cast<double>(e.input_tokens);
