@@ -26,7 +26,26 @@ def _value(kind, value):
         return _string(value)
     if kind == U64:
         return struct.pack("<Q", value)
+    if kind == ARRAY:  # value: (element kind, list of values)
+        item_kind, items = value
+        return struct.pack("<IQ", item_kind, len(items)) + b"".join(_value(item_kind, v) for v in items)
     raise ValueError(kind)
+
+
+def placeholder_vocab(n_vocab):
+    """A SentencePiece-type vocabulary of n_vocab made-up pieces ("<unk>", "<s>", "</s>",
+    then "t3", "t4", ...), for runtimes that refuse a GGUF without one (llama.cpp): the
+    models are driven by token ids, so the pieces only name the ids."""
+    tokens = ["<unk>", "<s>", "</s>"] + ["t%d" % i for i in range(3, n_vocab)]
+    types = [2, 3, 3] + [1] * (n_vocab - 3)  # unknown, control, control, normal...
+    return [("tokenizer.ggml.model", STRING, "llama"),
+            ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)),
+            ("tokenizer.ggml.scores", ARRAY, (F32, [0.0] * n_vocab)),
+            ("tokenizer.ggml.token_type", ARRAY, (I32, types)),
+            ("tokenizer.ggml.unknown_token_id", U32, 0),
+            ("tokenizer.ggml.bos_token_id", U32, 1),
+            ("tokenizer.ggml.eos_token_id", U32, 2),
+            ("tokenizer.ggml.add_bos_token", BOOL, False)]
 
 
 def write_gguf(path, kvs, tensors):

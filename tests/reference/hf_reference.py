@@ -3,12 +3,14 @@
 # SmolLM2, Mistral, Qwen2.5, Qwen3, Phi-3, Gemma 2, Gemma 3) with each one's exact config.json
 # keys, the GGUF files of the Llama family and Gemma as llama.cpp's converter writes them,
 # and their expected logits and greedy continuations, from the HF modeling formulas.
-"""Usage: hf_reference.py OUT_DIR
+"""Usage: hf_reference.py OUT_DIR [--gguf-vocab]
 
 Writes OUT_DIR/<arch>/{config.json, model.safetensors or shards + index,
 generation_config.json, tokenizer_config.json, expected.json} and, for the
 Llama family and Gemma (llama, llama3, mistral, qwen2, qwen3, smollm2, phi3, gemma2,
 gemma3), OUT_DIR/<arch>.gguf; gemma3_types and mistral_window are folders only.
+--gguf-vocab puts a placeholder vocabulary in the GGUF files (llama.cpp refuses a
+file without one; bench/llama_cpp_oracle runs it on them).
 
 The forward passes below are written from the Hugging Face modeling code
 (modeling_gpt2.py, modeling_bloom.py, modeling_llama.py, modeling_mistral.py,
@@ -31,6 +33,7 @@ import safetensors_file
 N_NEW = 6  # greedy tokens after each prompt
 ARCHS = ["gpt2", "bloom", "llama", "qwen2", "llama3", "mistral", "qwen3", "smollm2", "phi3", "gemma2", "gemma3",
          "gemma3_types", "mistral_window"]
+GGUF_VOCAB = False  # --gguf-vocab
 PROMPTS = [[1], [5, 17, 3], [2, 9, 44, 7, 81, 13, 60, 21, 30, 99, 4], list(range(3, 40, 2))]
 
 # ---- safetensors writer -------------------------------------------------------
@@ -569,6 +572,8 @@ def write_gemma_gguf(path, cfg, stored):
            (arch + ".attention.key_length", g.U32, cfg["head_dim"]),
            (arch + ".attention.value_length", g.U32, cfg["head_dim"]),
            (arch + ".attention.sliding_window", g.U32, cfg["sliding_window"])]
+    if GGUF_VOCAB:
+        kvs += g.placeholder_vocab(cfg["vocab_size"])
     if arch == "gemma2":
         kvs += [(arch + ".attn_logit_softcapping", g.F32, cfg["attn_logit_softcapping"]),
                 (arch + ".final_logit_softcapping", g.F32, cfg["final_logit_softcapping"])]
@@ -657,6 +662,8 @@ def write_llama_gguf(path, cfg, stored):
         kvs.append((arch + ".rope.dimension_count", g.U32, hd))
     if arch == "phi3" and cfg.get("sliding_window"):
         kvs.append((arch + ".attention.sliding_window", g.U32, cfg["sliding_window"]))
+    if GGUF_VOCAB:
+        kvs += g.placeholder_vocab(cfg["vocab_size"])
     tensors = []
     for name, t in stored.items():
         t = t.to(torch.float32)
@@ -729,10 +736,14 @@ def write_model(root, name, cfg, stored, forward, shards=1, gguf=True):
 
 
 def main():
-    if len(sys.argv) != 2:
+    global GGUF_VOCAB
+    args = sys.argv[1:]
+    GGUF_VOCAB = "--gguf-vocab" in args
+    args = [a for a in args if a != "--gguf-vocab"]
+    if len(args) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    root = sys.argv[1]
+    root = args[0]
     gen = torch.Generator().manual_seed(1234)
     write_model(root, "gpt2", *gpt2_model(gen))
     write_model(root, "bloom", *bloom_model(gen))
