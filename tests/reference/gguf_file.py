@@ -34,18 +34,22 @@ def _value(kind, value):
 
 def placeholder_vocab(n_vocab):
     """A SentencePiece-type vocabulary of n_vocab made-up pieces ("<unk>", "<s>", "</s>",
-    then "t3", "t4", ...), for runtimes that refuse a GGUF without one (llama.cpp): the
-    models are driven by token ids, so the pieces only name the ids."""
-    tokens = ["<unk>", "<s>", "</s>"] + ["t%d" % i for i in range(3, n_vocab)]
-    types = [2, 3, 3] + [1] * (n_vocab - 3)  # unknown, control, control, normal...
+    "<|endoftext|>" (llama.cpp looks it up in a Phi-3 file), then "t4", "t5", ...), all of them
+    normal tokens so that every runtime prints each piece as it is, for runtimes that refuse a
+    GGUF without a vocabulary (llama.cpp): the models are driven by token ids, the pieces only
+    name the ids."""
+    tokens = PLACEHOLDER_SPECIAL + ["t%d" % i for i in range(len(PLACEHOLDER_SPECIAL), n_vocab)]
     return [("tokenizer.ggml.model", STRING, "llama"),
             ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)),
             ("tokenizer.ggml.scores", ARRAY, (F32, [0.0] * n_vocab)),
-            ("tokenizer.ggml.token_type", ARRAY, (I32, types)),
+            ("tokenizer.ggml.token_type", ARRAY, (I32, [1] * n_vocab)),
             ("tokenizer.ggml.unknown_token_id", U32, 0),
             ("tokenizer.ggml.bos_token_id", U32, 1),
             ("tokenizer.ggml.eos_token_id", U32, 2),
             ("tokenizer.ggml.add_bos_token", BOOL, False)]
+
+
+PLACEHOLDER_SPECIAL = ["<unk>", "<s>", "</s>", "<|endoftext|>"]
 
 
 def write_gguf(path, kvs, tensors):
