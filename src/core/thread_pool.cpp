@@ -112,6 +112,19 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {
   fn_ = nullptr;
 }
 
+void ThreadPool::on_every_thread(RangeFn fn) {
+  // n_threads chunks of one item each: a thread that claimed one holds it until
+  // all are claimed, so each chunk runs on a different thread.
+  std::atomic<int32_t> arrived{0};
+  auto run = [&](int64_t begin, int64_t end) {
+    fn(begin, end);
+    int32_t now = arrived.fetch_add(1, std::memory_order_acq_rel) + 1;
+    if (now == n_threads_) arrived.notify_all();
+    while (now != n_threads_) now = wait_for_change(arrived, now);
+  };
+  parallel_for(n_threads_, 1, run);
+}
+
 void ThreadPool::worker_loop() {
   uint32_t seen = 0;
   for (;;) {

@@ -52,6 +52,18 @@ class ThreadPool {
     parallel_for(n, grain, RangeFn(ref));
   }
 
+  // Runs fn(i, i + 1) once on each thread of the pool (the caller and every
+  // worker, i = 0..n_threads-1 in claim order) and returns when all are done:
+  // for per-thread state such as thread_local buffers. Each call waits until
+  // every thread has arrived, so no thread runs two of them.
+  void on_every_thread(RangeFn fn);
+
+  template <typename F>
+  void on_every_thread(F&& f) {
+    auto& ref = f;
+    on_every_thread(RangeFn(ref));
+  }
+
   // Cores available to this process (sched_getaffinity), at least 1.
   static int hardware_threads();
 

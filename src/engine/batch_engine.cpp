@@ -10,6 +10,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/kernels.h"
+#include "kernels/scratch.h"
 #include "model/layer_ops.h"
 
 namespace plimsoll {
@@ -21,6 +22,9 @@ std::vector<float> floats(int64_t n) { return std::vector<float>(static_cast<siz
 
 // Rotary angle tables per step: a second one when local layers rotate with their own base (Gemma 3).
 int64_t rope_tables(const ModelConfig& c) { return c.rope_theta_local > 0.0f ? 2 : 1; }
+
+// The widest row a matmul reads: dim, ffn or q_dim (attn_output; the output head reads dim).
+int64_t widest_matmul_cols(const ModelConfig& c) { return std::max({c.dim, c.ffn_dim, c.q_dim()}); }
 
 }  // namespace
 
@@ -38,8 +42,7 @@ StepWorkspaceSizes BatchEngine::workspace_sizes(const ModelConfig& c, int64_t st
   w.logits_floats = b * (c.vocab_size + c.dim);    // logits_, last_
   w.scores_floats = n_threads * max_seq_len;       // a score row per thread: attention keeps its online softmax on the stack, so this is margin
   w.rope_floats = rope_tables(c) * t * c.head_dim(); // rope_: global (and local) angles
-  // The widest row a matmul reads: dim, ffn or q_dim (attn_output; the output head reads dim).
-  w.matmul_scratch_bytes = kernels::matmul_scratch_bytes(std::max({c.dim, c.ffn_dim, c.q_dim()}), t, n_threads);
+  w.matmul_scratch_bytes = kernels::matmul_scratch_bytes(widest_matmul_cols(c), t, n_threads);
   return w;
 }
 
@@ -321,6 +324,15 @@ Status BatchEngine::warm_up() {
   auto r = step(seqs);
   for (int32_t b : table.blocks) pool_.release(b);
   if (!r.ok()) return r.error();
+  // The step above sized the caller's buffers, but a worker's panel buffer only
+  // for the chunks it happened to claim: size every thread's now.
+  const int64_t cols = widest_matmul_cols(config_);
+  auto reserve = [cols](int64_t, int64_t) { kernels::reserve_panel_scratch(cols); };
+  if (threads_) {
+    threads_->on_every_thread(reserve);
+  } else {
+    reserve(0, 1);
+  }
   return {};
 }
 

@@ -10,6 +10,7 @@
 #include "kernels/isa_table.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul_impl.h"
+#include "kernels/scratch.h"
 
 namespace plimsoll::kernels {
 namespace {
@@ -32,14 +33,6 @@ const TileKernel* tile_kernel_for(const IsaTable& table, DType dtype) {
   if (table.tiles == nullptr) return nullptr;
   const TileKernel& k = table.tiles->k[static_cast<int>(dtype)];
   return k.tile != nullptr ? &k : nullptr;
-}
-
-// A per-thread buffer of at least `bytes`, 64-byte aligned; it only grows.
-std::byte* thread_scratch(size_t bytes) {
-  thread_local std::vector<std::byte> scratch;
-  if (scratch.size() < bytes + 64) scratch.resize(bytes + 64);
-  const auto addr = reinterpret_cast<uintptr_t>(scratch.data());
-  return scratch.data() + ((64 - addr % 64) % 64);
 }
 
 // Activation rows in the weight dtype's act format. The buffer belongs to the
@@ -159,7 +152,7 @@ int64_t matmul_scratch_bytes(int64_t cols, int64_t t, int64_t n_threads) {
   const int64_t tile_path = t * (cols / 64 + 1) * 192;
   const int64_t amx_int8 = token_tiles * kPanelTokens * (cols / 32) * 36;
   const int64_t amx_bf16 = token_tiles * chunks * 2048;
-  const int64_t panel = std::max({(cols / 32) * 576, (cols / 256 + 1) * 12672, int64_t{1} << 20, 4 * chunks * 2048});
+  const int64_t panel = panel_scratch_bytes(cols);
   const int64_t avx2_panel = token_tiles * kPanelTokens * ((cols / 32 + 7) / 8) * 320;  // panels_avx2.cpp
   return row_path + std::max({tile_path, amx_int8, amx_bf16, avx2_panel}) + n_threads * (panel + 128) + 4096;
 }

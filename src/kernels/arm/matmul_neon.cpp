@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/x86/panel_scratch.h"
+#include "kernels/scratch.h"
 #include "kernels/blocks.h"
 #include "kernels/codecs.h"
 #include "kernels/matmul_impl.h"

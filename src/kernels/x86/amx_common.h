@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/x86/panel_scratch.h"
+#include "kernels/scratch.h"
 #include "kernels/x86/transpose_avx512.h"
 
 namespace plimsoll::kernels {

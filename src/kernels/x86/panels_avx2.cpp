@@ -25,7 +25,7 @@
 
 #include "kernels/blocks.h"
 #include "kernels/matmul_impl.h"
-#include "kernels/x86/panel_scratch.h"
+#include "kernels/scratch.h"
 
 namespace plimsoll::kernels {
 namespace {

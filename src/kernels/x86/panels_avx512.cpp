@@ -22,7 +22,7 @@
 #include <cstdint>
 
 #include "kernels/matmul_impl.h"
-#include "kernels/x86/panel_scratch.h"
+#include "kernels/scratch.h"
 #include "kernels/x86/transpose_avx512.h"
 
 namespace plimsoll::kernels {

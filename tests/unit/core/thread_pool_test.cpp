@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -38,6 +40,28 @@ TEST(ThreadPool, ManyRoundsInARow) {
 // holds up only the chunk it is running: the caller runs every other chunk,
 // including those a fixed split would have given the worker (a fixed split of 2
 // threads leaves half the range to the worker: the last check fails).
+TEST(ThreadPool, OnEveryThreadRunsOnceOnEachThreadIncludingTheCaller) {
+  for (int threads : {1, 2, 4}) {
+    ThreadPool pool(threads);
+    for (int round = 0; round < 50; ++round) {
+      std::mutex mu;
+      std::vector<std::thread::id> ids;
+      std::vector<int64_t> indexes;
+      pool.on_every_thread([&](int64_t begin, int64_t end) {
+        std::lock_guard<std::mutex> lock(mu);
+        ids.push_back(std::this_thread::get_id());
+        for (int64_t i = begin; i < end; ++i) indexes.push_back(i);
+      });
+      ASSERT_EQ(ids.size(), static_cast<size_t>(threads));
+      EXPECT_NE(std::find(ids.begin(), ids.end(), std::this_thread::get_id()), ids.end());
+      std::sort(ids.begin(), ids.end());
+      EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end()) << threads << " threads, round " << round;
+      std::sort(indexes.begin(), indexes.end());
+      for (int i = 0; i < threads; ++i) EXPECT_EQ(indexes[static_cast<size_t>(i)], i);
+    }
+  }
+}
+
 TEST(ThreadPool, CallerTakesTheChunksOfAStuckWorker) {
   ThreadPool pool(2);
   const std::thread::id caller = std::this_thread::get_id();
