@@ -81,7 +81,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
       for (int64_t n : {1, 4, 8, 12, 16, 32, 64, 512}) {
         if (s[0] == 32000 && n > 16) continue;  // the head sees one token per sequence
         if (s[0] * s[1] > 4'000'000 && s[0] != 32000 && n != 16 && n != 512) continue;  // 1.1B: 16, 512
-        for (Isa isa : {Isa::kAvx512, Isa::kAmx}) {
+        for (Isa isa : {Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
           if (isa == Isa::kAmx && n < 8) continue;  // AMX: batches only
           b->Args({static_cast<int64_t>(d), s[0], s[1], n, 1, static_cast<int64_t>(isa)});
         }
@@ -145,7 +145,9 @@ void AttendShapes(benchmark::internal::Benchmark* b) {
   for (DType d : {DType::kF16, DType::kF32}) {
     for (int64_t group : {1, 2, 4, 8}) {  // query heads per KV head: 134M 1, 1.1B 8
       for (int64_t n_pos : {128, 512, 2048}) {
-        b->Args({group, 64, n_pos, static_cast<int64_t>(d), static_cast<int64_t>(Isa::kAvx512)});
+        for (Isa isa : {Isa::kAvx512, Isa::kAvx2}) {
+          b->Args({group, 64, n_pos, static_cast<int64_t>(d), static_cast<int64_t>(isa)});
+        }
       }
     }
   }

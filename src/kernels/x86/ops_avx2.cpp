@@ -88,6 +88,9 @@ inline void transpose8(__m256 (&r)[8]) {
 }
 
 constexpr int kBlockRows = 8;  // query rows that share each chunk's keys and values
+// Fewer query rows per KV head than this run one at a time (attend_row): a
+// chunk's key transpose costs about three rows' dots (kernels_bench BM_Attend).
+constexpr int64_t kMinSharedRows = 4;
 
 // Query rows q_r = q + r * q_stride (r < nr <= kBlockRows) over the same KV head:
 // row r sees positions [0, n_vis[r]) (n_vis[r] >= 1) with ALiBi slope slopes[r].
@@ -180,6 +183,90 @@ void attend_rows(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv
   }
 }
 
+// lane j = the sum of the 8 lanes of p[j]
+inline __m256 reduce8(const __m256 (&p)[8]) {
+  const __m256 g0 = _mm256_hadd_ps(_mm256_hadd_ps(p[0], p[1]), _mm256_hadd_ps(p[2], p[3]));
+  const __m256 g1 = _mm256_hadd_ps(_mm256_hadd_ps(p[4], p[5]), _mm256_hadd_ps(p[6], p[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(g0, g1, 0x20), _mm256_permute2f128_ps(g0, g1, 0x31));
+}
+
+// One query row (a decode head without grouped-query sharing): transposing each
+// chunk's keys costs more than it saves for one row, so each of the chunk's 8
+// positions gets its own dot accumulator (q loaded once per 8 dimensions), the 8
+// sums reduced into one vector; values are summed with the 8 weights broadcast
+// once per chunk. Positions past the end of the last chunk read position p0's
+// key and value again and get weight 0.
+template <class T>
+void attend_row(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, float scale, float slope,
+                float* out) {
+  alignas(32) float acc[kMaxHeadDim];
+  std::fill(acc, acc + hd, 0.0f);
+  float max_score = -std::numeric_limits<float>::infinity(), denom = 0.0f;
+  const T* keys = static_cast<const T*>(kv.keys);
+  const T* values = static_cast<const T*>(kv.values);
+  const __m256 lane_pos = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m256 scale_v = _mm256_set1_ps(scale);
+  int64_t block = 0, row = 0;
+  for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
+    const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
+    const T* k[kChunk];
+    const T* v[kChunk];
+    for (int j = 0; j < n; ++j, ++row) {
+      if (row == kv.block_tokens) {
+        row = 0;
+        ++block;
+      }
+      const int64_t off = kv.blocks[block] * kv.block_stride + row * kv.pos_stride;
+      k[j] = keys + off;
+      v[j] = values + off;
+    }
+    for (int j = n; j < kChunk; ++j) {
+      k[j] = k[0];
+      v[j] = v[0];
+    }
+    __m256 p[kChunk];
+    for (int j = 0; j < kChunk; ++j) p[j] = _mm256_setzero_ps();
+    for (int64_t d0 = 0; d0 < hd; d0 += 8) {
+      const __m256 qd = _mm256_loadu_ps(q + d0);
+      for (int j = 0; j < kChunk; ++j) p[j] = _mm256_fmadd_ps(qd, load8(k[j] + d0), p[j]);
+    }
+    __m256 sr = _mm256_mul_ps(reduce8(p), scale_v);
+    if (slope != 0.0f) {
+      sr = _mm256_fmadd_ps(_mm256_add_ps(lane_pos, _mm256_set1_ps(static_cast<float>(p0))), _mm256_set1_ps(slope), sr);
+    }
+    const __m256 live = _mm256_castsi256_ps(tail_mask(n));
+    sr = _mm256_blendv_ps(neg_inf, sr, live);
+    const float chunk_max = hmax(sr);
+    if (chunk_max > max_score) {
+      const float rescale = std::exp(max_score - chunk_max);
+      denom *= rescale;
+      const __m256 rv = _mm256_set1_ps(rescale);
+      for (int64_t d = 0; d < hd; d += 8) _mm256_store_ps(acc + d, _mm256_mul_ps(_mm256_load_ps(acc + d), rv));
+      max_score = chunk_max;
+    }
+    const __m256 e = _mm256_and_ps(exp256(_mm256_sub_ps(sr, _mm256_set1_ps(max_score))), live);
+    denom += hsum(e);
+    alignas(32) float w[kChunk];
+    _mm256_store_ps(w, e);
+    __m256 wb[kChunk];
+    for (int j = 0; j < kChunk; ++j) wb[j] = _mm256_set1_ps(w[j]);
+    for (int64_t d = 0; d < hd; d += 8) {
+      __m256 a = _mm256_load_ps(acc + d);
+      for (int j = 0; j < kChunk; ++j) a = _mm256_fmadd_ps(wb[j], load8(v[j] + d), a);
+      _mm256_store_ps(acc + d, a);
+    }
+  }
+  const __m256 inv = _mm256_set1_ps(denom > 0.0f ? 1.0f / denom : 0.0f);
+  for (int64_t d = 0; d < hd; d += 8) _mm256_storeu_ps(out + d, _mm256_mul_ps(_mm256_load_ps(acc + d), inv));
+}
+
+void attend_row_any(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, float scale, float slope,
+                    float* out) {
+  if (kv.dtype == DType::kF16) return attend_row<uint16_t>(q, hd, kv, n_pos, scale, slope, out);
+  attend_row<float>(q, hd, kv, n_pos, scale, slope, out);
+}
+
 // attend_rows with the row count as a constant (the accumulators stay in registers).
 template <class T>
 void attend_rows_n(const float* q, int64_t q_stride, int nr, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
@@ -208,6 +295,13 @@ void avx2_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv&
   if (!avx2_fits(head_dim)) return attend_scalar(q, group, head_dim, kv, n_pos, scale, slopes, out);
   int64_t n_vis[kBlockRows];
   std::fill(n_vis, n_vis + kBlockRows, n_pos);
+  if (group < kMinSharedRows) {  // one row at a time reads the KV head again, still cheaper
+    for (int64_t g = 0; g < group; ++g) {
+      attend_row_any(q + g * head_dim, head_dim, kv, n_pos, scale, slopes != nullptr ? slopes[g] : 0.0f,
+                     out + g * head_dim);
+    }
+    return;
+  }
   for (int64_t g0 = 0; g0 < group; g0 += kBlockRows) {
     const int nr = static_cast<int>(std::min<int64_t>(kBlockRows, group - g0));
     float sl[kBlockRows] = {};
