@@ -73,7 +73,7 @@ void BM_Matmul(benchmark::State& state) {
 }
 
 void Shapes(benchmark::internal::Benchmark* b) {
-  const DType dtypes[] = {DType::kQ8_0, DType::kQ4_0, DType::kF16, DType::kF32};
+  const DType dtypes[] = {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ6_K, DType::kF16, DType::kF32};
   const int64_t shapes[][2] = {{64, 256}, {768, 768}, {2048, 768}, {768, 2048}, {32000, 768},  // 134M
                                {2048, 2048}, {5632, 2048}, {2048, 5632}};               // 1.1B
   for (DType d : dtypes) {

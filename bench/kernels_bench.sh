@@ -22,7 +22,7 @@ for f in "$src"/kernels/*.cpp "$src"/kernels/scalar/*.cpp "$src"/kernels/x86/*.c
   [ "$(basename "$f")" = no_x86.cpp ] && continue
   extra=()
   case "$f" in
-    */matmul_avx2.cpp|*/panels_avx2.cpp|*/ops_avx2.cpp) extra=(-mavx2 -mfma -mf16c) ;;
+    */matmul_avx2.cpp|*/panels_avx2.cpp|*/panels_kquants_avx2.cpp|*/ops_avx2.cpp) extra=(-mavx2 -mfma -mf16c) ;;
     */tiles_amx*.cpp) extra=("${avx512[@]}" -mavx512bf16 -mamx-tile -mamx-int8 -mamx-bf16) ;;
     */x86/*.cpp) extra=("${avx512[@]}") ;;
   esac

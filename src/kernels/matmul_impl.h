@@ -131,12 +131,14 @@ const PanelKernels& amx_bf16_kernels();
 // AVX-512 tiles' needs).
 const PanelKernels& avx512_panel_kernels();
 
-// AVX2 panel kernels for Q8_0 / Q4_0 and F32 / F16 / BF16 weights (panels_avx2.cpp;
+// AVX2 panel kernels for Q8_0 / Q4_0, Q4_K / Q5_K / Q6_K and F32 / F16 / BF16 weights (panels_avx2.cpp;
 // AVX2 + FMA + F16C), from kAvx2PanelMinTokens (quantized) / kAvx2PanelMinTokensFloat
 // tokens (below: the AVX2 row kernels).
 inline constexpr int64_t kAvx2PanelMinTokens = 2;
 inline constexpr int64_t kAvx2PanelMinTokensFloat = 4;
 const PanelKernels& avx2_panel_kernels();
+// sets the Q4_K / Q5_K / Q6_K entries (panels_kquants_avx2.cpp; called by avx2_panel_kernels)
+void add_avx2_kquant_panels(PanelKernels* k);
 
 // AArch64: NEON row and panel kernels (arm/matmul_neon.cpp; the baseline) and the same
 // with SDOT (arm/matmul_neon_dot.cpp; needs dotprod, HWCAP_ASIMDDP). Rows: F32/F16/BF16/

@@ -379,6 +379,7 @@ PanelKernels make_panels() {
   k.k[static_cast<int>(DType::kF32)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenF32>, 0, 0};
   k.k[static_cast<int>(DType::kF16)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenF16>, 0, 0};
   k.k[static_cast<int>(DType::kBF16)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenBF16>, 0, 0};
+  add_avx2_kquant_panels(&k);
   return k;
 }
 

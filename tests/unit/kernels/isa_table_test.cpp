@@ -23,8 +23,8 @@ TEST(IsaTable, ScalarTableHoldsTheTwins) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-// AVX2 (forced on a CPU that has more): its own panels for Q8_0/Q4_0 and float
-// weights, ops and attention.
+// AVX2 (forced on a CPU that has more): its own panels for Q8_0/Q4_0, K-quant and
+// float weights, ops and attention.
 TEST(IsaTable, Avx2TableHoldsTheAvx2Kernels) {
   testing::IsaGuard guard;
   if (!set_isa(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 + FMA + F16C";
@@ -33,7 +33,7 @@ TEST(IsaTable, Avx2TableHoldsTheAvx2Kernels) {
   EXPECT_EQ(t.rows, &avx2_row_kernels());
   EXPECT_EQ(t.tiles, nullptr);
   ASSERT_EQ(t.panels[0], &avx2_panel_kernels());
-  for (DType d : {DType::kQ8_0, DType::kQ4_0}) {
+  for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
     EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kAvx2PanelMinTokens) << dtype_name(d);
   }

@@ -1,0 +1,306 @@
+// AVX2 panel kernels for K-quant weights (Q4_K, Q5_K, Q6_K) over batches of
+// tokens, for CPUs without AVX-512 (built with AVX2 + FMA + F16C only).
+// The activations are quantized to Q8_K once per call (exactly as the scalar
+// quantize_q8_k). Each thread unpacks kRows weight rows at a time, one
+// super-block (256 weights) per row into the per-thread scratch: the weights as
+// 256 unsigned bytes in element order (Q4_K 0..15, Q5_K 0..31, Q6_K 0..63),
+// the 16-bit scale of each 16 weights laid out per 32 (as the int16 lanes of a
+// vpmaddubsw result see them) and the correction per 16 weights (Q4_K/Q5_K: the
+// min; Q6_K: -32 x the scale, for the values' offset). Then per (row, token):
+//   isum += madd(maddubs(q, x), scale)   for each 32 weights (exact in int32)
+//   acc  += isum * d_w * d_x  (- msum * dmin_w * d_x,  msum = madd(min, bsums))
+// so the integer sums equal the scalar twin's and only the f32 order differs.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/blocks.h"
+#include "kernels/matmul_impl.h"
+#include "kernels/scratch.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+constexpr int kRows = 4;  // weight rows unpacked and run together
+constexpr int kTok = 2;   // tokens per register tile
+
+int64_t padded_tokens(int64_t n) { return (n + kPanelTokens - 1) / kPanelTokens * kPanelTokens; }
+
+inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline int32_t hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(s);
+}
+
+// ---- activations: Q8_K, one super-block of a token (5 cache lines) ---------------
+struct KAct {
+  int8_t qs[kQKK];    // element order
+  int16_t bsums[16];  // sums of the values per 16 elements
+  float d;            // Q8_K scale
+  float pad[7];
+};
+static_assert(sizeof(KAct) == 320);
+
+int64_t act_row_bytes(int64_t cols) { return cols / kQKK * static_cast<int64_t>(sizeof(KAct)); }
+int64_t act_bytes(int64_t n_tokens, int64_t cols) { return padded_tokens(n_tokens) * act_row_bytes(cols); }
+
+inline float hmax(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// One 256-float super-block to Q8_K exactly as the scalar quantize_q8_k: the scale
+// from the first element of largest magnitude (iscale = -127 / it), q = min(127,
+// round-half-even(iscale * x)), bsums per 16 values, d = 1 / iscale; all zeros: zeros.
+void quantize_q8k_block(const float* x, KAct* out) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  __m256 vmax = _mm256_setzero_ps();
+  for (int i = 0; i < kQKK; i += 8) vmax = _mm256_max_ps(vmax, _mm256_and_ps(abs_mask, _mm256_loadu_ps(x + i)));
+  const float amax = hmax(vmax);
+  std::memset(out->pad, 0, sizeof(out->pad));
+  if (amax == 0.f) {
+    std::memset(out->qs, 0, sizeof(out->qs));
+    std::memset(out->bsums, 0, sizeof(out->bsums));
+    out->d = 0.f;
+    return;
+  }
+  float max = 0.f;
+  for (int i = 0; i < kQKK; i += 8) {  // the first element with |x| == amax, as the scalar scan keeps it
+    const __m256 hit = _mm256_cmp_ps(_mm256_and_ps(abs_mask, _mm256_loadu_ps(x + i)), _mm256_set1_ps(amax), _CMP_EQ_OQ);
+    const int mask = _mm256_movemask_ps(hit);
+    if (mask != 0) {
+      max = x[i + __builtin_ctz(static_cast<unsigned>(mask))];
+      break;
+    }
+  }
+  const float iscale = -127.f / max;
+  const __m256 is = _mm256_set1_ps(iscale);
+  const __m256i hi = _mm256_set1_epi32(127);
+  for (int g = 0; g < kQKK / 32; ++g) {  // cvtps rounds half to even (default MXCSR), as nearest_int
+    __m256i q[4];
+    for (int i = 0; i < 4; ++i) {
+      q[i] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(is, _mm256_loadu_ps(x + 32 * g + 8 * i))), hi);
+    }
+    out->bsums[2 * g] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(q[0], q[1])));
+    out->bsums[2 * g + 1] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(q[2], q[3])));
+    // packs work per 128-bit lane: dwords 0 2 4 6 | 1 3 5 7 of the element order; fix the order
+    const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out->qs + 32 * g),
+                        _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  }
+  out->d = 1.f / iscale;
+}
+
+void prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) {
+  const int64_t nb = cols / kQKK, row_bytes = act_row_bytes(cols);
+  for (int64_t t = tt0 * kPanelTokens; t < tt1 * kPanelTokens; ++t) {
+    auto* out = reinterpret_cast<KAct*>(dst + t * row_bytes);
+    if (t >= n_tokens) {  // padding of the last token tile
+      std::memset(static_cast<void*>(out), 0, static_cast<size_t>(row_bytes));
+      continue;
+    }
+    for (int64_t b = 0; b < nb; ++b) quantize_q8k_block(x + t * cols + b * kQKK, &out[b]);
+  }
+}
+
+// ---- weights: one super-block of one row, unpacked --------------------------------
+struct KPacked {
+  uint8_t q[kQKK];         // element order
+  int16_t scale[8][16];    // [32-chunk k][lane]: lanes 0-7 the scale of elements 32k..32k+15, 8-15 of the next 16
+  int16_t corr[16];        // per 16 elements: the min (Q4_K/Q5_K) or -32 * scale (Q6_K)
+  float d, dmin;
+  float pad[6];
+};
+static_assert(sizeof(KPacked) % 32 == 0);
+
+// scale[k] from the per-16 scales s16[0..15]
+inline void spread_scales(const int16_t* s16, KPacked* p) {
+  for (int k = 0; k < 8; ++k) {
+    for (int i = 0; i < 8; ++i) {
+      p->scale[k][i] = s16[2 * k];
+      p->scale[k][8 + i] = s16[2 * k + 1];
+    }
+  }
+}
+
+// Q4_K / Q5_K: elements 64g + l (l < 32) are the low nibbles of qs[32g + l], 64g + 32 + l
+// the high ones; Q5_K adds bit 2g (resp. 2g + 1) of qh[l] as the 5th bit.
+template <bool kFive>
+void pack_q45k(const std::byte* blk, KPacked* p) {
+  const auto* q4 = reinterpret_cast<const BlockQ4K*>(blk);
+  const uint8_t* qs = kFive ? reinterpret_cast<const BlockQ5K*>(blk)->qs : q4->qs;
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i qh = kFive ? load32(reinterpret_cast<const BlockQ5K*>(blk)->qh) : _mm256_setzero_si256();
+  for (int g = 0; g < 4; ++g) {
+    const __m256i q = load32(qs + 32 * g);
+    __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+    if (kFive) {
+      const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1u << (2 * g)));
+      const __m256i b1 = _mm256_set1_epi8(static_cast<char>(1u << (2 * g + 1)));
+      lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b0), b0), _mm256_set1_epi8(0x10)));
+      hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b1), b1), _mm256_set1_epi8(0x10)));
+    }
+    _mm256_store_si256(reinterpret_cast<__m256i*>(p->q + 64 * g), lo);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(p->q + 64 * g + 32), hi);
+  }
+  int16_t s16[16];
+  for (int j = 0; j < 8; ++j) {
+    uint8_t sc = 0, mn = 0;
+    scale_min_k4(j, q4->scales, &sc, &mn);
+    s16[2 * j] = s16[2 * j + 1] = sc;
+    p->corr[2 * j] = p->corr[2 * j + 1] = mn;
+  }
+  spread_scales(s16, p);
+  p->d = _cvtsh_ss(q4->d);
+  p->dmin = _cvtsh_ss(q4->dmin);
+}
+
+// Q6_K: 128 elements per half h from ql[64h..64h+63] (low 4 bits) and qh[32h..32h+31]
+// (2 high bits each), as ymm_dot_q6k unpacks them; values 0..63 (the weight is value - 32).
+void pack_q6k(const std::byte* blk, KPacked* p) {
+  const auto& b = *reinterpret_cast<const BlockQ6K*>(blk);
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  for (int h = 0; h < 2; ++h) {
+    const __m256i ql0 = load32(b.ql + 64 * h), ql1 = load32(b.ql + 64 * h + 32);
+    const __m256i qh = load32(b.qh + 32 * h);
+    uint8_t* q = p->q + 128 * h;
+    _mm256_store_si256(reinterpret_cast<__m256i*>(q),
+                       _mm256_or_si256(_mm256_and_si256(ql0, m4),
+                                       _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(q + 32),
+                       _mm256_or_si256(_mm256_and_si256(ql1, m4),
+                                       _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0C)), 2)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(q + 64),
+                       _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                                       _mm256_and_si256(qh, _mm256_set1_epi8(0x30))));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(q + 96),
+                       _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                                       _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(static_cast<char>(0xC0))), 2)));
+  }
+  int16_t s16[16];
+  for (int g = 0; g < 16; ++g) {
+    s16[g] = b.scales[g];
+    p->corr[g] = static_cast<int16_t>(-32 * b.scales[g]);
+  }
+  spread_scales(s16, p);
+  p->d = _cvtsh_ss(b.d);
+  p->dmin = 0.f;
+}
+
+struct Q4K {
+  static constexpr bool kMins = true;
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ4K);
+  static void pack(const std::byte* blk, KPacked* p) { pack_q45k<false>(blk, p); }
+};
+struct Q5K {
+  static constexpr bool kMins = true;
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ5K);
+  static void pack(const std::byte* blk, KPacked* p) { pack_q45k<true>(blk, p); }
+};
+struct Q6K {
+  static constexpr bool kMins = false;
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ6K);
+  static void pack(const std::byte* blk, KPacked* p) { pack_q6k(blk, p); }
+};
+
+// ---- kRows rows x kTok tokens over every super-block ------------------------------
+// w: [nb][kRows] packed super-blocks; x[t]: the token's nb prepared super-blocks.
+template <typename L>
+inline void tile(const KPacked* w, int64_t nb, const KAct* const* x, float (&out)[kRows][kTok]) {
+  __m256 facc[kRows][kTok];
+  for (int r = 0; r < kRows; ++r) {
+    for (int t = 0; t < kTok; ++t) facc[r][t] = _mm256_setzero_ps();
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const KPacked* p = w + b * kRows;
+    __m256i isum[kRows][kTok];
+    for (int r = 0; r < kRows; ++r) {
+      for (int t = 0; t < kTok; ++t) isum[r][t] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 1
+    for (int k = 0; k < 8; ++k) {
+      __m256i xv[kTok];
+      for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][b].qs + 32 * k));
+      for (int r = 0; r < kRows; ++r) {
+        const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].q + 32 * k));
+        const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].scale[k]));
+        for (int t = 0; t < kTok; ++t) {
+          isum[r][t] = _mm256_add_epi32(isum[r][t], _mm256_madd_epi16(_mm256_maddubs_epi16(q, xv[t]), s));
+        }
+      }
+    }
+    for (int t = 0; t < kTok; ++t) {
+      const KAct& a = x[t][b];
+      const __m256i bs = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.bsums));
+      for (int r = 0; r < kRows; ++r) {
+        const __m256i corr = _mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].corr)), bs);
+        if (L::kMins) {
+          facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][t]), _mm256_set1_ps(p[r].d * a.d), facc[r][t]);
+          facc[r][t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(corr), _mm256_set1_ps(p[r].dmin * a.d), facc[r][t]);
+        } else {
+          facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(isum[r][t], corr)),
+                                       _mm256_set1_ps(p[r].d * a.d), facc[r][t]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    for (int t = 0; t < kTok; ++t) out[r][t] = hsum(facc[r][t]);
+  }
+}
+
+template <typename L>
+void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
+          int64_t cols, float* y, int64_t y_stride) {
+  const int64_t nb = cols / kQKK, row_bytes = act_row_bytes(cols);
+  auto* packed = reinterpret_cast<KPacked*>(panel_scratch(static_cast<size_t>(nb * kRows) * sizeof(KPacked)));
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+    const int nr = static_cast<int>(std::min<int64_t>(kRows, n_rows - r0));
+    for (int64_t b = 0; b < nb; ++b) {
+      for (int r = 0; r < kRows; ++r) {
+        KPacked* p = packed + b * kRows + r;
+        if (r < nr) {
+          L::pack(w + (r0 + r) * w_row_bytes + b * L::kBlockBytes, p);
+        } else {
+          std::memset(static_cast<void*>(p), 0, sizeof(KPacked));
+        }
+      }
+    }
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += kTok) {  // tokens past n_tokens: zero padding rows
+      const KAct* x[kTok];
+      for (int t = 0; t < kTok; ++t) x[t] = reinterpret_cast<const KAct*>(acts + (t0 + t) * row_bytes);
+      float out[kRows][kTok];
+      tile<L>(packed, nb, x, out);
+      const int nt = static_cast<int>(std::min<int64_t>(kTok, n_tokens - t0));
+      for (int t = 0; t < nt; ++t) {
+        for (int r = 0; r < nr; ++r) y[(t0 + t) * y_stride + r0 + r] = out[r][t];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void add_avx2_kquant_panels(PanelKernels* k) {
+  static_assert(kPanelTokens % kTok == 0);
+  k->k[static_cast<int>(DType::kQ4_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q4K>, 0, 0};
+  k->k[static_cast<int>(DType::kQ5_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q5K>, 0, 0};
+  k->k[static_cast<int>(DType::kQ6_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q6K>, 0, 0};
+}
+
+}  // namespace plimsoll::kernels
