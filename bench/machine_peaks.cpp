@@ -1,8 +1,10 @@
 // machine_peaks: the machine's memory read bandwidth and f32 FMA peak, for
 // context next to the engine's figures (bench/engine_matrix.sh prints them).
 // Bandwidth: each thread sums its share of a 1 GiB buffer (AVX-512 when the
-// CPU has it); FMA: independent FMA chains in registers. Int8 (when the CPU
-// has them): VNNI vpdpbusd chains, and AMX TDPBSSD into 4 result tiles with
+// CPU has it and PLIMSOLL_ISA does not say avx2, else AVX2); FMA: independent
+// FMA chains in registers. Int8: on AVX2, vpmaddubsw + vpmaddwd chains (what
+// the AVX2 kernels run); when the CPU has them, VNNI vpdpbusd chains, and AMX
+// TDPBSSD into 4 result tiles with
 // full 64-byte K and with the 32-byte K (one Q8_0 block) the kernels use, per
 // second of thread CPU time.
 #include <cpuid.h>
@@ -43,6 +45,48 @@ __attribute__((target("avx512f"))) float fma_avx512(long iters) {
   __m512 s = acc[0];
   for (int k = 1; k < 8; ++k) s = _mm512_add_ps(s, acc[k]);
   return _mm512_reduce_add_ps(s);
+}
+
+__attribute__((target("avx2,fma"))) float sum_avx2(const float* p, size_t n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  for (size_t i = 0; i + 32 <= n; i += 32) {
+    a0 = _mm256_add_ps(a0, _mm256_loadu_ps(p + i));
+    a1 = _mm256_add_ps(a1, _mm256_loadu_ps(p + i + 8));
+    a2 = _mm256_add_ps(a2, _mm256_loadu_ps(p + i + 16));
+    a3 = _mm256_add_ps(a3, _mm256_loadu_ps(p + i + 24));
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+  float sum = 0;
+  for (float v : lanes) sum += v;
+  return sum;
+}
+
+__attribute__((target("avx2,fma"))) float fma_avx2(long iters) {
+  __m256 acc[10];
+  for (auto& a : acc) a = _mm256_set1_ps(1.0f);
+  const __m256 m = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  for (long i = 0; i < iters; ++i) {
+    for (auto& a : acc) a = _mm256_fmadd_ps(a, m, b);
+  }
+  __m256 s = acc[0];
+  for (int k = 1; k < 10; ++k) s = _mm256_add_ps(s, acc[k]);
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, s);
+  return lanes[0];
+}
+
+// vpmaddubsw (32 u8 x s8 products in pairs) + vpmaddwd (pairs to int32) + add: 32 MACs.
+__attribute__((target("avx2"))) int maddubs_avx2(long iters) {
+  __m256i acc[8];
+  for (auto& a : acc) a = _mm256_setzero_si256();
+  const __m256i u = _mm256_set1_epi8(3), v = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
+  for (long i = 0; i < iters; ++i) {
+    for (auto& a : acc) a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_maddubs_epi16(u, v), ones));
+  }
+  __m256i s = acc[0];
+  for (int k = 1; k < 8; ++k) s = _mm256_add_epi32(s, acc[k]);
+  return _mm256_extract_epi32(s, 0);
 }
 
 __attribute__((target("avx512f,avx512vnni"))) int vnni_avx512(long iters) {
@@ -103,10 +147,14 @@ double run_threads(int n, F f) {
 
 int main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : static_cast<int>(std::thread::hardware_concurrency());
-  if (!__builtin_cpu_supports("avx512f")) {
-    std::printf("machine_peaks: needs AVX-512F\n");
+  const char* isa_env = std::getenv("PLIMSOLL_ISA");
+  const bool forced_avx2 = isa_env != nullptr && std::strcmp(isa_env, "avx2") == 0;
+  const bool avx512 = __builtin_cpu_supports("avx512f") && !forced_avx2;
+  if (!avx512 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) {
+    std::printf("machine_peaks: needs AVX2 + FMA or AVX-512F\n");
     return 0;
   }
+  const char* isa = avx512 ? "avx512" : "avx2";
   const size_t n = (size_t{1} << 30) / sizeof(float);
   std::vector<float> buf(n, 1.0f);
   std::vector<float> sink(static_cast<size_t>(threads));
@@ -114,18 +162,22 @@ int main(int argc, char** argv) {
   for (int rep = 0; rep < 5; ++rep) {
     const double s = run_threads(threads, [&](int t) {
       const size_t per = n / static_cast<size_t>(threads);
-      sink[static_cast<size_t>(t)] = sum_avx512(buf.data() + per * static_cast<size_t>(t), per);
+      const float* part = buf.data() + per * static_cast<size_t>(t);
+      sink[static_cast<size_t>(t)] = avx512 ? sum_avx512(part, per) : sum_avx2(part, per);
     });
     best_bw = std::max(best_bw, static_cast<double>(n * sizeof(float)) / s / 1e9);
   }
   const long iters = 100'000'000;
   double best_flops = 0;
   for (int rep = 0; rep < 3; ++rep) {
-    const double s = run_threads(threads, [&](int t) { sink[static_cast<size_t>(t)] = fma_avx512(iters); });
-    best_flops = std::max(best_flops, 2.0 * 16 * 8 * static_cast<double>(iters) * threads / s / 1e9);
+    const double s = run_threads(threads, [&](int t) {
+      sink[static_cast<size_t>(t)] = avx512 ? fma_avx512(iters) : fma_avx2(iters);
+    });
+    const double flops_per_iter = avx512 ? 2.0 * 16 * 8 : 2.0 * 8 * 10;
+    best_flops = std::max(best_flops, flops_per_iter * static_cast<double>(iters) * threads / s / 1e9);
   }
-  std::printf("threads %d: memory read bandwidth %.1f GB/s, f32 FMA peak %.0f GFLOP/s (best of runs; sink %g)\n",
-              threads, best_bw, best_flops, static_cast<double>(sink[0]));
+  std::printf("threads %d (%s): memory read bandwidth %.1f GB/s, f32 FMA peak %.0f GFLOP/s (best of runs; sink %g)\n",
+              threads, isa, best_bw, best_flops, static_cast<double>(sink[0]));
   // Int8 rates per second of each thread's CPU time (robust to a shared machine), summed over threads.
   std::vector<int> isink(static_cast<size_t>(threads));
   std::vector<double> cpu_s(static_cast<size_t>(threads));
@@ -145,11 +197,13 @@ int main(int argc, char** argv) {
     }
     return best;
   };
-  if (__builtin_cpu_supports("avx512vnni")) {
+  const double madd = best_rate(50'000'000, 32.0 * 8, [](long it) { return maddubs_avx2(it); });
+  std::printf("threads %d: int8 AVX2 (vpmaddubsw + vpmaddwd) peak %.0f GMAC/s\n", threads, madd);
+  if (avx512 && __builtin_cpu_supports("avx512vnni")) {
     const double vnni = best_rate(50'000'000, 64.0 * 8, [](long it) { return vnni_avx512(it); });
     std::printf("threads %d: int8 VNNI (vpdpbusd) peak %.0f GMAC/s\n", threads, vnni);
   }
-  if (amx_int8_usable()) {
+  if (avx512 && amx_int8_usable()) {
     const double k64 = best_rate(5'000'000, 4 * 16 * 16 * 64.0, [](long it) { return amx_int8(it, 64); });
     const double k32 = best_rate(5'000'000, 4 * 16 * 16 * 32.0, [](long it) { return amx_int8(it, 32); });
     std::printf("threads %d: int8 AMX (tdpbssd) peak %.0f GMAC/s at K=64, %.0f GMAC/s at K=32 (one Q8_0 block)\n",
