@@ -136,6 +136,8 @@ IsaTable avx2_table() {
   IsaTable t;
   t.rows = &avx2_row_kernels();
   t.panels[0] = &avx2_panel_kernels();
+  t.quantize_q8_0 = avx2_quantize_q8_0;
+  t.quantize_q8_k = avx2_quantize_q8_k;
   t.dot_f32 = avx2_dot_f32;
   t.axpy_f32 = avx2_axpy_f32;
   t.swiglu = avx2_swiglu;
@@ -151,6 +153,8 @@ IsaTable avx512_table() {
   t.rows = &avx512_row_kernels();
   t.tiles = &avx512_tile_kernels();
   t.panels[0] = &avx512_panel_kernels();
+  t.quantize_q8_0 = avx2_quantize_q8_0;  // an AVX-512 CPU has AVX2
+  t.quantize_q8_k = avx2_quantize_q8_k;
   t.dot_f32 = avx512_dot_f32;
   t.axpy_f32 = avx512_axpy_f32;
   t.swiglu = avx512_swiglu;

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/attention.h"
+#include "kernels/codecs.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul_impl.h"
 
@@ -20,6 +21,10 @@ struct IsaTable {
   const RowKernels* rows = nullptr;
   const TileKernels* tiles = nullptr;       // null: none
   const PanelKernels* panels[3] = {};       // tried in order; null: none
+  // the row kernels' activations (Q8_0 for Q8_0/Q4_0 weights, Q8_K for K-quants), byte
+  // for byte as the scalar codecs (the default)
+  void (*quantize_q8_0)(const float* x, BlockQ8_0* y, int64_t n) = kernels::quantize_q8_0;
+  void (*quantize_q8_k)(const float* x, BlockQ8K* y, int64_t n) = kernels::quantize_q8_k;
   // ---- element-wise ops (ops.cpp)
   float (*dot_f32)(const float* a, const float* b, int64_t n) = nullptr;
   void (*axpy_f32)(float* y, float a, const float* x, int64_t n) = nullptr;

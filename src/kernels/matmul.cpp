@@ -49,8 +49,14 @@ const std::byte* prepare_acts(DType w_dtype, const float* x, int64_t n_tokens, i
   *stride_bytes = dtype_row_bytes(a, cols);
   const size_t need = static_cast<size_t>(*stride_bytes * n_tokens);
   if (scratch.size() < need) scratch.resize(need);
+  const IsaTable& table = active_table();
   for (int64_t t = 0; t < n_tokens; ++t) {
-    quantize_row(a, x + t * cols, scratch.data() + t * *stride_bytes, cols);
+    std::byte* row = scratch.data() + t * *stride_bytes;
+    if (a == DType::kQ8_0) {
+      table.quantize_q8_0(x + t * cols, reinterpret_cast<BlockQ8_0*>(row), cols);
+    } else {
+      table.quantize_q8_k(x + t * cols, reinterpret_cast<BlockQ8K*>(row), cols);
+    }
   }
   return scratch.data();
 }

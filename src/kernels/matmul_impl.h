@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/dtype.h"
+#include "kernels/blocks.h"
 
 namespace plimsoll::kernels {
 
@@ -139,6 +140,10 @@ inline constexpr int64_t kAvx2PanelMinTokensFloat = 4;
 const PanelKernels& avx2_panel_kernels();
 // sets the Q4_K / Q5_K / Q6_K entries (panels_kquants_avx2.cpp; called by avx2_panel_kernels)
 void add_avx2_kquant_panels(PanelKernels* k);
+// AVX2 activation quantizers for the row kernels, byte for byte the scalar
+// quantize_q8_0 / quantize_q8_k (panels_avx2.cpp, panels_kquants_avx2.cpp).
+void avx2_quantize_q8_0(const float* x, BlockQ8_0* y, int64_t n);
+void avx2_quantize_q8_k(const float* x, BlockQ8K* y, int64_t n);
 
 // AArch64: NEON row and panel kernels (arm/matmul_neon.cpp; the baseline) and the same
 // with SDOT (arm/matmul_neon_dot.cpp; needs dotprod, HWCAP_ASIMDDP). Rows: F32/F16/BF16/

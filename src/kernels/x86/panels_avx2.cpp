@@ -385,6 +385,14 @@ PanelKernels make_panels() {
 
 }  // namespace
 
+void avx2_quantize_q8_0(const float* x, BlockQ8_0* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    float d = 0.f;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs), quantize_block(x + b * kQK, &d));
+    y[b].d = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);  // d is already an f16 value
+  }
+}
+
 const PanelKernels& avx2_panel_kernels() {
   static const PanelKernels kernels = make_panels();
   return kernels;

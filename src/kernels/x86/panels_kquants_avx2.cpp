@@ -67,17 +67,15 @@ inline float hmax(__m256 v) {
 // One 256-float super-block to Q8_K exactly as the scalar quantize_q8_k: the scale
 // from the first element of largest magnitude (iscale = -127 / it), q = min(127,
 // round-half-even(iscale * x)), bsums per 16 values, d = 1 / iscale; all zeros: zeros.
-void quantize_q8k_block(const float* x, KAct* out) {
+float quantize_q8k_block(const float* x, int8_t* qs, int16_t* bsums) {
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
   __m256 vmax = _mm256_setzero_ps();
   for (int i = 0; i < kQKK; i += 8) vmax = _mm256_max_ps(vmax, _mm256_and_ps(abs_mask, _mm256_loadu_ps(x + i)));
   const float amax = hmax(vmax);
-  std::memset(out->pad, 0, sizeof(out->pad));
   if (amax == 0.f) {
-    std::memset(out->qs, 0, sizeof(out->qs));
-    std::memset(out->bsums, 0, sizeof(out->bsums));
-    out->d = 0.f;
-    return;
+    std::memset(qs, 0, kQKK);
+    std::memset(bsums, 0, 16 * sizeof(int16_t));
+    return 0.f;
   }
   float max = 0.f;
   for (int i = 0; i < kQKK; i += 8) {  // the first element with |x| == amax, as the scalar scan keeps it
@@ -96,14 +94,14 @@ void quantize_q8k_block(const float* x, KAct* out) {
     for (int i = 0; i < 4; ++i) {
       q[i] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(is, _mm256_loadu_ps(x + 32 * g + 8 * i))), hi);
     }
-    out->bsums[2 * g] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(q[0], q[1])));
-    out->bsums[2 * g + 1] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(q[2], q[3])));
+    bsums[2 * g] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(q[0], q[1])));
+    bsums[2 * g + 1] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(q[2], q[3])));
     // packs work per 128-bit lane: dwords 0 2 4 6 | 1 3 5 7 of the element order; fix the order
     const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out->qs + 32 * g),
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs + 32 * g),
                         _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
   }
-  out->d = 1.f / iscale;
+  return 1.f / iscale;
 }
 
 void prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) {
@@ -114,7 +112,10 @@ void prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_
       std::memset(static_cast<void*>(out), 0, static_cast<size_t>(row_bytes));
       continue;
     }
-    for (int64_t b = 0; b < nb; ++b) quantize_q8k_block(x + t * cols + b * kQKK, &out[b]);
+    for (int64_t b = 0; b < nb; ++b) {
+      out[b].d = quantize_q8k_block(x + t * cols + b * kQKK, out[b].qs, out[b].bsums);
+      std::memset(out[b].pad, 0, sizeof(out[b].pad));
+    }
   }
 }
 
@@ -295,6 +296,10 @@ void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::by
 }
 
 }  // namespace
+
+void avx2_quantize_q8_k(const float* x, BlockQ8K* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQKK; ++b) y[b].d = quantize_q8k_block(x + b * kQKK, y[b].qs, y[b].bsums);
+}
 
 void add_avx2_kquant_panels(PanelKernels* k) {
   static_assert(kPanelTokens % kTok == 0);

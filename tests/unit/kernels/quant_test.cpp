@@ -10,6 +10,7 @@
 #include "core/half.h"
 #include "kernels/blocks.h"
 #include "kernel_test_util.h"
+#include "kernels/isa_table.h"
 
 namespace plimsoll::kernels {
 namespace {
@@ -200,6 +201,41 @@ TEST(Rows, ZeroRowsStayZero) {
     const std::vector<float> x(512, 0.f);
     const std::vector<float> y = dequantize(dtype, quantize(dtype, x), 512);
     for (float v : y) ASSERT_EQ(v, 0.f) << dtype_name(dtype);
+  }
+}
+
+}  // namespace
+}  // namespace plimsoll::kernels
+
+namespace plimsoll::kernels {
+namespace {
+
+// The activation quantizers of every ISA table equal the scalar codecs byte for
+// byte: random rows, an all-zero block, halves that round away (Q8_0) or to even
+// (Q8_K), and a largest magnitude that appears first as a negative.
+TEST(Rows, ActivationQuantizersMatchScalarBytesOnEveryIsa) {
+  const int64_t n = 4 * 256;
+  std::vector<float> x = random_floats(n, 77, 3.f);
+  for (int64_t i = 256; i < 512; ++i) x[static_cast<size_t>(i)] = 0.f;                 // zero super-block
+  // scale 1 (Q8_0 blocks and the Q8_K super-block start with 127): every value a tie
+  for (int64_t i = 512; i < 768; ++i) x[static_cast<size_t>(i)] = i % 32 == 0 ? 127.f : float(i % 9 - 4) + 0.5f;
+  x[800] = -8.f;
+  x[900] = 8.f;  // after the negative of the same magnitude
+  for (DType a : {DType::kQ8_0, DType::kQ8_K}) {
+    std::vector<std::byte> want(static_cast<size_t>(dtype_row_bytes(a, n)));
+    quantize_row(a, x.data(), want.data(), n);
+    for (Isa isa : testing::available_isas()) {
+      const IsaTable& t = isa_table(isa);
+      std::vector<std::byte> got(want.size(), std::byte{0x55});
+      if (a == DType::kQ8_0) {
+        t.quantize_q8_0(x.data(), reinterpret_cast<BlockQ8_0*>(got.data()), n);
+      } else {
+        t.quantize_q8_k(x.data(), reinterpret_cast<BlockQ8K*>(got.data()), n);
+      }
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << dtype_name(a) << " " << isa_name(isa) << " byte " << i;
+      }
+    }
   }
 }
 
