@@ -180,8 +180,10 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
   int64_t stride_bytes = 0;
   const std::byte* acts = prepare_acts(w.dtype, x, n_tokens, cols, &stride_bytes);
   const RowTileFn fn = table.rows->fn[static_cast<int>(w.dtype)];
+  const GemvFn gemv = n_tokens == 1 ? table.rows->gemv[static_cast<int>(w.dtype)] : nullptr;
   const int64_t w_row_bytes = w.row_bytes();
   auto run_rows = [&](int64_t begin, int64_t end) {
+    if (gemv != nullptr) return gemv(w.data + begin * w_row_bytes, w_row_bytes, end - begin, acts, cols, y + begin);
     float out[kTokenTile];
     for (int64_t r = begin; r < end; ++r) {
       const std::byte* w_row = w.data + r * w_row_bytes;

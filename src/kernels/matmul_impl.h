@@ -21,8 +21,15 @@ inline constexpr int kNumDTypes = 9;
 using RowTileFn = void (*)(const std::byte* w_row, const std::byte* acts, int64_t act_stride_bytes,
                            int n_tok, int64_t cols, float* out);
 
+// y[r] = dot(w row r, act) for r < n_rows: one token over many rows (decode at
+// batch 1), so a kernel can share the activation's loads and per-block sums
+// across rows; act: one row of cols elements in the activation format.
+using GemvFn = void (*)(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* act,
+                        int64_t cols, float* y);
+
 struct RowKernels {
   RowTileFn fn[kNumDTypes] = {};  // indexed by DType
+  GemvFn gemv[kNumDTypes] = {};   // null: fn with one token, row by row
 };
 
 // What the activation rows are converted to before the dot products.
