@@ -7,6 +7,7 @@
 
 #include "kernels/blocks.h"
 #include "kernels/matmul_impl.h"
+#include "kernels/x86/ymm_common.h"
 
 namespace plimsoll::kernels {
 namespace {

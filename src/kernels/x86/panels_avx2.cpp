@@ -26,6 +26,7 @@
 #include "kernels/blocks.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/scratch.h"
+#include "kernels/x86/ymm_common.h"
 
 namespace plimsoll::kernels {
 namespace {
@@ -65,15 +66,6 @@ inline void transpose8x8(__m256i (&r)[8]) {
     r[i] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x20);
     r[i + 4] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x31);
   }
-}
-
-inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
 }
 
 // ---- activations -------------------------------------------------------------

@@ -20,6 +20,7 @@
 #include "kernels/blocks.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/scratch.h"
+#include "kernels/x86/ymm_common.h"
 
 namespace plimsoll::kernels {
 namespace {
@@ -28,22 +29,6 @@ constexpr int kRows = 4;  // weight rows unpacked and run together
 constexpr int kTok = 2;   // tokens per register tile
 
 int64_t padded_tokens(int64_t n) { return (n + kPanelTokens - 1) / kPanelTokens * kPanelTokens; }
-
-inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-inline int32_t hsum_i32(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-  return _mm_cvtsi128_si32(s);
-}
 
 // ---- activations: Q8_K, one super-block of a token (5 cache lines) ---------------
 struct KAct {
@@ -56,13 +41,6 @@ static_assert(sizeof(KAct) == 320);
 
 int64_t act_row_bytes(int64_t cols) { return cols / kQKK * static_cast<int64_t>(sizeof(KAct)); }
 int64_t act_bytes(int64_t n_tokens, int64_t cols) { return padded_tokens(n_tokens) * act_row_bytes(cols); }
-
-inline float hmax(__m256 v) {
-  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_max_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 // One 256-float super-block to Q8_K exactly as the scalar quantize_q8_k: the scale
 // from the first element of largest magnitude (iscale = -127 / it), q = min(127,
