@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "kernels/attention.h"
+#include "kernels/paged_kv_rows.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/x86/transpose_avx512.h"
 #include "kernels/x86/vec_math_avx512.h"
@@ -61,21 +62,6 @@ inline __m512 dots16(const float* q, const T* const* k, int n, int64_t hd) {
 inline void scale_row(float* acc, float s, int64_t n) {
   const __m512 sv = _mm512_set1_ps(s);
   for (int64_t d = 0; d < n; d += 16) _mm512_store_ps(acc + d, _mm512_mul_ps(_mm512_load_ps(acc + d), sv));
-}
-
-// Keys and values of positions [p0, p0 + n) (n <= kChunk).
-template <class T>
-inline void gather(const PagedKv& kv, int64_t p0, int n, const T** k, const T** v) {
-  int64_t block = p0 / kv.block_tokens, row = p0 % kv.block_tokens;  // one division per chunk
-  for (int j = 0; j < n; ++j, ++row) {
-    if (row == kv.block_tokens) {
-      row = 0;
-      ++block;
-    }
-    const int64_t off = kv.blocks[block] * kv.block_stride + row * kv.pos_stride;
-    k[j] = static_cast<const T*>(kv.keys) + off;
-    v[j] = static_cast<const T*>(kv.values) + off;
-  }
 }
 
 // One query row's running softmax: max score, denominator, sum of weighted values.
@@ -145,7 +131,7 @@ void attend_head(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, f
     const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
     const T* k[kChunk];
     const T* v[kChunk];
-    gather(kv, p0, n, k, v);
+    gather_kv_rows(kv, p0, n, k, v);
     update(_mm512_fmadd_ps(dots16(q, k, n, hd), _mm512_set1_ps(scale), position_bias(slope, p0)), n, v, hd, &st);
   }
   finish(st, hd, out);
@@ -172,7 +158,7 @@ template <class T>
 inline int transposed_chunk(const PagedKv& kv, int64_t p0, int64_t n_pos, int64_t hd, float* kt, const T** v) {
   const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
   const T* k[kChunk];
-  gather(kv, p0, n, k, v);
+  gather_kv_rows(kv, p0, n, k, v);
   transpose_keys(k, n, hd, kt);
   return n;
 }

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "kernels/attention.h"
+#include "kernels/paged_kv_rows.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/x86/ymm_common.h"
 
@@ -74,25 +75,6 @@ inline void transpose8(__m256 (&r)[8]) {
   }
 }
 
-// Walks one KV head of a paged cache from position 0: next() gives the key and
-// value rows of the next n positions.
-template <class T>
-struct ChunkRows {
-  const PagedKv& kv;
-  int64_t block = 0, row = 0;
-  void next(int n, const T* (&k)[kChunk], const T* (&v)[kChunk]) {
-    for (int j = 0; j < n; ++j, ++row) {
-      if (row == kv.block_tokens) {
-        row = 0;
-        ++block;
-      }
-      const int64_t off = kv.blocks[block] * kv.block_stride + row * kv.pos_stride;
-      k[j] = static_cast<const T*>(kv.keys) + off;
-      v[j] = static_cast<const T*>(kv.values) + off;
-    }
-  }
-};
-
 constexpr int kBlockRows = 8;  // query rows that share each chunk's keys and values
 // Fewer query rows per KV head than this run one at a time (attend_row): a
 // chunk's key transpose costs about three rows' dots (kernels_bench BM_Attend).
@@ -117,14 +99,13 @@ void attend_rows(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv
     denom[r] = 0.0f;
     n_pos = std::max(n_pos, n_vis[r]);
   }
-  ChunkRows<T> rows{kv};
   const __m256 lane_pos = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
     const T* k[kChunk];
     const T* v[kChunk];
-    rows.next(n, k, v);
+    gather_kv_rows(kv, p0, n, k, v);
     for (int64_t d0 = 0; d0 < hd; d0 += 8) {
       __m256 t[8];
       for (int j = 0; j < kChunk; ++j) t[j] = j < n ? load8(k[j] + d0) : _mm256_setzero_ps();
@@ -198,7 +179,6 @@ void attend_row(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, fl
   alignas(32) float acc[kMaxHeadDim];
   std::fill(acc, acc + hd, 0.0f);
   float max_score = -std::numeric_limits<float>::infinity(), denom = 0.0f;
-  ChunkRows<T> rows{kv};
   const __m256 lane_pos = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   const __m256 scale_v = _mm256_set1_ps(scale);
@@ -206,7 +186,7 @@ void attend_row(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, fl
     const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
     const T* k[kChunk];
     const T* v[kChunk];
-    rows.next(n, k, v);
+    gather_kv_rows(kv, p0, n, k, v);
     for (int j = n; j < kChunk; ++j) {
       k[j] = k[0];
       v[j] = v[0];
