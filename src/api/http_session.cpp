@@ -262,25 +262,39 @@ class Session : public std::enable_shared_from_this<Session> {
   // leaving (EOF or reset, as hyper and TGI treat it), so a non-streamed
   // generation stops instead of running to max_new_tokens for nobody. Bytes
   // that arrive (a pipelined request) are kept for the next head.
+  //
+  // One read at a time: a cancelled watch may complete (operation_aborted)
+  // after the response is written, so the next request's read starts only from
+  // the watch's own completion (resume_after_watch_), never beside it. Two reads
+  // at once lost a request: the stale one took its bytes into buffer_ behind the
+  // parser's back.
   void watch_client() {
     watching_ = true;
+    cancelling_watch_ = false;
     stream_.expires_never();  // the request deadline covered the reading only
     stream_.async_read_some(net::buffer(drain_), [self = shared_from_this()](beast::error_code ec, size_t n) {
-      self->watching_ = false;
-      if (ec == net::error::operation_aborted || self->closed_) return;
-      if (ec) {
-        self->req_.client_gone->store(true);
-        return;
-      }
-      self->keep_pipelined(n);
+      self->on_watch_done(ec, n);
     });
   }
 
-  void stop_watching() {
-    if (!watching_) return;
+  void on_watch_done(beast::error_code ec, size_t n) {
     watching_ = false;
+    if (closed_) return;
+    if (!ec) {
+      keep_pipelined(n);
+    } else if (ec != net::error::operation_aborted) {
+      req_.client_gone->store(true);
+    }
+    if (!resume_after_watch_) return;
+    resume_after_watch_ = false;
+    after_response();
+  }
+
+  void stop_watching() {
+    if (!watching_ || cancelling_watch_) return;
+    cancelling_watch_ = true;
     beast::error_code ignored;
-    stream_.socket().cancel(ignored);  // the read ends with operation_aborted
+    stream_.socket().cancel(ignored);  // the read ends with operation_aborted (or its bytes, if first)
   }
 
   void keep_pipelined(size_t n) {
@@ -333,6 +347,10 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!keep_alive_) {
       beast::error_code ignored;
       stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      return;
+    }
+    if (watching_) {  // the cancelled watch has not completed yet: it starts the next read
+      resume_after_watch_ = true;
       return;
     }
     read_head();
@@ -445,7 +463,9 @@ class Session : public std::enable_shared_from_this<Session> {
   bool active_ = false;
   bool closed_ = false;
   bool writing_ = false;
-  bool watching_ = false;  // watch_client's read is pending
+  bool watching_ = false;            // watch_client's read is pending
+  bool cancelling_watch_ = false;    // stop_watching cancelled it; its completion is due
+  bool resume_after_watch_ = false;  // the response is written: read the next head when the watch ends
   std::string out_;
   std::array<char, 4096> drain_{};
   std::shared_ptr<ResponseStream> source_;

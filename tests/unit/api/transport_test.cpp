@@ -257,6 +257,33 @@ TEST_F(TransportTest, KeepAliveServesSeveralRequestsOnOneConnection) {
   }
 }
 
+// A client that sends its next request the moment it has read an answer
+// (hey, Go's client) on routes that run on a worker: every request is
+// answered. The watch read of one request (noticing a client that leaves)
+// used to be cancelled late enough to take the next request's bytes, which
+// then waited for the request deadline (1 in ~10 hey runs of 1,000 requests).
+TEST_F(TransportTest, BackToBackKeepAliveRequestsOnWorkerRoutesAreAllAnswered) {
+  constexpr int kClients = 8;
+  constexpr int kRequests = 400;
+  const std::string body = json{{"inputs", "hi"}, {"parameters", {{"max_new_tokens", 1}}}}.dump();
+  const std::string request = post_head("/generate", static_cast<int64_t>(body.size())) + body;
+  std::vector<int> answered(kClients, 0);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      RawSocket s(server_->port());
+      for (int i = 0; i < kRequests; ++i) {
+        if (!s.send(request)) return;
+        std::string r = s.read_until("\"}", seconds(5));
+        if (status_of(r) != 200) return;
+        ++answered[c];
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  for (int c = 0; c < kClients; ++c) EXPECT_EQ(answered[c], kRequests) << "client " << c;
+}
+
 TEST_F(TransportTest, StopAnswersAWaitingRequest503) {
   service_.endless_ = true;
   service_.token_delay_ = milliseconds(20);
