@@ -22,14 +22,28 @@ def free_port():
         return s.getsockname()[1]
 
 
+def _preexec(cgroup, nice):
+    """The child's set-up before exec: join `cgroup`, lower its CPU priority by `nice`."""
+    join = cgroup.preexec() if cgroup else None
+    if not join and not nice:
+        return None
+
+    def run():
+        if join:
+            join()
+        if nice:
+            os.nice(nice)
+    return run
+
+
 class Server:
-    def __init__(self, *args, model=STORIES, cgroup=None, env=None):
+    def __init__(self, *args, model=STORIES, cgroup=None, env=None, nice=0):
         self.port = free_port()
         self.log_path = "/tmp/plimsoll-system-%d-%d.log" % (os.getpid(), self.port)
         self.log = open(self.log_path, "w")
         cmd = [BINARY, "serve", "--model", model, "--hostname", "127.0.0.1", "--port", str(self.port)] + list(args)
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
-                                     preexec_fn=cgroup.preexec() if cgroup else None,
+                                     preexec_fn=_preexec(cgroup, nice),
                                      env=dict(os.environ, **(env or {})))
         self.url = "http://127.0.0.1:%d" % self.port
         self.wait_ready()

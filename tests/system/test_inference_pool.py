@@ -21,6 +21,12 @@ unanswered ones not at all (a 429 is answered at once, at admission).
 The clients are LOAD_SHARE of what the three replicas admit together (their /info
 max_queued_tokens over P + N), more than three times what the smallest admits:
 an even split overflows it.
+Each replica's CPU share is proportional to its size, as a pod's CPU request (and
+so its cgroup CPU weight) usually is: the replicas share the machine's cores, and
+`nice` levels give weights of about 1 : 2 : 4 (nice 6, 3, 0; each level is a factor
+1.25). Without them the three replicas ran at the same speed whatever their size,
+and whether round-robin overflowed the smallest came down to the machine (CI stop
+27: a faster one kept up and round-robin had no 429, so nothing was compared).
 
 Owns: every answer is 200 or 429; with the picker no replica answers 429 while
 another has room (room: the requests this test has in flight there, plus one,
@@ -29,6 +35,7 @@ has some. Figures go to $PLIMSOLL_POOL_REPORT (default /tmp/plimsoll-pool.json).
 Also: `plimsoll plan --requests-per-second` prints the pool's replicas and HPA bounds."""
 
 import json
+import math
 import os
 import subprocess
 import threading
@@ -51,6 +58,11 @@ ABANDON_AFTER_S = 0.5  # after the burst's end, unanswered requests are closed
 REPORT = os.environ.get("PLIMSOLL_POOL_REPORT", "/tmp/plimsoll-pool.json")
 COMMON = ["--threads", "1", "--max-concurrent-requests", "256"]
 RUNTIME_MARGIN_BYTES = 16 << 20
+
+
+def nice_for(sequences):
+    """The nice level whose CPU weight, relative to nice 0, is sequences / max(SEQUENCES)."""
+    return round(math.log(max(SEQUENCES) / sequences) / math.log(1.25))
 
 
 def plan_for(sequences):
@@ -156,8 +168,8 @@ class InferencePoolTest(unittest.TestCase):
             block = plan["inputs"]["block_size"]
             sequence_bytes = -(-(PROMPT_TOKENS + NEW_TOKENS) // block) * block * plan["model"]["kv_bytes_per_token"]
             flags += ["--max-batch-memory", str(s * sequence_bytes)]
-            server = Server(*flags)
-            server.name = "%d sequences, %d MiB" % (s, limit >> 20)
+            server = Server(*flags, nice=nice_for(s))
+            server.name = "%d sequences, %d MiB, nice %d" % (s, limit >> 20, nice_for(s))
             server.limit_bytes = limit
             info = server.get("/info")
             info = json.loads(info[1])
