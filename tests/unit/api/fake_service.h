@@ -48,7 +48,7 @@ class FakeService final : public sched::GenerationService {
   bool ready_ = true;
   std::optional<sched::Rejection> reject_;   // refuse every submission
   std::optional<Error> fail_with_;           // every item ends with this error
-  bool endless_ = false;                     // tokens until cancelled
+  std::atomic<bool> endless_{false};         // tokens until cancelled (a test may clear it while one runs)
   std::chrono::milliseconds token_delay_{0};
   std::vector<int32_t> script_ids_;          // generated ids, cycled
   std::optional<int64_t> reserve_limit_bytes_;  // reserve_bytes above it: 422 (as admission's whole budget)
