@@ -270,7 +270,6 @@ class Session : public std::enable_shared_from_this<Session> {
   // parser's back.
   void watch_client() {
     watching_ = true;
-    cancelling_watch_ = false;
     stream_.expires_never();  // the request deadline covered the reading only
     stream_.async_read_some(net::buffer(drain_), [self = shared_from_this()](beast::error_code ec, size_t n) {
       self->on_watch_done(ec, n);
@@ -290,9 +289,10 @@ class Session : public std::enable_shared_from_this<Session> {
     after_response();
   }
 
+  // No other read is pending while watching_ (after_response waits for it), so
+  // a second cancel before the watch completes finds nothing else to abort.
   void stop_watching() {
-    if (!watching_ || cancelling_watch_) return;
-    cancelling_watch_ = true;
+    if (!watching_) return;
     beast::error_code ignored;
     stream_.socket().cancel(ignored);  // the read ends with operation_aborted (or its bytes, if first)
   }
@@ -464,7 +464,6 @@ class Session : public std::enable_shared_from_this<Session> {
   bool closed_ = false;
   bool writing_ = false;
   bool watching_ = false;            // watch_client's read is pending
-  bool cancelling_watch_ = false;    // stop_watching cancelled it; its completion is due
   bool resume_after_watch_ = false;  // the response is written: read the next head when the watch ends
   std::string out_;
   std::array<char, 4096> drain_{};

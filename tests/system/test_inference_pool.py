@@ -168,8 +168,9 @@ class InferencePoolTest(unittest.TestCase):
             block = plan["inputs"]["block_size"]
             sequence_bytes = -(-(PROMPT_TOKENS + NEW_TOKENS) // block) * block * plan["model"]["kv_bytes_per_token"]
             flags += ["--max-batch-memory", str(s * sequence_bytes)]
-            server = Server(*flags, nice=nice_for(s))
-            server.name = "%d sequences, %d MiB, nice %d" % (s, limit >> 20, nice_for(s))
+            nice = nice_for(s)
+            server = Server(*flags, nice=nice)
+            server.name = "%d sequences, %d MiB, nice %d" % (s, limit >> 20, nice)
             server.limit_bytes = limit
             info = server.get("/info")
             info = json.loads(info[1])
