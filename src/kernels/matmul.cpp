@@ -150,7 +150,7 @@ void matmul_panels(const PanelKernel& k, const TensorView& w, const float* x, in
 // (tokens padded to kPanelTokens) and pack 2176 B of weights per 256 columns, within
 // INT8's 576 B per 32, and widen 48 float rows (192 B per column) within AMX-BF16's panel
 // group (4 x 2 KiB per 32 columns); their K-quant panels (x86/panels_kquants_avx2.cpp) the same 320 B
-// per 256 elements and 4 x 576 B per 256 columns, within the K-quants' 12672. The NEON panels (arm/neon_matmul.inc) prepare 144 B per 128 elements
+// per 256 elements and 4 x 384 B per 256 columns, within the K-quants' 12672. The NEON panels (arm/neon_matmul.inc) prepare 144 B per 128 elements
 // (tokens padded to kPanelTokens) and pack 576 B per 128 columns (Q8_0/Q4_0); their float
 // panels hold f32 tokens (columns padded to 4) and 8 widened rows (32 B per column): within the
 // AVX2 and AMX-BF16 figures. Each buffer's 64-byte alignment slack is within the 128 B per thread.

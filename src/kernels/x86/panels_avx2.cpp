@@ -49,25 +49,6 @@ static_assert(sizeof(ActGroup) == 320);
 int64_t act_row_bytes(int64_t cols) { return n_groups(cols) * static_cast<int64_t>(sizeof(ActGroup)); }
 int64_t act_bytes(int64_t n_tokens, int64_t cols) { return padded_tokens(n_tokens) * act_row_bytes(cols); }
 
-// r[j] (block j's 32 bytes, as 8 int32 lanes) -> r[k] = lane k of every block.
-inline void transpose8x8(__m256i (&r)[8]) {
-  __m256i t[8], u[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
-    u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
-    u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
-    u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
-  }
-  for (int i = 0; i < 4; ++i) {
-    r[i] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x20);
-    r[i + 4] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x31);
-  }
-}
-
 // ---- activations -------------------------------------------------------------
 // Round half away from zero (std::round) of values well inside int32 range.
 inline __m256 round_away(__m256 v) {

@@ -3,12 +3,19 @@
 // The activations are quantized to Q8_K once per call (exactly as the scalar
 // quantize_q8_k). Each thread unpacks kRows weight rows at a time, one
 // super-block (256 weights) per row into the per-thread scratch: the weights as
-// 256 unsigned bytes in element order (Q4_K 0..15, Q5_K 0..31, Q6_K 0..63),
-// the 16-bit scale of each 16 weights laid out per 32 (as the int16 lanes of a
-// vpmaddubsw result see them) and the correction per 16 weights (Q4_K/Q5_K: the
-// min; Q6_K: -32 x the scale, for the values' offset). Then per (row, token):
-//   isum += madd(maddubs(q, x), scale)   for each 32 weights (exact in int32)
-//   acc  += isum * d_w * d_x  (- msum * dmin_w * d_x,  msum = madd(min, bsums))
+// 256 unsigned bytes (Q4_K 0..15, Q5_K 0..31, Q6_K 0..63), the 16-bit scales and
+// the correction per 16 weights (Q4_K/Q5_K: the min; Q6_K: -32 x the scale, for
+// the values' offset).
+// Weights and activations are in the group layout of the Q4_0 panels (one
+// 32-weight chunk per int32 lane: step k holds bytes 4k..4k+3 of each of the 8
+// chunks), so a chunk's scale applies to its lane as a vector and the unsigned
+// products add up in int16 over several steps before one vpmaddwd with the scales:
+//   Q4_K: 8 steps (a lane's int16 <= 8 * 2 * 15 * 127 < 2^15), one scale per chunk;
+//   Q5_K, Q6_K: 2 steps (<= 2 * 2 * 63 * 127); Q6_K's chunk holds two 16-weight
+//   scales, for steps 0-3 and 4-7.
+// Per (row, token) and super-block:
+//   isum = sum over spans of madd(sum of maddubs(q, x), scale)   (exact in int32)
+//   acc += isum * d_w * d_x  (- msum * dmin_w * d_x,  msum = madd(min, bsums))
 // so the integer sums equal the scalar twin's and only the f32 order differs.
 #include <immintrin.h>
 
@@ -30,9 +37,16 @@ constexpr int kTok = 2;   // tokens per register tile
 
 int64_t padded_tokens(int64_t n) { return (n + kPanelTokens - 1) / kPanelTokens * kPanelTokens; }
 
+// 32-byte chunks c[j] (elements 32j..32j+31) -> out (32-byte aligned) in the group
+// layout: step k (32 bytes) holds bytes 4k..4k+3 of every chunk.
+inline void store_group_layout(__m256i (&c)[8], uint8_t* out) {
+  transpose8x8(c);
+  for (int k = 0; k < 8; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(out + 32 * k), c[k]);
+}
+
 // ---- activations: Q8_K, one super-block of a token (5 cache lines) ---------------
 struct KAct {
-  int8_t qs[kQKK];    // element order
+  int8_t qs[kQKK];    // group layout: [step k][4 * chunk j + i] = x[32j + 4k + i]
   int16_t bsums[16];  // sums of the values per 16 elements
   float d;            // Q8_K scale
   float pad[7];
@@ -93,27 +107,28 @@ void prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_
     for (int64_t b = 0; b < nb; ++b) {
       out[b].d = quantize_q8k_block(x + t * cols + b * kQKK, out[b].qs, out[b].bsums);
       std::memset(out[b].pad, 0, sizeof(out[b].pad));
+      __m256i c[8];
+      for (int j = 0; j < 8; ++j) c[j] = load32(out[b].qs + 32 * j);
+      store_group_layout(c, reinterpret_cast<uint8_t*>(out[b].qs));
     }
   }
 }
 
 // ---- weights: one super-block of one row, unpacked --------------------------------
 struct KPacked {
-  uint8_t q[kQKK];         // element order
-  int16_t scale[8][16];    // [32-chunk k][lane]: lanes 0-7 the scale of elements 32k..32k+15, 8-15 of the next 16
+  uint8_t q[kQKK];         // group layout, as KAct::qs
+  int16_t scale[2][16];    // [half]: lane j's two int16 = the scale of chunk j's weights in
+                           // steps 0-3 (half 0) and 4-7 (half 1); Q4_K/Q5_K: both the same
   int16_t corr[16];        // per 16 elements: the min (Q4_K/Q5_K) or -32 * scale (Q6_K)
   float d, dmin;
   float pad[6];
 };
-static_assert(sizeof(KPacked) % 32 == 0);
+static_assert(sizeof(KPacked) == 384);
 
-// scale[k] from the per-16 scales s16[0..15]
+// scale[h] from the per-16 scales s16[0..15] (chunk j: s16[2j], s16[2j + 1])
 inline void spread_scales(const int16_t* s16, KPacked* p) {
-  for (int k = 0; k < 8; ++k) {
-    for (int i = 0; i < 8; ++i) {
-      p->scale[k][i] = s16[2 * k];
-      p->scale[k][8 + i] = s16[2 * k + 1];
-    }
+  for (int j = 0; j < 8; ++j) {
+    for (int h = 0; h < 2; ++h) p->scale[h][2 * j] = p->scale[h][2 * j + 1] = s16[2 * j + h];
   }
 }
 
@@ -125,6 +140,7 @@ void pack_q45k(const std::byte* blk, KPacked* p) {
   const uint8_t* qs = kFive ? reinterpret_cast<const BlockQ5K*>(blk)->qs : q4->qs;
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i qh = kFive ? load32(reinterpret_cast<const BlockQ5K*>(blk)->qh) : _mm256_setzero_si256();
+  __m256i c[8];
   for (int g = 0; g < 4; ++g) {
     const __m256i q = load32(qs + 32 * g);
     __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
@@ -134,9 +150,10 @@ void pack_q45k(const std::byte* blk, KPacked* p) {
       lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b0), b0), _mm256_set1_epi8(0x10)));
       hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b1), b1), _mm256_set1_epi8(0x10)));
     }
-    _mm256_store_si256(reinterpret_cast<__m256i*>(p->q + 64 * g), lo);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(p->q + 64 * g + 32), hi);
+    c[2 * g] = lo;
+    c[2 * g + 1] = hi;
   }
+  store_group_layout(c, p->q);
   int16_t s16[16];
   for (int j = 0; j < 8; ++j) {
     uint8_t sc = 0, mn = 0;
@@ -154,23 +171,17 @@ void pack_q45k(const std::byte* blk, KPacked* p) {
 void pack_q6k(const std::byte* blk, KPacked* p) {
   const auto& b = *reinterpret_cast<const BlockQ6K*>(blk);
   const __m256i m4 = _mm256_set1_epi8(0x0F);
+  __m256i c[8];
   for (int h = 0; h < 2; ++h) {
     const __m256i ql0 = load32(b.ql + 64 * h), ql1 = load32(b.ql + 64 * h + 32);
     const __m256i qh = load32(b.qh + 32 * h);
-    uint8_t* q = p->q + 128 * h;
-    _mm256_store_si256(reinterpret_cast<__m256i*>(q),
-                       _mm256_or_si256(_mm256_and_si256(ql0, m4),
-                                       _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4)));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(q + 32),
-                       _mm256_or_si256(_mm256_and_si256(ql1, m4),
-                                       _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0C)), 2)));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(q + 64),
-                       _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
-                                       _mm256_and_si256(qh, _mm256_set1_epi8(0x30))));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(q + 96),
-                       _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
-                                       _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(static_cast<char>(0xC0))), 2)));
+    c[4 * h] = _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4));
+    c[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(ql1, m4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0C)), 2));
+    c[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4), _mm256_and_si256(qh, _mm256_set1_epi8(0x30)));
+    c[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                                   _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(static_cast<char>(0xC0))), 2));
   }
+  store_group_layout(c, p->q);
   int16_t s16[16];
   for (int g = 0; g < 16; ++g) {
     s16[g] = b.scales[g];
@@ -181,17 +192,21 @@ void pack_q6k(const std::byte* blk, KPacked* p) {
   p->dmin = 0.f;
 }
 
+// kSpan: steps whose unsigned products add up in int16 before the scales' vpmaddwd.
 struct Q4K {
+  static constexpr int kSpan = 8;
   static constexpr bool kMins = true;
   static constexpr int64_t kBlockBytes = sizeof(BlockQ4K);
   static void pack(const std::byte* blk, KPacked* p) { pack_q45k<false>(blk, p); }
 };
 struct Q5K {
+  static constexpr int kSpan = 2;
   static constexpr bool kMins = true;
   static constexpr int64_t kBlockBytes = sizeof(BlockQ5K);
   static void pack(const std::byte* blk, KPacked* p) { pack_q45k<true>(blk, p); }
 };
 struct Q6K {
+  static constexpr int kSpan = 2;
   static constexpr bool kMins = false;
   static constexpr int64_t kBlockBytes = sizeof(BlockQ6K);
   static void pack(const std::byte* blk, KPacked* p) { pack_q6k(blk, p); }
@@ -208,18 +223,44 @@ inline void tile(const KPacked* w, int64_t nb, const KAct* const* x, float (&out
   for (int64_t b = 0; b < nb; ++b) {
     const KPacked* p = w + b * kRows;
     __m256i isum[kRows][kTok];
-    for (int r = 0; r < kRows; ++r) {
-      for (int t = 0; t < kTok; ++t) isum[r][t] = _mm256_setzero_si256();
-    }
-#pragma GCC unroll 1
-    for (int k = 0; k < 8; ++k) {
-      __m256i xv[kTok];
-      for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][b].qs + 32 * k));
+    if constexpr (L::kSpan == 8) {  // the whole super-block in int16, then one vpmaddwd
+      __m256i acc[kRows][kTok];
       for (int r = 0; r < kRows; ++r) {
-        const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].q + 32 * k));
-        const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].scale[k]));
+        for (int t = 0; t < kTok; ++t) acc[r][t] = _mm256_setzero_si256();
+      }
+#pragma GCC unroll 1
+      for (int k = 0; k < 8; ++k) {
+        __m256i xv[kTok];
+        for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][b].qs + 32 * k));
+        for (int r = 0; r < kRows; ++r) {
+          const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].q + 32 * k));
+          for (int t = 0; t < kTok; ++t) acc[r][t] = _mm256_add_epi16(acc[r][t], _mm256_maddubs_epi16(q, xv[t]));
+        }
+      }
+      for (int r = 0; r < kRows; ++r) {
+        const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].scale[0]));
+        for (int t = 0; t < kTok; ++t) isum[r][t] = _mm256_madd_epi16(acc[r][t], s);
+      }
+    } else {  // two steps at a time
+      static_assert(L::kSpan == 2);
+      for (int r = 0; r < kRows; ++r) {
+        for (int t = 0; t < kTok; ++t) isum[r][t] = _mm256_setzero_si256();
+      }
+#pragma GCC unroll 1
+      for (int k = 0; k < 8; k += 2) {
+        __m256i x0[kTok], x1[kTok];
         for (int t = 0; t < kTok; ++t) {
-          isum[r][t] = _mm256_add_epi32(isum[r][t], _mm256_madd_epi16(_mm256_maddubs_epi16(q, xv[t]), s));
+          x0[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][b].qs + 32 * k));
+          x1[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][b].qs + 32 * k + 32));
+        }
+        for (int r = 0; r < kRows; ++r) {
+          const __m256i q0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].q + 32 * k));
+          const __m256i q1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].q + 32 * k + 32));
+          const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].scale[k / 4]));
+          for (int t = 0; t < kTok; ++t) {
+            const __m256i sum16 = _mm256_add_epi16(_mm256_maddubs_epi16(q0, x0[t]), _mm256_maddubs_epi16(q1, x1[t]));
+            isum[r][t] = _mm256_add_epi32(isum[r][t], _mm256_madd_epi16(sum16, s));
+          }
         }
       }
     }

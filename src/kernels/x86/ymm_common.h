@@ -1,5 +1,5 @@
 // Small 256-bit helpers shared by the x86 kernel files built with AVX2 (or more):
-// horizontal sums and maximum, an unaligned 32-byte load. Include only from files
+// horizontal sums and maximum, an unaligned 32-byte load, an 8 x 8 int32 transpose. Include only from files
 // compiled with at least AVX2 + FMA + F16C; everything has internal linkage, so no
 // ISA-flagged code leaks into the baseline build through a shared inline symbol.
 #pragma once
@@ -32,6 +32,26 @@ inline int32_t hsum_i32(__m256i v) {
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
   return _mm_cvtsi128_si32(s);
+}
+
+// An 8 x 8 transpose of int32 lanes: r[j] (block j's 32 bytes, as 8 int32 lanes)
+// -> r[k] = lane k of every block (the AVX2 panels' group layout).
+inline void transpose8x8(__m256i (&r)[8]) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+    u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+    u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+    u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x31);
+  }
 }
 
 }  // namespace
