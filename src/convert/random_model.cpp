@@ -40,7 +40,7 @@ Vocab synthetic_vocab(int64_t size) {
     std::snprintf(buf, sizeof buf, "<0x%02X>", b);
     add(buf, 0.0f, TokenType::kByte);
   }
-  // Printable ASCII letters and pairs, with and without the space marker.
+  // Lower-case letters and pairs, with and without the space marker.
   const std::string space = "\xe2\x96\x81";  // U+2581
   const std::string letters = "etaoinshrdlcumwfgypbvkjxqz";
   std::vector<std::string> pieces;
@@ -51,6 +51,14 @@ Vocab synthetic_vocab(int64_t size) {
   }
   for (char a : letters) {
     for (char b : letters) pieces.push_back(space + a + b);
+  }
+  // Then every other printable ASCII character, and the space marker alone, as a real
+  // SentencePiece vocabulary holds every character its pieces are made of: text
+  // then tokenizes the same under byte fallback (Hugging Face, llama2.c) and under
+  // llama.cpp's merge of unknown characters into their neighbours.
+  pieces.push_back(space);
+  for (char c = '!'; c <= '~'; ++c) {
+    if (letters.find(c) == std::string::npos) pieces.push_back(std::string(1, c));
   }
   for (size_t i = 0; i < pieces.size() && v.size() < size; ++i) {
     add(pieces[i], -static_cast<float>(i), TokenType::kNormal);
