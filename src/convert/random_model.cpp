@@ -1,6 +1,7 @@
 // Deterministic random weights (splitmix64 per tensor) and synthetic vocabularies.
 #include "convert/random_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -75,7 +76,12 @@ std::vector<ExportTensor> random_llama_tensors(const ModelConfig& config, uint64
     const bool is_norm = t.shape.size() == 1;
     const int64_t cols = t.shape.back();
     const uint64_t tensor_seed = seed ^ hash_name(t.name);
-    t.source = [is_norm, cols, tensor_seed](std::span<float> out) -> Status {
+    // An untied output head scores the special and byte tokens 0: the others' random
+    // logits always include a larger one, so greedy output is whole pieces, as a real
+    // model's mostly is (a lone byte token is a partial UTF-8 character).
+    const int64_t zero_rows =
+        t.name == "output.weight" ? std::min<int64_t>(kSyntheticSpecialPieces, t.shape.front()) : 0;
+    t.source = [is_norm, cols, tensor_seed, zero_rows](std::span<float> out) -> Status {
       if (is_norm) {
         for (float& x : out) x = 1.0f;
         return {};
@@ -86,6 +92,7 @@ std::vector<ExportTensor> random_llama_tensors(const ModelConfig& config, uint64
         const double u = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;  // [0, 1)
         x = static_cast<float>((2.0 * u - 1.0) * scale);
       }
+      std::fill(out.begin(), out.begin() + std::min<int64_t>(zero_rows * cols, static_cast<int64_t>(out.size())), 0.0f);
       return {};
     };
   }
