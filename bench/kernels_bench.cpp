@@ -141,6 +141,54 @@ void BM_Attend(benchmark::State& state) {
   state.SetLabel(std::string(dtype_name(dtype)) + " " + isa_name(active_isa()));
 }
 
+// Decode attention over caches too large for the CPU's caches, laid out as the
+// engine's pool is: 16-position blocks of every KV head's rows ([block][pos][head][dim]),
+// the blocks of 64 sequences shuffled over the pool; each iteration attends one
+// head of one sequence, heads of a sequence in turn (as a decode step does), so
+// every row comes from memory. args: n_pos, isa
+void BM_AttendCold(benchmark::State& state) {
+  const int64_t n_pos = state.range(0);
+  if (!set_isa(static_cast<Isa>(state.range(1)))) {
+    state.SkipWithError("this CPU lacks the ISA");
+    return;
+  }
+  constexpr int64_t kBlockTokens = 16, kHeads = 12, kHd = 64, kSeqs = 64;
+  const int64_t blocks_per_seq = (n_pos + kBlockTokens - 1) / kBlockTokens, n_blocks = kSeqs * blocks_per_seq;
+  const int64_t block_elems = kBlockTokens * kHeads * kHd;
+  std::vector<uint16_t> keys(static_cast<size_t>(n_blocks * block_elems)), values(keys.size());
+  std::mt19937 rng(4);
+  for (auto* arena : {&keys, &values}) {
+    for (uint16_t& h : *arena) h = static_cast<uint16_t>(0x3000 + rng() % 0x1000);  // f16 in [0.125, 1)
+  }
+  std::vector<int32_t> blocks(static_cast<size_t>(n_blocks));
+  for (int64_t b = 0; b < n_blocks; ++b) blocks[static_cast<size_t>(b)] = static_cast<int32_t>(b);
+  std::shuffle(blocks.begin(), blocks.end(), rng);
+  std::vector<float> q(kHd), out(kHd);
+  for (float& f : q) f = static_cast<float>(rng() % 1000) / 1000.0f;
+  int64_t i = 0;
+  for (auto _ : state) {
+    const int64_t seq = (i / kHeads) % kSeqs, head = i % kHeads;
+    ++i;
+    PagedKv kv;
+    kv.keys = keys.data() + head * kHd;
+    kv.values = values.data() + head * kHd;
+    kv.dtype = DType::kF16;
+    kv.blocks = blocks.data() + seq * blocks_per_seq;
+    kv.block_stride = block_elems;
+    kv.block_tokens = kBlockTokens;
+    kv.pos_stride = kHeads * kHd;
+    attend(q.data(), 1, kHd, kv, n_pos, 0.125f, nullptr, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["kv_GB/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(n_pos * kHd * 2) * 1e-9,
+      benchmark::Counter::kIsRate);
+  state.SetLabel(std::string("f16 ") + isa_name(active_isa()));
+}
+
+BENCHMARK(BM_AttendCold)->ArgsProduct({{128, 512}, {static_cast<int64_t>(Isa::kAvx512), static_cast<int64_t>(Isa::kAvx2)}})
+    ->ArgNames({"n_pos", "isa"})->Unit(benchmark::kMicrosecond);
+
 void AttendShapes(benchmark::internal::Benchmark* b) {
   for (DType d : {DType::kF16, DType::kF32}) {
     for (int64_t group : {1, 2, 4, 8}) {  // query heads per KV head: 134M 1, 1.1B 8
