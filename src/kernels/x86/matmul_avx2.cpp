@@ -31,8 +31,7 @@ inline __m256i madd_scaled_acc(__m256i acc, __m256i p16, __m256i s16) {
 constexpr int64_t kGemvMaxBlocks = 1024;  // rows of up to 32768 columns (else row by row)
 
 inline __m256i block_dot_unsigned(const BlockQ4_0& w, __m256i xq) {  // sum nib * x per int32 lane
-  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.qs));
-  const __m256i nib = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
+  const __m256i nib = q4_0_nibbles(w.qs);
   return _mm256_madd_epi16(_mm256_maddubs_epi16(nib, xq), _mm256_set1_epi16(1));
 }
 inline __m256i block_dot_unsigned(const BlockQ8_0& w, __m256i xq) {  // sign trick: no offset

@@ -124,10 +124,7 @@ struct PackedGroup {
 };
 
 inline __m256i unpack_block(const BlockQ8_0& b) { return load32(b.qs); }
-inline __m256i unpack_block(const BlockQ4_0& b) {  // 32 nibbles in element order
-  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
-  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0F));
-}
+inline __m256i unpack_block(const BlockQ4_0& b) { return q4_0_nibbles(b.qs); }  // element order
 
 template <typename Block>
 void pack_rows(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols, PackedGroup* out) {

@@ -1,5 +1,6 @@
 // Small 256-bit helpers shared by the x86 kernel files built with AVX2 (or more):
-// horizontal sums and maximum, an unaligned 32-byte load, an 8 x 8 int32 transpose. Include only from files
+// horizontal sums and maximum, an unaligned 32-byte load, an 8 x 8 int32 transpose,
+// Q4_0's nibbles. Include only from files
 // compiled with at least AVX2 + FMA + F16C; everything has internal linkage, so no
 // ISA-flagged code leaks into the baseline build through a shared inline symbol.
 #pragma once
@@ -12,6 +13,13 @@ namespace plimsoll::kernels {
 namespace {
 
 inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// A Q4_0 block's 16 bytes of nibbles -> its 32 values (0..15) in element order: the
+// bytes in both halves (one broadcast load), the high half shifted right by 4.
+inline __m256i q4_0_nibbles(const uint8_t* qs) {
+  const __m256i q = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+  return _mm256_and_si256(_mm256_srlv_epi32(q, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)), _mm256_set1_epi8(0x0F));
+}
 
 inline float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
