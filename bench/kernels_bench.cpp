@@ -145,9 +145,11 @@ void BM_Attend(benchmark::State& state) {
 // engine's pool is: 16-position blocks of every KV head's rows ([block][pos][head][dim]),
 // the blocks of 64 sequences shuffled over the pool; each iteration attends one
 // head of one sequence, heads of a sequence in turn (as a decode step does), so
-// every row comes from memory. args: n_pos, isa
+// every row comes from memory; or (head_major 1) one head of every sequence in turn.
+// args: n_pos, isa, head_major
 void BM_AttendCold(benchmark::State& state) {
   const int64_t n_pos = state.range(0);
+  const bool head_major = state.range(2) != 0;
   if (!set_isa(static_cast<Isa>(state.range(1)))) {
     state.SkipWithError("this CPU lacks the ISA");
     return;
@@ -167,7 +169,8 @@ void BM_AttendCold(benchmark::State& state) {
   for (float& f : q) f = static_cast<float>(rng() % 1000) / 1000.0f;
   int64_t i = 0;
   for (auto _ : state) {
-    const int64_t seq = (i / kHeads) % kSeqs, head = i % kHeads;
+    const int64_t seq = head_major ? i % kSeqs : (i / kHeads) % kSeqs;
+    const int64_t head = head_major ? (i / kSeqs) % kHeads : i % kHeads;
     ++i;
     PagedKv kv;
     kv.keys = keys.data() + head * kHd;
@@ -186,8 +189,8 @@ void BM_AttendCold(benchmark::State& state) {
   state.SetLabel(std::string("f16 ") + isa_name(active_isa()));
 }
 
-BENCHMARK(BM_AttendCold)->ArgsProduct({{128, 512}, {static_cast<int64_t>(Isa::kAvx512), static_cast<int64_t>(Isa::kAvx2)}})
-    ->ArgNames({"n_pos", "isa"})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AttendCold)->ArgsProduct({{128, 512}, {static_cast<int64_t>(Isa::kAvx512), static_cast<int64_t>(Isa::kAvx2)}, {0, 1}})
+    ->ArgNames({"n_pos", "isa", "head_major"})->Unit(benchmark::kMicrosecond);
 
 void AttendShapes(benchmark::internal::Benchmark* b) {
   for (DType d : {DType::kF16, DType::kF32}) {

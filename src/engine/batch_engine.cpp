@@ -245,18 +245,24 @@ void BatchEngine::write_kv(int64_t l, int64_t n) {
 // kPieceTokens consecutive tokens of this step. A decode token attends with the
 // query heads sharing its KV head together (kernels::attend); a prefill run,
 // head by head, with each 16-position chunk of keys and values read once for
-// the run (kernels::attend_causal). Tasks go head by head, so a thread's pieces
-// read the same head's keys and values (hot in its L2) rather than every head
-// of the sequence (megabytes, from L3, once per token).
+// the run (kernels::attend_causal). With a prefill run in the step, tasks go
+// head by head, so a thread's pieces of one prompt read the same head's keys and
+// values (hot in its L2) rather than every head of the sequence (megabytes, from
+// L3, once per token). A step of decode tokens only goes sequence by sequence:
+// each sequence's cache is read once, from memory, and its heads share every
+// position's cache lines (BM_AttendCold, 134M shape, AVX2: 1.6 against 3.1 us a
+// head at 128 positions, 8.7 against 21.6 at 512).
 void BatchEngine::attention(int64_t l) {
   const ModelConfig& c = config_;
   const int64_t hd = c.head_dim(), group = c.n_heads / c.n_kv_heads, dim = c.q_dim();  // q_, attn_ rows
   const int64_t n_pieces = static_cast<int64_t>(pieces_.size());
   const float scale = c.attention_scale(), softcap = c.attn_softcap;
+  const bool by_sequence = std::all_of(pieces_.begin(), pieces_.end(), [](const Piece& p) { return p.n == 1; });
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t kvh = task / n_pieces;
-      const Piece& piece = pieces_[static_cast<size_t>(task % n_pieces)];
+      const int64_t kvh = by_sequence ? task % c.n_kv_heads : task / n_pieces;
+      const int64_t piece_index = by_sequence ? task / c.n_kv_heads : task % n_pieces;
+      const Piece& piece = pieces_[static_cast<size_t>(piece_index)];
       const int64_t i = piece.first_token, pos = tok_pos_[static_cast<size_t>(i)];
       const BlockTable& table = *seqs_[static_cast<size_t>(tok_seq_[static_cast<size_t>(i)])].blocks;
       kernels::PagedKv kv;
