@@ -166,6 +166,7 @@ Status add_items(RouteContext& ctx, const PromptPlan& plan, int64_t default_max_
   item.top_n_tokens = call->top_logprobs;
   item.token_records = call->logprobs;
   item.raw_logprobs = true;
+  item.logprobs_needed = call->logprobs || call->best_of > call->n;  // records, or the best_of choice
   item.prompt_details = call->echo && call->logprobs;  // the prompt's logprobs are echoed too
   item.prompt_top_n = item.prompt_details ? call->top_logprobs : 0;
   item.streamed = call->stream;

@@ -255,7 +255,7 @@ void Sampler::apply_penalties(std::span<float> logits) const {
 }
 
 SampledToken Sampler::sample(std::span<float> logits, SamplerScratch& s, int32_t top_n,
-                             std::vector<SampledToken>* alternatives) {
+                             std::vector<SampledToken>* alternatives, bool want_logprob) {
   if (alternatives) alternatives->clear();
   if (!alternatives) top_n = 0;
   apply_bias(logits);
@@ -263,6 +263,7 @@ SampledToken Sampler::sample(std::span<float> logits, SamplerScratch& s, int32_t
   const size_t vocab = logits.size();
   if (!params_.samples()) {  // greedy: argmax, first index on ties; logprob from the full softmax
     const size_t best = static_cast<size_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    if (!want_logprob && top_n == 0) return {static_cast<int32_t>(best), std::numeric_limits<float>::quiet_NaN()};
     const double sum = kernels::sum_exp(logits.data(), static_cast<int64_t>(vocab), logits[best]);
     const float log_z = logits[best] + static_cast<float>(std::log(sum));
     if (top_n > 0) top_of_logits(logits, log_z, top_n, s.order, alternatives);

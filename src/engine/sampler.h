@@ -37,9 +37,10 @@ class Sampler {
   // the top_n most likely tokens of the distribution the token was drawn from
   // (after bias, penalties and warpers: the token's own logprob is from the
   // same one, as TGI reports them), most likely first; fewer when a warper
-  // kept fewer.
+  // kept fewer. want_logprob false (and top_n 0): greedy decoding returns the
+  // argmax with a NaN logprob, without the softmax over the vocabulary.
   SampledToken sample(std::span<float> logits, SamplerScratch& scratch, int32_t top_n = 0,
-                      std::vector<SampledToken>* alternatives = nullptr);
+                      std::vector<SampledToken>* alternatives = nullptr, bool want_logprob = true);
   // Records an accepted token (penalties count it from now on).
   void accept(int32_t id);
 

@@ -24,6 +24,9 @@ struct GenerationRequest {
   // the logits; OpenAI routes, as vLLM), else of the distribution the token was
   // drawn from, after bias, penalties and warpers (TGI).
   bool raw_logprobs = false;
+  // Whether anything reads the generated tokens' logprobs (the answer's records, a
+  // best_of choice, TGI's token events): without, greedy decoding skips the softmax.
+  bool logprobs_needed = true;
   // What the HTTP side keeps for the answer, so admission can charge it
   // before any work starts (sched/request_cost.h):
   bool token_records = false;        // the answer lists every generated token (TGI details, OpenAI logprobs)

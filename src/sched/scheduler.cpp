@@ -318,10 +318,10 @@ void Scheduler::sample_and_emit(Sequence& seq, std::span<const float> logits) {
   inject_fault(FaultSite::kSample, seq.owner->ticket);
   std::copy(logits.begin(), logits.end(), logits_copy_.begin());
   const int32_t top_n = seq.request.top_n_tokens;
-  const bool raw = seq.request.raw_logprobs;
+  const bool raw = seq.request.raw_logprobs, needed = seq.request.logprobs_needed;
   if (seq.grammar.active()) constrain(seq);
-  SampledToken token = seq.sampler.sample(logits_copy_, scratch_, raw ? 0 : top_n, &alternatives_);
-  if (raw) token.logprob = raw_logprobs(logits, token.id, top_n, scratch_.order, &alternatives_);
+  SampledToken token = seq.sampler.sample(logits_copy_, scratch_, raw ? 0 : top_n, &alternatives_, needed && !raw);
+  if (raw && needed) token.logprob = raw_logprobs(logits, token.id, top_n, scratch_.order, &alternatives_);
   seq.sampler.accept(token.id);
   if (seq.grammar.active()) seq.grammar.advance(token.id, *trie_);
   seq.tokens.push_back(token.id);  // reserved to the full length: does not allocate

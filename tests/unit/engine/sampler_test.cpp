@@ -43,6 +43,22 @@ TEST(Sampler, GreedyIsArgmaxFirstOnTies) {
   EXPECT_NEAR(t.logprob, std::log(std::exp(3.0) / z), 1e-5);
 }
 
+TEST(Sampler, GreedyWithoutALogprobSkipsTheSoftmaxOnly) {
+  SamplingParams p;
+  Sampler s(p, 1);
+  SamplerScratch scratch;
+  std::vector<float> l = {0.5f, 3.0f, 3.0f, -1.0f};
+  const SampledToken t = s.sample(l, scratch, 0, nullptr, /*want_logprob=*/false);
+  EXPECT_EQ(t.id, 1);
+  EXPECT_TRUE(std::isnan(t.logprob));
+  std::vector<SampledToken> alternatives;  // alternatives asked for: the softmax runs anyway
+  std::vector<float> l2 = {0.5f, 3.0f, 3.0f, -1.0f};
+  const SampledToken u = s.sample(l2, scratch, 2, &alternatives, false);
+  EXPECT_EQ(u.id, 1);
+  EXPECT_FALSE(std::isnan(u.logprob));
+  EXPECT_EQ(alternatives.size(), 2u);
+}
+
 TEST(Sampler, TemperatureZeroIsGreedy) {
   SamplingParams p;
   p.temperature = 0.0f;
