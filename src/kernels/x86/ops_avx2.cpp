@@ -56,23 +56,12 @@ constexpr int64_t kMaxHeadDim = 512;
 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
 inline __m256 load8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 
-// r[j] -> r[i] lane j = lane i of r[j] (8 x 8 floats).
+// r[j] -> r[i] lane j = lane i of r[j] (8 x 8 floats): the int32 transpose of ymm_common.h.
 inline void transpose8(__m256 (&r)[8]) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int i = 0; i < 4; ++i) {
-    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
-  }
+  __m256i v[8];
+  for (int i = 0; i < 8; ++i) v[i] = _mm256_castps_si256(r[i]);
+  transpose8x8(v);
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_castsi256_ps(v[i]);
 }
 
 constexpr int kBlockRows = 8;  // query rows that share each chunk's keys and values
