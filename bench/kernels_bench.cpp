@@ -81,7 +81,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
       for (int64_t n : {1, 4, 8, 12, 16, 32, 64, 512}) {
         if (s[0] == 32000 && n > 16) continue;  // the head sees one token per sequence
         if (s[0] * s[1] > 4'000'000 && s[0] != 32000 && n != 16 && n != 512) continue;  // 1.1B: 16, 512
-        for (Isa isa : {Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
+        for (Isa isa : {Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAmx}) {  // avx2-vnni: isa 6
           if (isa == Isa::kAmx && n < 8) continue;  // AMX: batches only
           b->Args({static_cast<int64_t>(d), s[0], s[1], n, 1, static_cast<int64_t>(isa)});
         }

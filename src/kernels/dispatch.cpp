@@ -47,6 +47,16 @@ bool amx_usable() {
 #endif
 }
 
+// AVX-VNNI (the VEX-encoded vpdpbusd / vpdpwssd): CPUID leaf 7 subleaf 1, EAX bit 4.
+bool avx_vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 4)) != 0;
+#else
+  return false;
+#endif
+}
+
 bool cpu_has(Isa isa) {
   switch (isa) {
     case Isa::kScalar: return true;
@@ -54,6 +64,12 @@ bool cpu_has(Isa isa) {
 #if defined(__x86_64__) || defined(__i386__)
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
              __builtin_cpu_supports("f16c");
+#else
+      return false;
+#endif
+    case Isa::kAvx2Vnni:
+#if defined(__x86_64__) || defined(__i386__)
+      return cpu_has(Isa::kAvx2) && avx_vnni();
 #else
       return false;
 #endif
@@ -84,12 +100,13 @@ bool cpu_has(Isa isa) {
 
 Isa best_isa() {
   if (const char* env = std::getenv("PLIMSOLL_ISA")) {
-    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx, Isa::kNeon, Isa::kNeonDot}) {
+    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAmx, Isa::kNeon, Isa::kNeonDot}) {
       if (std::strcmp(env, isa_name(isa)) == 0 && cpu_has(isa)) return isa;
     }
   }
   if (cpu_has(Isa::kAmx)) return Isa::kAmx;
   if (cpu_has(Isa::kAvx512)) return Isa::kAvx512;
+  if (cpu_has(Isa::kAvx2Vnni)) return Isa::kAvx2Vnni;
   if (cpu_has(Isa::kAvx2)) return Isa::kAvx2;
   if (cpu_has(Isa::kNeonDot)) return Isa::kNeonDot;
   if (cpu_has(Isa::kNeon)) return Isa::kNeon;
@@ -148,6 +165,14 @@ IsaTable avx2_table() {
   return t;
 }
 
+// AVX2 with AVX-VNNI's integer dots in the row kernels and the Q8_0 / Q4_0 panels.
+IsaTable avx2_vnni_table() {
+  IsaTable t = avx2_table();
+  t.rows = &avx2_vnni_row_kernels();
+  t.panels[0] = &avx2_vnni_panel_kernels();
+  return t;
+}
+
 IsaTable avx512_table() {
   IsaTable t;
   t.rows = &avx512_row_kernels();
@@ -175,6 +200,7 @@ IsaTable amx_table() {
 }
 #else
 IsaTable avx2_table() { return scalar_table(); }
+IsaTable avx2_vnni_table() { return scalar_table(); }
 IsaTable avx512_table() { return scalar_table(); }
 IsaTable amx_table() { return scalar_table(); }
 #endif
@@ -229,6 +255,7 @@ const char* isa_name(Isa isa) {
   switch (isa) {
     case Isa::kScalar: return "scalar";
     case Isa::kAvx2: return "avx2";
+    case Isa::kAvx2Vnni: return "avx2-vnni";
     case Isa::kAvx512: return "avx512";
     case Isa::kAmx: return "amx";
     case Isa::kNeon: return "neon";
@@ -249,6 +276,10 @@ const IsaTable& isa_table(Isa isa) {
   switch (isa) {
     case Isa::kAvx2: {
       static const IsaTable t = avx2_table();
+      return t;
+    }
+    case Isa::kAvx2Vnni: {
+      static const IsaTable t = avx2_vnni_table();
       return t;
     }
     case Isa::kAvx512: {

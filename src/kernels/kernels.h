@@ -82,12 +82,15 @@ void axpy_f32(float* y, float a, const float* x, int64_t n);
 void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
 
 // ---- dispatch --------------------------------------------------------------
-enum class Isa { kScalar, kAvx2, kAvx512, kAmx, kNeon, kNeonDot };
+enum class Isa { kScalar, kAvx2, kAvx512, kAmx, kNeon, kNeonDot, kAvx2Vnni };
 Isa active_isa();                  // what matmul uses now
-const char* isa_name(Isa isa);     // "scalar", "avx2", "avx512", "amx", "neon", "neon-dotprod"
+// "scalar", "avx2", "avx512", "amx", "neon", "neon-dotprod", "avx2-vnni"
+const char* isa_name(Isa isa);
 // Default: the best the CPU has, or the environment's PLIMSOLL_ISA (an isa_name)
 // if the CPU has that. kAvx2 needs AVX2+FMA+F16C (Q8_0/Q4_0 batches of kAvx2PanelMinTokens+
-// and float batches of kAvx2PanelMinTokensFloat+ take its panel kernels); kAvx512 also needs AVX-512
+// and float batches of kAvx2PanelMinTokensFloat+ take its panel kernels); kAvx2Vnni also needs
+// AVX-VNNI (the same table with vpdpbusd / vpdpwssd in the Q8_0, Q4_0 and K-quant row kernels
+// and the Q8_0 / Q4_0 panels; chosen only where AVX-512 is not); kAvx512 also needs AVX-512
 // F/BW/VL/VNNI (float weights at kPanelMinTokensF32 / kPanelMinTokensHalf tokens
 // or more, matmul_impl.h, take its broadcast kernels); kAmx also AMX-TILE/INT8
 // and the kernel's permission for tile data (requested once, on the first check):

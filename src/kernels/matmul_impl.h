@@ -123,6 +123,7 @@ struct PanelKernels {
 
 const RowKernels& scalar_row_kernels();
 const RowKernels& avx2_row_kernels();    // needs AVX2 + FMA + F16C
+const RowKernels& avx2_vnni_row_kernels();  // the same + AVX-VNNI (matmul_avxvnni.cpp)
 const RowKernels& avx512_row_kernels();  // needs AVX-512 F/BW/VL/VNNI + F16C + FMA
 const TileKernels& avx512_tile_kernels();  // same needs; F32/F16/BF16/Q8_0/Q4_0/Q4_K/Q6_K
 // sets the Q4_K / Q6_K entries (tiles_kquants_avx512.cpp; called by avx512_tile_kernels)
@@ -145,6 +146,8 @@ const PanelKernels& avx512_panel_kernels();
 inline constexpr int64_t kAvx2PanelMinTokens = 2;
 inline constexpr int64_t kAvx2PanelMinTokensFloat = 4;
 const PanelKernels& avx2_panel_kernels();
+// the same + AVX-VNNI for Q8_0 / Q4_0 (panels_avxvnni.cpp; the K-quant and float entries are AVX2's)
+const PanelKernels& avx2_vnni_panel_kernels();
 // sets the Q4_K / Q5_K / Q6_K entries (panels_kquants_avx2.cpp; called by avx2_panel_kernels)
 void add_avx2_kquant_panels(PanelKernels* k);
 // AVX2 activation quantizers for the row kernels, byte for byte the scalar

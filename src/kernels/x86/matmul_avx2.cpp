@@ -1,5 +1,8 @@
 // AVX2 + FMA + F16C row kernels (built with those flags only; chosen at run
 // time). Integer dots use maddubs/madd; the shared bodies are ymm_kernels.inc.
+// The same source is built a second time with AVX-VNNI (matmul_avxvnni.cpp,
+// __AVXVNNI__ defined): the dots are then vpdpbusd / vpdpwssd (VEX), the table
+// avx2_vnni_row_kernels().
 #include <immintrin.h>
 
 #include <cstddef>
@@ -13,6 +16,12 @@
 namespace plimsoll::kernels {
 namespace {
 
+#if defined(__AVXVNNI__)
+inline __m256i dot_u8s8_acc(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_avx_epi32(acc, u8, s8); }
+inline __m256i madd_scaled_acc(__m256i acc, __m256i p16, __m256i s16) {
+  return _mm256_dpwssd_avx_epi32(acc, p16, s16);
+}
+#else
 inline __m256i dot_u8s8_acc(__m256i acc, __m256i u8, __m256i s8) {
   // maddubs cannot saturate here: |u8| <= 128 and |s8| <= 127 give pairs <= 32512.
   return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u8, s8), _mm256_set1_epi16(1)));
@@ -20,6 +29,7 @@ inline __m256i dot_u8s8_acc(__m256i acc, __m256i u8, __m256i s8) {
 inline __m256i madd_scaled_acc(__m256i acc, __m256i p16, __m256i s16) {
   return _mm256_add_epi32(acc, _mm256_madd_epi16(p16, s16));
 }
+#endif
 
 #include "kernels/x86/ymm_kernels.inc"
 
@@ -31,13 +41,11 @@ inline __m256i madd_scaled_acc(__m256i acc, __m256i p16, __m256i s16) {
 constexpr int64_t kGemvMaxBlocks = 1024;  // rows of up to 32768 columns (else row by row)
 
 inline __m256i block_dot_unsigned(const BlockQ4_0& w, __m256i xq) {  // sum nib * x per int32 lane
-  const __m256i nib = q4_0_nibbles(w.qs);
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(nib, xq), _mm256_set1_epi16(1));
+  return dot_u8s8_acc(_mm256_setzero_si256(), q4_0_nibbles(w.qs), xq);
 }
 inline __m256i block_dot_unsigned(const BlockQ8_0& w, __m256i xq) {  // sign trick: no offset
   const __m256i wq = load_q8_0(w);
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(wq, wq), _mm256_sign_epi8(xq, wq)),
-                           _mm256_set1_epi16(1));
+  return dot_u8s8_acc(_mm256_setzero_si256(), _mm256_sign_epi8(wq, wq), _mm256_sign_epi8(xq, wq));
 }
 
 template <typename Block>
@@ -94,7 +102,11 @@ void gemv_q_x_q8_0(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, cons
 
 }  // namespace
 
+#if defined(__AVXVNNI__)
+const RowKernels& avx2_vnni_row_kernels() {
+#else
 const RowKernels& avx2_row_kernels() {
+#endif
   static const RowKernels kernels = [] {
     RowKernels k = make_ymm_kernels();
     k.gemv[static_cast<int>(DType::kQ8_0)] = gemv_q_x_q8_0<BlockQ8_0>;

@@ -13,6 +13,11 @@
 //   Q4_0: maddubs(nibble u8, x s8) summed in int16 over the 8 steps (<= 16 *
 //         15 * 127 < 2^15), then -8 * sum(x) per block (prepared) in int32.
 //   Q8_0: maddubs(|w|, sign(x, w)) widened by madd per step (pairs <= 2 * 128 * 127).
+// The same source is built a second time with AVX-VNNI (panels_avxvnni.cpp,
+// __AVXVNNI__ defined; avx2_vnni_panel_kernels()), where each step is one vpdpbusd:
+//   Q4_0: dpbusd(nibble u8, x s8) in int32, then the same -8 * sum(x) per block.
+//   Q8_0: the activations offset to u8 (x + 128, i.e. x ^ 0x80: Q8_0 values are in
+//         [-127, 127]) times w s8, then -128 * sum(w) per block (packed with the rows).
 // The integer sums equal the scalar twin's; only the f32 summation order differs.
 #include <immintrin.h>
 
@@ -30,6 +35,22 @@
 
 namespace plimsoll::kernels {
 namespace {
+
+#if defined(__AVXVNNI__)
+constexpr bool kVnni = true;
+#else
+constexpr bool kVnni = false;
+#endif
+
+// acc += the 4-byte dots of u8 by s8 in each int32 lane (VNNI builds only)
+inline __m256i dot_u8s8(__m256i acc, __m256i u8, __m256i s8) {
+#if defined(__AVXVNNI__)
+  return _mm256_dpbusd_avx_epi32(acc, u8, s8);
+#else
+  (void)u8, (void)s8;
+  return acc;  // never called: every use is behind kVnni
+#endif
+}
 
 constexpr int kGroup = 8;  // blocks per group (int32 lanes)
 constexpr int kRows = 4;   // weight rows packed and run together
@@ -82,6 +103,8 @@ inline __m256i quantize_block(const float* x, float* d_out) {
   return _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
+// kOffsetU8: the values stored as x + 128 (u8), for the VNNI Q8_0 tile.
+template <bool kOffsetU8>
 void prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) {
   const int64_t nb = cols / kQK, ng = n_groups(cols), row_bytes = act_row_bytes(cols);
   for (int64_t t = tt0 * kPanelTokens; t < tt1 * kPanelTokens; ++t) {
@@ -110,17 +133,22 @@ void prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_
         }
       }
       transpose8x8(r);
-      for (int k = 0; k < kGroup; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(a.qs[k]), r[k]);
+      const __m256i offset = _mm256_set1_epi8(kOffsetU8 ? -128 : 0);  // x ^ 0x80 == x + 128 as u8
+      for (int k = 0; k < kGroup; ++k) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(a.qs[k]), _mm256_xor_si256(r[k], offset));
+      }
     }
   }
 }
 
 // ---- weights: kRows rows packed per group --------------------------------------
-// Q4_0: u8 = nibbles; Q8_0: u8 = |w|, s8 = w (the sign of each x byte's product).
+// Q4_0: u8 = nibbles; Q8_0: u8 = |w|, s8 = w (the sign of each x byte's product);
+// VNNI Q8_0: s8 = w and wcorr = -128 * sum(w) (u8 unused).
 struct PackedGroup {
   uint8_t u8[kGroup][kRows][32];  // [step][row][4 * block + i]
   int8_t s8[kGroup][kRows][32];   // Q8_0 only
   float d[kRows][kGroup];         // block scales
+  int32_t wcorr[kRows][kGroup];   // VNNI Q8_0 only
 };
 
 inline __m256i unpack_block(const BlockQ8_0& b) { return load32(b.qs); }
@@ -141,6 +169,16 @@ void pack_rows(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols
         p.d[r][j] = live ? _cvtsh_ss(blk[b].d) : 0.f;
       }
       transpose8x8(v);
+      if constexpr (kVnni && std::is_same_v<Block, BlockQ8_0>) {
+        __m256i sum = _mm256_setzero_si256();  // lane j: sum of block j's 32 values
+        for (int k = 0; k < kGroup; ++k) {
+          _mm256_store_si256(reinterpret_cast<__m256i*>(p.s8[k][r]), v[k]);
+          sum = dot_u8s8(sum, _mm256_set1_epi8(1), v[k]);
+        }
+        _mm256_store_si256(reinterpret_cast<__m256i*>(p.wcorr[r]), _mm256_sub_epi32(_mm256_setzero_si256(),
+                                                                                   _mm256_slli_epi32(sum, 7)));
+        continue;
+      }
       for (int k = 0; k < kGroup; ++k) {
         if constexpr (std::is_same_v<Block, BlockQ8_0>) {
           _mm256_store_si256(reinterpret_cast<__m256i*>(p.u8[k][r]), _mm256_sign_epi8(v[k], v[k]));
@@ -174,6 +212,12 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
       __m256i xv[kTok];
       for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].qs[k]));
       for (int r = 0; r < kRows; ++r) {
+        if constexpr (kVnni) {  // one vpdpbusd per product vector (Q8_0: x + 128 by w)
+          const void* wp = kQ8 ? static_cast<const void*>(p.s8[k][r]) : static_cast<const void*>(p.u8[k][r]);
+          const __m256i w8 = _mm256_load_si256(static_cast<const __m256i*>(wp));
+          for (int t = 0; t < kTok; ++t) iacc[r][t] = kQ8 ? dot_u8s8(iacc[r][t], xv[t], w8) : dot_u8s8(iacc[r][t], w8, xv[t]);
+          continue;
+        }
         const __m256i u = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.u8[k][r]));
         if constexpr (kQ8) {
           const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.s8[k][r]));
@@ -190,7 +234,12 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
       const __m256 dx = _mm256_load_ps(x[t][g].d);
       const __m256i corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].corr));
       for (int r = 0; r < kRows; ++r) {
-        const __m256i i32 = kQ8 ? iacc[r][t] : _mm256_add_epi32(_mm256_madd_epi16(iacc[r][t], ones), corr);
+        __m256i i32;
+        if constexpr (kVnni) {
+          i32 = _mm256_add_epi32(iacc[r][t], kQ8 ? _mm256_load_si256(reinterpret_cast<const __m256i*>(p.wcorr[r])) : corr);
+        } else {
+          i32 = kQ8 ? iacc[r][t] : _mm256_add_epi32(_mm256_madd_epi16(iacc[r][t], ones), corr);
+        }
         const __m256 scale = _mm256_mul_ps(_mm256_load_ps(p.d[r]), dx);
         facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i32), scale, facc[r][t]);
       }
@@ -359,8 +408,8 @@ void float_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const s
 PanelKernels make_panels() {
   static_assert(kPanelTokens % kTok == 0);
   PanelKernels k;
-  PanelKernel q8{kAvx2PanelMinTokens, act_bytes, prepare, rows<BlockQ8_0>, 0, 0};
-  PanelKernel q4{kAvx2PanelMinTokens, act_bytes, prepare, rows<BlockQ4_0>, 0, 0};
+  PanelKernel q8{kAvx2PanelMinTokens, act_bytes, prepare<kVnni>, rows<BlockQ8_0>, 0, 0};
+  PanelKernel q4{kAvx2PanelMinTokens, act_bytes, prepare<false>, rows<BlockQ4_0>, 0, 0};
   k.k[static_cast<int>(DType::kQ8_0)] = q8;
   k.k[static_cast<int>(DType::kQ4_0)] = q4;
   static_assert(kPanelTokens % kFTok == 0);
@@ -373,6 +422,18 @@ PanelKernels make_panels() {
 
 }  // namespace
 
+#if defined(__AVXVNNI__)
+// AVX2's table (its K-quant and float panels) with the VNNI Q8_0 / Q4_0 entries.
+const PanelKernels& avx2_vnni_panel_kernels() {
+  static const PanelKernels kernels = [] {
+    PanelKernels k = avx2_panel_kernels();
+    const PanelKernels own = make_panels();
+    for (DType d : {DType::kQ8_0, DType::kQ4_0}) k.k[static_cast<int>(d)] = own.k[static_cast<int>(d)];
+    return k;
+  }();
+  return kernels;
+}
+#else
 void avx2_quantize_q8_0(const float* x, BlockQ8_0* y, int64_t n) {
   for (int64_t b = 0; b < n / kQK; ++b) {
     float d = 0.f;
@@ -385,5 +446,7 @@ const PanelKernels& avx2_panel_kernels() {
   static const PanelKernels kernels = make_panels();
   return kernels;
 }
+
+#endif
 
 }  // namespace plimsoll::kernels

@@ -50,6 +50,26 @@ TEST(IsaTable, Avx2TableHoldsTheAvx2Kernels) {
   EXPECT_EQ(t.attend_causal, avx2_attend_causal);
 }
 
+// AVX2 + AVX-VNNI: the AVX2 table with its own row kernels and Q8_0 / Q4_0 panels
+// (the K-quant and float panels, ops and attention are AVX2's).
+TEST(IsaTable, Avx2VnniTableSwapsInTheVnniDots) {
+  testing::IsaGuard guard;
+  EXPECT_STREQ(isa_name(Isa::kAvx2Vnni), "avx2-vnni");
+  if (!set_isa(Isa::kAvx2Vnni)) GTEST_SKIP() << "no AVX-VNNI";
+  const IsaTable& t = active_table();
+  const IsaTable& avx2 = isa_table(Isa::kAvx2);
+  EXPECT_EQ(t.rows, &avx2_vnni_row_kernels());
+  ASSERT_EQ(t.panels[0], &avx2_vnni_panel_kernels());
+  for (DType d : {DType::kQ8_0, DType::kQ4_0}) {
+    EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, avx2.panels[0]->k[static_cast<int>(d)].rows) << dtype_name(d);
+  }
+  for (DType d : {DType::kQ4_K, DType::kQ6_K, DType::kF16}) {
+    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].rows, avx2.panels[0]->k[static_cast<int>(d)].rows) << dtype_name(d);
+  }
+  EXPECT_EQ(t.attend, avx2_attend);
+  EXPECT_EQ(t.dot_f32, avx2_dot_f32);
+}
+
 TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
   testing::IsaGuard guard;
   if (!set_isa(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512";
