@@ -204,7 +204,15 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
     const PackedGroup& p = w[g];
     __m256i iacc[kRows][kTok];
     for (int r = 0; r < kRows; ++r) {
-      for (int t = 0; t < kTok; ++t) iacc[r][t] = _mm256_setzero_si256();
+      for (int t = 0; t < kTok; ++t) {
+        // VNNI Q8_0: the sums start from -128 * sum(w) (measured: ~10 % over adding it at the end;
+        // Q4_0's -8 * sum(x) the same way lost as much, so it is added at the end)
+        if constexpr (kVnni && kQ8) {
+          iacc[r][t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.wcorr[r]));
+        } else {
+          iacc[r][t] = _mm256_setzero_si256();
+        }
+      }
     }
     // one step at a time: fully unrolled, GCC hoists every product ahead of the sums and spills them
 #pragma GCC unroll 1
@@ -234,12 +242,8 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
       const __m256 dx = _mm256_load_ps(x[t][g].d);
       const __m256i corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].corr));
       for (int r = 0; r < kRows; ++r) {
-        __m256i i32;
-        if constexpr (kVnni) {
-          i32 = _mm256_add_epi32(iacc[r][t], kQ8 ? _mm256_load_si256(reinterpret_cast<const __m256i*>(p.wcorr[r])) : corr);
-        } else {
-          i32 = kQ8 ? iacc[r][t] : _mm256_add_epi32(_mm256_madd_epi16(iacc[r][t], ones), corr);
-        }
+        __m256i i32 = iacc[r][t];  // Q8_0: complete (VNNI: its correction included)
+        if constexpr (!kQ8) i32 = _mm256_add_epi32(kVnni ? i32 : _mm256_madd_epi16(i32, ones), corr);
         const __m256 scale = _mm256_mul_ps(_mm256_load_ps(p.d[r]), dx);
         facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i32), scale, facc[r][t]);
       }
