@@ -214,18 +214,24 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
         }
       }
     }
-    // one step at a time: fully unrolled, GCC hoists every product ahead of the sums and spills them
-#pragma GCC unroll 1
-    for (int k = 0; k < kGroup; ++k) {
-      __m256i xv[kTok];
-      for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].qs[k]));
-      for (int r = 0; r < kRows; ++r) {
-        if constexpr (kVnni) {  // one vpdpbusd per product vector (Q8_0: x + 128 by w)
+    if constexpr (kVnni) {  // one vpdpbusd per product vector (Q8_0: x + 128 by w), all 8 steps unrolled
+#pragma GCC unroll 8
+      for (int k = 0; k < kGroup; ++k) {
+        __m256i xv[kTok];
+        for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].qs[k]));
+        for (int r = 0; r < kRows; ++r) {
           const void* wp = kQ8 ? static_cast<const void*>(p.s8[k][r]) : static_cast<const void*>(p.u8[k][r]);
           const __m256i w8 = _mm256_load_si256(static_cast<const __m256i*>(wp));
           for (int t = 0; t < kTok; ++t) iacc[r][t] = kQ8 ? dot_u8s8(iacc[r][t], xv[t], w8) : dot_u8s8(iacc[r][t], w8, xv[t]);
-          continue;
         }
+      }
+    }
+    // one step at a time: fully unrolled, GCC hoists every product ahead of the sums and spills them
+#pragma GCC unroll 1
+    for (int k = 0; k < (kVnni ? 0 : kGroup); ++k) {
+      __m256i xv[kTok];
+      for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].qs[k]));
+      for (int r = 0; r < kRows; ++r) {
         const __m256i u = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.u8[k][r]));
         if constexpr (kQ8) {
           const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.s8[k][r]));
