@@ -4,7 +4,7 @@
 # one line per sample: round, binary, ISA, file, prefill tok/s, decode tok/s.
 # Usage: bench/isa_rounds.sh [-r ROUNDS] [-b "BIN..."] [-i "ISA..."] [-t THREADS] FILE...
 #   defaults: 3 rounds, build/release/plimsoll, "avx2 avx512", 2 threads;
-#   ISA names as PLIMSOLL_ISA takes them (scalar, avx2, avx512, amx).
+#   ISA names as PLIMSOLL_ISA takes them (scalar, avx2, avx2-vnni, avx512, amx).
 # Each sample: --batch 1 --prompt-tokens 512 --decode-tokens 32 (decode after a 16-token prompt).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,7 +3,8 @@
 // Bandwidth: each thread sums its share of a 1 GiB buffer (AVX-512 when the
 // CPU has it and PLIMSOLL_ISA does not say avx2, else AVX2); FMA: independent
 // FMA chains in registers. Int8: on AVX2, vpmaddubsw + vpmaddwd chains (what
-// the AVX2 kernels run); when the CPU has them, VNNI vpdpbusd chains, and AMX
+// the AVX2 kernels run); with AVX-VNNI, 256-bit vpdpbusd chains (the avx2-vnni
+// level's); when the CPU has them, AVX-512 VNNI vpdpbusd chains, and AMX
 // TDPBSSD into 4 result tiles with
 // full 64-byte K and with the 32-byte K (one Q8_0 block) the kernels use, per
 // second of thread CPU time.
@@ -110,6 +111,24 @@ __attribute__((target("avx512f,avx512vnni"))) int vnni_avx512(long iters) {
   return _mm512_reduce_add_epi32(s);
 }
 
+__attribute__((target("avx2,avxvnni"))) int vnni_avx2(long iters) {
+  __m256i acc[10];
+  for (auto& a : acc) a = _mm256_setzero_si256();
+  const __m256i u = _mm256_set1_epi8(3), v = _mm256_set1_epi8(-2);
+  for (long i = 0; i < iters; ++i) {
+    for (auto& a : acc) a = _mm256_dpbusd_avx_epi32(a, u, v);
+  }
+  __m256i s = acc[0];
+  for (int k = 1; k < 10; ++k) s = _mm256_add_epi32(s, acc[k]);
+  return _mm256_extract_epi32(s, 0);
+}
+
+// AVX-VNNI: CPUID leaf 7 subleaf 1, EAX bit 4 (as the kernels' dispatch checks it).
+bool avx_vnni() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 4)) != 0;
+}
+
 bool amx_int8_usable() {
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0 || (d & (3u << 24)) != (3u << 24)) return false;
@@ -157,7 +176,7 @@ double run_threads(int n, F f) {
 int main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : static_cast<int>(std::thread::hardware_concurrency());
   const char* isa_env = std::getenv("PLIMSOLL_ISA");
-  const bool forced_avx2 = isa_env != nullptr && std::strcmp(isa_env, "avx2") == 0;
+  const bool forced_avx2 = isa_env != nullptr && std::strncmp(isa_env, "avx2", 4) == 0;  // avx2, avx2-vnni
   const bool avx512 = __builtin_cpu_supports("avx512f") && !forced_avx2;
   if (!avx512 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) {
     std::printf("machine_peaks: needs AVX2 + FMA or AVX-512F\n");
@@ -208,6 +227,10 @@ int main(int argc, char** argv) {
   };
   const double madd = best_rate(50'000'000, 32.0 * kChains, [](long it) { return maddubs_avx2(it); });
   std::printf("threads %d: int8 AVX2 (vpmaddubsw + vpmaddwd) peak %.0f GMAC/s\n", threads, madd);
+  if (avx_vnni()) {
+    const double vnni = best_rate(50'000'000, 32.0 * 10, [](long it) { return vnni_avx2(it); });
+    std::printf("threads %d: int8 AVX-VNNI (256-bit vpdpbusd) peak %.0f GMAC/s\n", threads, vnni);
+  }
   if (avx512 && __builtin_cpu_supports("avx512vnni")) {
     const double vnni = best_rate(50'000'000, 64.0 * 8, [](long it) { return vnni_avx512(it); });
     std::printf("threads %d: int8 VNNI (vpdpbusd) peak %.0f GMAC/s\n", threads, vnni);

@@ -177,7 +177,8 @@ IsaTable avx512_table() {
   IsaTable t;
   t.rows = &avx512_row_kernels();
   t.tiles = &avx512_tile_kernels();
-  t.panels[0] = &avx512_panel_kernels();
+  t.panels[0] = &avx512_panel_kernels();      // F32 / F16 / BF16
+  t.panels[1] = &avx512_ymm_panel_kernels();  // Q8_0 / Q4_0 batches (the AMX table replaces both)
   t.quantize_q8_0 = avx2_quantize_q8_0;  // an AVX-512 CPU has AVX2
   t.quantize_q8_k = avx2_quantize_q8_k;
   t.dot_f32 = avx512_dot_f32;

@@ -148,6 +148,12 @@ inline constexpr int64_t kAvx2PanelMinTokensFloat = 4;
 const PanelKernels& avx2_panel_kernels();
 // the same + AVX-VNNI for Q8_0 / Q4_0 (panels_avxvnni.cpp; the K-quant and float entries are AVX2's)
 const PanelKernels& avx2_vnni_panel_kernels();
+// The same 256-bit Q8_0 / Q4_0 panels with AVX-512 VNNI + VL's vpdpbusd (panels_avx512_ymm.cpp;
+// the AVX-512 tiles' needs), ahead of the AVX-512 tiles from these batch sizes: on a Zen 5
+// they run at 1.2-1.7x the tiles' GMAC/s from there (docs/benchmarks.md), below it slower.
+inline constexpr int64_t kAvx512YmmPanelMinTokensQ8_0 = 12;
+inline constexpr int64_t kAvx512YmmPanelMinTokensQ4_0 = 8;
+const PanelKernels& avx512_ymm_panel_kernels();
 // sets the Q4_K / Q5_K / Q6_K entries (panels_kquants_avx2.cpp; called by avx2_panel_kernels)
 void add_avx2_kquant_panels(PanelKernels* k);
 // AVX2 activation quantizers for the row kernels, byte for byte the scalar

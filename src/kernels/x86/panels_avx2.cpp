@@ -14,7 +14,9 @@
 //         15 * 127 < 2^15), then -8 * sum(x) per block (prepared) in int32.
 //   Q8_0: maddubs(|w|, sign(x, w)) widened by madd per step (pairs <= 2 * 128 * 127).
 // The same source is built a second time with AVX-VNNI (panels_avxvnni.cpp,
-// __AVXVNNI__ defined; avx2_vnni_panel_kernels()), where each step is one vpdpbusd:
+// __AVXVNNI__ defined; avx2_vnni_panel_kernels()) and a third with AVX-512 VNNI + VL
+// (panels_avx512_ymm.cpp: the EVEX form of the same 256-bit vpdpbusd;
+// avx512_ymm_panel_kernels()), where each step is one vpdpbusd:
 //   Q4_0: dpbusd(nibble u8, x s8) in int32, then the same -8 * sum(x) per block.
 //   Q8_0: the activations offset to u8 (x + 128, i.e. x ^ 0x80: Q8_0 values are in
 //         [-127, 127]) times w s8, then -128 * sum(w) per block (packed with the rows).
@@ -36,7 +38,7 @@
 namespace plimsoll::kernels {
 namespace {
 
-#if defined(__AVXVNNI__)
+#if defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))
 constexpr bool kVnni = true;
 #else
 constexpr bool kVnni = false;
@@ -44,7 +46,9 @@ constexpr bool kVnni = false;
 
 // acc += the 4-byte dots of u8 by s8 in each int32 lane (VNNI builds only)
 inline __m256i dot_u8s8(__m256i acc, __m256i u8, __m256i s8) {
-#if defined(__AVXVNNI__)
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_dpbusd_epi32(acc, u8, s8);
+#elif defined(__AVXVNNI__)
   return _mm256_dpbusd_avx_epi32(acc, u8, s8);
 #else
   (void)u8, (void)s8;
@@ -432,7 +436,22 @@ PanelKernels make_panels() {
 
 }  // namespace
 
-#if defined(__AVXVNNI__)
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+// Q8_0 / Q4_0 only, from kAvx512YmmPanelMinTokens* tokens (below them, and for the
+// other dtypes, the AVX-512 table's tiles and broadcast panels).
+const PanelKernels& avx512_ymm_panel_kernels() {
+  static const PanelKernels kernels = [] {
+    const PanelKernels own = make_panels();
+    PanelKernels k;
+    k.k[static_cast<int>(DType::kQ8_0)] = own.k[static_cast<int>(DType::kQ8_0)];
+    k.k[static_cast<int>(DType::kQ8_0)].min_tokens = kAvx512YmmPanelMinTokensQ8_0;
+    k.k[static_cast<int>(DType::kQ4_0)] = own.k[static_cast<int>(DType::kQ4_0)];
+    k.k[static_cast<int>(DType::kQ4_0)].min_tokens = kAvx512YmmPanelMinTokensQ4_0;
+    return k;
+  }();
+  return kernels;
+}
+#elif defined(__AVXVNNI__)
 // AVX2's table (its K-quant and float panels) with the VNNI Q8_0 / Q4_0 entries.
 const PanelKernels& avx2_vnni_panel_kernels() {
   static const PanelKernels kernels = [] {

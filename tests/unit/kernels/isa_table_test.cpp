@@ -77,6 +77,10 @@ TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
   EXPECT_EQ(t.rows, &avx512_row_kernels());
   EXPECT_EQ(t.tiles, &avx512_tile_kernels());
   EXPECT_EQ(t.panels[0], &avx512_panel_kernels());
+  ASSERT_EQ(t.panels[1], &avx512_ymm_panel_kernels());
+  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ8_0)].min_tokens, kAvx512YmmPanelMinTokensQ8_0);
+  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ4_0)].min_tokens, kAvx512YmmPanelMinTokensQ4_0);
+  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ4_K)].rows, nullptr);  // K-quants: the tiles
   EXPECT_EQ(t.dot_f32, avx512_dot_f32);
 }
 #endif
