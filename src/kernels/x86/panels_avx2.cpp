@@ -229,22 +229,22 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
           for (int t = 0; t < kTok; ++t) iacc[r][t] = kQ8 ? dot_u8s8(iacc[r][t], xv[t], w8) : dot_u8s8(iacc[r][t], w8, xv[t]);
         }
       }
-    }
-    // one step at a time: fully unrolled, GCC hoists every product ahead of the sums and spills them
+    } else {  // one step at a time: fully unrolled, GCC hoists every product ahead of the sums and spills them
 #pragma GCC unroll 1
-    for (int k = 0; k < (kVnni ? 0 : kGroup); ++k) {
-      __m256i xv[kTok];
-      for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].qs[k]));
-      for (int r = 0; r < kRows; ++r) {
-        const __m256i u = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.u8[k][r]));
-        if constexpr (kQ8) {
-          const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.s8[k][r]));
-          for (int t = 0; t < kTok; ++t) {
-            const __m256i prod = _mm256_maddubs_epi16(u, _mm256_sign_epi8(xv[t], s));
-            iacc[r][t] = _mm256_add_epi32(iacc[r][t], _mm256_madd_epi16(prod, ones));
+      for (int k = 0; k < kGroup; ++k) {
+        __m256i xv[kTok];
+        for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].qs[k]));
+        for (int r = 0; r < kRows; ++r) {
+          const __m256i u = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.u8[k][r]));
+          if constexpr (kQ8) {
+            const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.s8[k][r]));
+            for (int t = 0; t < kTok; ++t) {
+              const __m256i prod = _mm256_maddubs_epi16(u, _mm256_sign_epi8(xv[t], s));
+              iacc[r][t] = _mm256_add_epi32(iacc[r][t], _mm256_madd_epi16(prod, ones));
+            }
+          } else {
+            for (int t = 0; t < kTok; ++t) iacc[r][t] = _mm256_add_epi16(iacc[r][t], _mm256_maddubs_epi16(u, xv[t]));
           }
-        } else {
-          for (int t = 0; t < kTok; ++t) iacc[r][t] = _mm256_add_epi16(iacc[r][t], _mm256_maddubs_epi16(u, xv[t]));
         }
       }
     }
