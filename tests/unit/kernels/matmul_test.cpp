@@ -43,6 +43,9 @@ std::vector<Shape> shapes_for(DType dtype) {
       shapes.push_back({r, c, tokens_list[i++ % 6]});
       shapes.push_back({r, c, tokens_list[i++ % 6]});
     }
+    // one token over many rows (the gemv kernels: passes of 4 rows and a tail of 1 or 2)
+    shapes.push_back({37, c, 1});
+    shapes.push_back({6, c, 1});
   }
   return shapes;
 }
