@@ -235,9 +235,12 @@ void BatchEngine::write_kv(int64_t l, int64_t n) {
     }
     const BlockTable& table = *seqs_[static_cast<size_t>(tok_seq_[static_cast<size_t>(i)])].blocks;
     const int32_t block = table.blocks[static_cast<size_t>(pos / bt)];
-    const int64_t off = (pos % bt) * kv;
-    store_kv_row(k, pool_.keys(block, l), off, kv);
-    store_kv_row(v_.data() + i * kv, pool_.values(block, l), off, kv);
+    const float* v = v_.data() + i * kv;
+    for (int64_t h = 0; h < c.n_kv_heads; ++h) {  // head-major slabs (kv/block_pool.h)
+      const int64_t off = (h * bt + pos % bt) * hd;
+      store_kv_row(k + h * hd, pool_.keys(block, l), off, hd);
+      store_kv_row(v + h * hd, pool_.values(block, l), off, hd);
+    }
   }
 }
 
@@ -266,13 +269,14 @@ void BatchEngine::attention(int64_t l) {
       const int64_t i = piece.first_token, pos = tok_pos_[static_cast<size_t>(i)];
       const BlockTable& table = *seqs_[static_cast<size_t>(tok_seq_[static_cast<size_t>(i)])].blocks;
       kernels::PagedKv kv;
-      kv.keys = static_cast<const uint8_t*>(pool_.keys(0, l)) + kvh * hd * pool_.elem_bytes();
-      kv.values = static_cast<const uint8_t*>(pool_.values(0, l)) + kvh * hd * pool_.elem_bytes();
+      const int64_t head_bytes = kvh * pool_.block_tokens() * hd * pool_.elem_bytes();  // head-major slabs
+      kv.keys = static_cast<const uint8_t*>(pool_.keys(0, l)) + head_bytes;
+      kv.values = static_cast<const uint8_t*>(pool_.values(0, l)) + head_bytes;
       kv.dtype = pool_.dtype();
       kv.blocks = table.blocks.data();
       kv.block_stride = pool_.block_stride_elems();
       kv.block_tokens = pool_.block_tokens();
-      kv.pos_stride = c.kv_dim();
+      kv.pos_stride = hd;
       const int64_t head0 = kvh * group;
       const float* slopes = alibi_.empty() ? nullptr : alibi_.data() + head0;
       if (softcap > 0.0f || window_start(c, l, pos + piece.n - 1) > 0) {

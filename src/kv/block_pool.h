@@ -6,8 +6,10 @@
 // it, and when its last user lets go it stays cached — reclaimable, counted
 // free — until allocate() needs a block and no plain free one is left, which
 // evicts the least recently released cached block.
-// Layout of a block: [n_layers][2 (k, v)][block_tokens][kv_dim] elements of
-// the pool's dtype (f32, or f16 for half the bytes per token).
+// Layout of a block: [n_layers][2 (k, v)] slabs of block_tokens * kv_dim
+// elements of the pool's dtype (f32, or f16 for half the bytes per token); the
+// engine keeps each slab head-major, [n_kv_heads][block_tokens][head_dim], so
+// one head's rows of a block are contiguous (a decode head reads them as one run).
 #pragma once
 
 #include <atomic>
@@ -81,7 +83,7 @@ class KvBlockPool {
   int64_t reclaimable_blocks() const { return reclaimable_count_.load(std::memory_order_relaxed); }
   int64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
 
-  // Keys of `block` at `layer`: [block_tokens, kv_dim] elements of dtype(); values likewise.
+  // Keys of `block` at `layer`: block_tokens * kv_dim elements of dtype(); values likewise.
   void* keys(int32_t block, int64_t layer) { return element(block_base(block, layer)); }
   void* values(int32_t block, int64_t layer) { return element(block_base(block, layer) + block_tokens_ * kv_dim_); }
   // Elements from one block to the next: keys(b, l) is element b * block_stride_elems() of keys(0, l).

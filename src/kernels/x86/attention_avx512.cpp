@@ -129,6 +129,7 @@ void attend_head(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, f
   start_rows(1, hd, acc, &st);
   for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
+    prefetch_next_block<T>(kv, p0, n_pos, hd);
     const T* k[kChunk];
     const T* v[kChunk];
     gather_kv_rows(kv, p0, n, k, v);
@@ -238,6 +239,7 @@ void attend_slice(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, 
   RowState st[R];
   start_rows(R, hd, acc, st);
   for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
+    prefetch_next_block<T>(kv, p0, n_pos, hd);
     const T* v[kChunk];
     const int n = transposed_chunk(kv, p0, n_pos, hd, kt, v);
     __m512 s[kSlice];

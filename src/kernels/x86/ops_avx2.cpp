@@ -92,6 +92,7 @@ void attend_rows(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv
   const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
+    prefetch_next_block<T>(kv, p0, n_pos, hd);
     const T* k[kChunk];
     const T* v[kChunk];
     gather_kv_rows(kv, p0, n, k, v);
@@ -173,6 +174,7 @@ void attend_row(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, fl
   const __m256 scale_v = _mm256_set1_ps(scale);
   for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
     const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
+    prefetch_next_block<T>(kv, p0, n_pos, hd);
     const T* k[kChunk];
     const T* v[kChunk];
     gather_kv_rows(kv, p0, n, k, v);
