@@ -23,7 +23,7 @@ for f in "$src"/kernels/*.cpp "$src"/kernels/scalar/*.cpp "$src"/kernels/x86/*.c
   extra=()
   case "$f" in
     */matmul_avx2.cpp|*/panels_avx2.cpp|*/panels_kquants_avx2.cpp|*/ops_avx2.cpp) extra=(-mavx2 -mfma -mf16c) ;;
-    */matmul_avxvnni.cpp|*/panels_avxvnni.cpp) extra=(-mavx2 -mfma -mf16c -mavxvnni) ;;
+    */matmul_avxvnni.cpp|*/panels_avxvnni.cpp|*/panels_kquants_avxvnni.cpp) extra=(-mavx2 -mfma -mf16c -mavxvnni) ;;
     */tiles_amx*.cpp) extra=("${avx512[@]}" -mavx512bf16 -mamx-tile -mamx-int8 -mamx-bf16) ;;
     */x86/*.cpp) extra=("${avx512[@]}") ;;
   esac

@@ -146,7 +146,8 @@ const PanelKernels& avx512_panel_kernels();
 inline constexpr int64_t kAvx2PanelMinTokens = 2;
 inline constexpr int64_t kAvx2PanelMinTokensFloat = 4;
 const PanelKernels& avx2_panel_kernels();
-// the same + AVX-VNNI for Q8_0 / Q4_0 (panels_avxvnni.cpp; the K-quant and float entries are AVX2's)
+// the same + AVX-VNNI for Q8_0 / Q4_0 (panels_avxvnni.cpp) and the K-quants
+// (panels_kquants_avxvnni.cpp); the float entries are AVX2's
 const PanelKernels& avx2_vnni_panel_kernels();
 // The same 256-bit Q8_0 / Q4_0 panels with AVX-512 VNNI + VL's vpdpbusd (panels_avx512_ymm.cpp;
 // the AVX-512 tiles' needs), ahead of the AVX-512 tiles from these batch sizes: on a Zen 5
@@ -156,6 +157,8 @@ inline constexpr int64_t kAvx512YmmPanelMinTokensQ4_0 = 8;
 const PanelKernels& avx512_ymm_panel_kernels();
 // sets the Q4_K / Q5_K / Q6_K entries (panels_kquants_avx2.cpp; called by avx2_panel_kernels)
 void add_avx2_kquant_panels(PanelKernels* k);
+// the same with AVX-VNNI's vpdpbusd (panels_kquants_avxvnni.cpp; called by avx2_vnni_panel_kernels)
+void add_avx2_vnni_kquant_panels(PanelKernels* k);
 // AVX2 activation quantizers for the row kernels, byte for byte the scalar
 // quantize_q8_0 / quantize_q8_k (panels_avx2.cpp, panels_kquants_avx2.cpp).
 void avx2_quantize_q8_0(const float* x, BlockQ8_0* y, int64_t n);

@@ -452,12 +452,13 @@ const PanelKernels& avx512_ymm_panel_kernels() {
   return kernels;
 }
 #elif defined(__AVXVNNI__)
-// AVX2's table (its K-quant and float panels) with the VNNI Q8_0 / Q4_0 entries.
+// AVX2's table (its float panels) with the VNNI Q8_0 / Q4_0 and K-quant entries.
 const PanelKernels& avx2_vnni_panel_kernels() {
   static const PanelKernels kernels = [] {
     PanelKernels k = avx2_panel_kernels();
     const PanelKernels own = make_panels();
     for (DType d : {DType::kQ8_0, DType::kQ4_0}) k.k[static_cast<int>(d)] = own.k[static_cast<int>(d)];
+    add_avx2_vnni_kquant_panels(&k);
     return k;
   }();
   return kernels;

@@ -17,6 +17,10 @@
 //   isum = sum over spans of madd(sum of maddubs(q, x), scale)   (exact in int32)
 //   acc += isum * d_w * d_x  (- msum * dmin_w * d_x,  msum = madd(min, bsums))
 // so the integer sums equal the scalar twin's and only the f32 order differs.
+// The same source is built a second time with AVX-VNNI (panels_kquants_avxvnni.cpp,
+// __AVXVNNI__ defined; add_avx2_vnni_kquant_panels()): each step is one vpdpbusd into
+// int32 lanes (no int16 span), and a lane's sum takes its scale by vpmulld once per
+// scale span (Q4_K / Q5_K: the 8 steps; Q6_K: steps 0-3 and 4-7).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -31,6 +35,14 @@
 
 namespace plimsoll::kernels {
 namespace {
+
+#if defined(__AVXVNNI__)
+constexpr bool kVnni = true;
+inline __m256i dot_u8s8(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_avx_epi32(acc, u8, s8); }
+#else
+constexpr bool kVnni = false;
+inline __m256i dot_u8s8(__m256i acc, __m256i, __m256i) { return acc; }  // never called: behind kVnni
+#endif
 
 constexpr int kRows = 4;  // weight rows unpacked and run together
 constexpr int kTok = 2;   // tokens per register tile
@@ -212,6 +224,37 @@ struct Q6K {
   static void pack(const std::byte* blk, KPacked* p) { pack_q6k(blk, p); }
 };
 
+// VNNI: super-block b of kRows packed rows (p) against kTok tokens: isum[r][t] lane j =
+// sum over chunk j of q * x * its scale. one_scale: the chunk's steps share one scale
+// (Q4_K, Q5_K), else steps 0-3 and 4-7 take scale[0] and scale[1] (Q6_K).
+inline void vnni_block(const KPacked* p, const KAct* const* x, int64_t b, bool one_scale,
+                       __m256i (&isum)[kRows][kTok]) {
+  for (int h = 0; h < 2; ++h) {
+    __m256i acc[kRows][kTok];
+    for (int r = 0; r < kRows; ++r) {
+      for (int t = 0; t < kTok; ++t) acc[r][t] = _mm256_setzero_si256();
+    }
+    const int k0 = one_scale ? 0 : 4 * h, k1 = one_scale ? 8 : 4 * h + 4;
+#pragma GCC unroll 8
+    for (int k = k0; k < k1; ++k) {
+      __m256i xv[kTok];
+      for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][b].qs + 32 * k));
+      for (int r = 0; r < kRows; ++r) {
+        const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].q + 32 * k));
+        for (int t = 0; t < kTok; ++t) acc[r][t] = dot_u8s8(acc[r][t], q, xv[t]);
+      }
+    }
+    for (int r = 0; r < kRows; ++r) {  // lane j's int16 pair (s, s) -> s as int32
+      const __m256i s = _mm256_srai_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].scale[h])), 16);
+      for (int t = 0; t < kTok; ++t) {
+        const __m256i scaled = _mm256_mullo_epi32(acc[r][t], s);
+        isum[r][t] = h == 0 ? scaled : _mm256_add_epi32(isum[r][t], scaled);
+      }
+    }
+    if (one_scale) return;
+  }
+}
+
 // ---- kRows rows x kTok tokens over every super-block ------------------------------
 // w: [nb][kRows] packed super-blocks; x[t]: the token's nb prepared super-blocks.
 template <typename L>
@@ -223,7 +266,9 @@ inline void tile(const KPacked* w, int64_t nb, const KAct* const* x, float (&out
   for (int64_t b = 0; b < nb; ++b) {
     const KPacked* p = w + b * kRows;
     __m256i isum[kRows][kTok];
-    if constexpr (L::kSpan == 8) {  // the whole super-block in int16, then one vpmaddwd
+    if constexpr (kVnni) {  // int32 dots per step; each scale span's sums times its scale (vpmulld)
+      vnni_block(p, x, b, L::kSpan == 8, isum);
+    } else if constexpr (L::kSpan == 8) {  // the whole super-block in int16, then one vpmaddwd
       __m256i acc[kRows][kTok];
       for (int r = 0; r < kRows; ++r) {
         for (int t = 0; t < kTok; ++t) acc[r][t] = _mm256_setzero_si256();
@@ -316,6 +361,14 @@ void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::by
 
 }  // namespace
 
+#if defined(__AVXVNNI__)
+void add_avx2_vnni_kquant_panels(PanelKernels* k) {
+  static_assert(kPanelTokens % kTok == 0);
+  k->k[static_cast<int>(DType::kQ4_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q4K>, 0, 0};
+  k->k[static_cast<int>(DType::kQ5_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q5K>, 0, 0};
+  k->k[static_cast<int>(DType::kQ6_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q6K>, 0, 0};
+}
+#else
 void avx2_quantize_q8_k(const float* x, BlockQ8K* y, int64_t n) {
   for (int64_t b = 0; b < n / kQKK; ++b) y[b].d = quantize_q8k_block(x + b * kQKK, y[b].qs, y[b].bsums);
 }
@@ -326,5 +379,7 @@ void add_avx2_kquant_panels(PanelKernels* k) {
   k->k[static_cast<int>(DType::kQ5_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q5K>, 0, 0};
   k->k[static_cast<int>(DType::kQ6_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q6K>, 0, 0};
 }
+
+#endif
 
 }  // namespace plimsoll::kernels

@@ -60,10 +60,10 @@ TEST(IsaTable, Avx2VnniTableSwapsInTheVnniDots) {
   const IsaTable& avx2 = isa_table(Isa::kAvx2);
   EXPECT_EQ(t.rows, &avx2_vnni_row_kernels());
   ASSERT_EQ(t.panels[0], &avx2_vnni_panel_kernels());
-  for (DType d : {DType::kQ8_0, DType::kQ4_0}) {
+  for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, avx2.panels[0]->k[static_cast<int>(d)].rows) << dtype_name(d);
   }
-  for (DType d : {DType::kQ4_K, DType::kQ6_K, DType::kF16}) {
+  for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
     EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].rows, avx2.panels[0]->k[static_cast<int>(d)].rows) << dtype_name(d);
   }
   EXPECT_EQ(t.attend, avx2_attend);
