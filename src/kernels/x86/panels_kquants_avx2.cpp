@@ -359,27 +359,24 @@ void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::by
   }
 }
 
-}  // namespace
-
-#if defined(__AVXVNNI__)
-void add_avx2_vnni_kquant_panels(PanelKernels* k) {
+// This build's Q4_K / Q5_K / Q6_K entries.
+void add_kquant_panels(PanelKernels* k) {
   static_assert(kPanelTokens % kTok == 0);
   k->k[static_cast<int>(DType::kQ4_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q4K>, 0, 0};
   k->k[static_cast<int>(DType::kQ5_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q5K>, 0, 0};
   k->k[static_cast<int>(DType::kQ6_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q6K>, 0, 0};
 }
+
+}  // namespace
+
+#if defined(__AVXVNNI__)
+void add_avx2_vnni_kquant_panels(PanelKernels* k) { add_kquant_panels(k); }
 #else
 void avx2_quantize_q8_k(const float* x, BlockQ8K* y, int64_t n) {
   for (int64_t b = 0; b < n / kQKK; ++b) y[b].d = quantize_q8k_block(x + b * kQKK, y[b].qs, y[b].bsums);
 }
 
-void add_avx2_kquant_panels(PanelKernels* k) {
-  static_assert(kPanelTokens % kTok == 0);
-  k->k[static_cast<int>(DType::kQ4_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q4K>, 0, 0};
-  k->k[static_cast<int>(DType::kQ5_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q5K>, 0, 0};
-  k->k[static_cast<int>(DType::kQ6_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q6K>, 0, 0};
-}
-
+void add_avx2_kquant_panels(PanelKernels* k) { add_kquant_panels(k); }
 #endif
 
 }  // namespace plimsoll::kernels
