@@ -16,6 +16,9 @@
 #ifndef HWCAP_ASIMDDP
 #define HWCAP_ASIMDDP (1 << 20)
 #endif
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1 << 13)
+#endif
 #endif
 
 #include "kernels/isa_table.h"
@@ -47,15 +50,13 @@ bool amx_usable() {
 #endif
 }
 
+#if defined(__x86_64__) || defined(__i386__)
 // AVX-VNNI (the VEX-encoded vpdpbusd / vpdpwssd): CPUID leaf 7 subleaf 1, EAX bit 4.
 bool avx_vnni() {
-#if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, c = 0, d = 0;
   return __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1u << 4)) != 0;
-#else
-  return false;
-#endif
 }
+#endif
 
 bool cpu_has(Isa isa) {
   switch (isa) {
@@ -94,13 +95,20 @@ bool cpu_has(Isa isa) {
 #else
       return false;
 #endif
+    case Isa::kNeonI8mm:
+#if defined(__aarch64__) && defined(__linux__)
+      return cpu_has(Isa::kNeonDot) && (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
+#else
+      return false;
+#endif
   }
   return false;
 }
 
 Isa best_isa() {
   if (const char* env = std::getenv("PLIMSOLL_ISA")) {
-    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAmx, Isa::kNeon, Isa::kNeonDot}) {
+    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAmx, Isa::kNeon, Isa::kNeonDot,
+                    Isa::kNeonI8mm}) {
       if (std::strcmp(env, isa_name(isa)) == 0 && cpu_has(isa)) return isa;
     }
   }
@@ -108,6 +116,7 @@ Isa best_isa() {
   if (cpu_has(Isa::kAvx512)) return Isa::kAvx512;
   if (cpu_has(Isa::kAvx2Vnni)) return Isa::kAvx2Vnni;
   if (cpu_has(Isa::kAvx2)) return Isa::kAvx2;
+  if (cpu_has(Isa::kNeonI8mm)) return Isa::kNeonI8mm;
   if (cpu_has(Isa::kNeonDot)) return Isa::kNeonDot;
   if (cpu_has(Isa::kNeon)) return Isa::kNeon;
   return Isa::kScalar;
@@ -207,8 +216,9 @@ IsaTable amx_table() { return scalar_table(); }
 #endif
 
 #if defined(__aarch64__)
-// NEON: its row kernels (K-quants: the scalar twins), panels for Q8_0/Q4_0 and float
-// weights, ops and attention; NEON + dotprod: the same with SDOT in the integer dots.
+// NEON: its row kernels, panels for Q8_0/Q4_0 and float weights, ops and attention;
+// NEON + dotprod: the same with SDOT in the integer dots; NEON + i8mm: dotprod's with
+// SMMLA panels for Q8_0/Q4_0 batches.
 IsaTable neon_table() {
   IsaTable t;
   t.rows = &neon_row_kernels();
@@ -229,9 +239,16 @@ IsaTable neon_dot_table() {
   t.panels[0] = &neon_dot_panel_kernels();
   return t;
 }
+
+IsaTable neon_i8mm_table() {
+  IsaTable t = neon_dot_table();
+  t.panels[0] = &neon_i8mm_panel_kernels();
+  return t;
+}
 #else
 IsaTable neon_table() { return scalar_table(); }
 IsaTable neon_dot_table() { return scalar_table(); }
+IsaTable neon_i8mm_table() { return scalar_table(); }
 #endif
 
 }  // namespace
@@ -261,6 +278,7 @@ const char* isa_name(Isa isa) {
     case Isa::kAmx: return "amx";
     case Isa::kNeon: return "neon";
     case Isa::kNeonDot: return "neon-dotprod";
+    case Isa::kNeonI8mm: return "neon-i8mm";
   }
   return "unknown";
 }
@@ -297,6 +315,10 @@ const IsaTable& isa_table(Isa isa) {
     }
     case Isa::kNeonDot: {
       static const IsaTable t = neon_dot_table();
+      return t;
+    }
+    case Isa::kNeonI8mm: {
+      static const IsaTable t = neon_i8mm_table();
       return t;
     }
     case Isa::kScalar: break;

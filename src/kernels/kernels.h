@@ -82,9 +82,9 @@ void axpy_f32(float* y, float a, const float* x, int64_t n);
 void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
 
 // ---- dispatch --------------------------------------------------------------
-enum class Isa { kScalar, kAvx2, kAvx512, kAmx, kNeon, kNeonDot, kAvx2Vnni };
+enum class Isa { kScalar, kAvx2, kAvx512, kAmx, kNeon, kNeonDot, kAvx2Vnni, kNeonI8mm };
 Isa active_isa();                  // what matmul uses now
-// "scalar", "avx2", "avx512", "amx", "neon", "neon-dotprod", "avx2-vnni"
+// "scalar", "avx2", "avx512", "amx", "neon", "neon-dotprod", "avx2-vnni", "neon-i8mm"
 const char* isa_name(Isa isa);
 // Default: the best the CPU has, or the environment's PLIMSOLL_ISA (an isa_name)
 // if the CPU has that. kAvx2 needs AVX2+FMA+F16C (Q8_0/Q4_0 batches of kAvx2PanelMinTokens+
@@ -100,7 +100,8 @@ const char* isa_name(Isa isa);
 // kAmxBf16MinTokensF32+), or kPanelTokens+ on rows of kAmxBf16WideCols+ columns,
 // where amx_bf16_usable()). On AArch64: kNeon (every AArch64 CPU; Q8_0/Q4_0 batches of
 // kNeonPanelMinTokens+ and float batches of kNeonPanelMinTokensFloat+ take its panels),
-// kNeonDot its SDOT twin where the kernel reports dotprod (HWCAP_ASIMDDP).
+// kNeonDot its SDOT twin where the kernel reports dotprod (HWCAP_ASIMDDP), kNeonI8mm
+// that with SMMLA panels for Q8_0/Q4_0 batches where it reports i8mm too (HWCAP2_I8MM).
 // Process-wide (not per thread).
 // Forces a path (tests, benchmarks); returns false if the CPU lacks it.
 bool set_isa(Isa isa);

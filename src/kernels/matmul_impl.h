@@ -166,7 +166,7 @@ void avx2_quantize_q8_k(const float* x, BlockQ8K* y, int64_t n);
 
 // AArch64: NEON row and panel kernels (arm/matmul_neon.cpp; the baseline) and the same
 // with SDOT (arm/matmul_neon_dot.cpp; needs dotprod, HWCAP_ASIMDDP). Rows: F32/F16/BF16/
-// Q8_0/Q4_0 (K-quants: the scalar twins); panels: Q8_0/Q4_0 from kNeonPanelMinTokens
+// Q8_0/Q4_0/Q4_K/Q5_K/Q6_K (Q8_K: the scalar twin); panels: Q8_0/Q4_0 from kNeonPanelMinTokens
 // tokens, F32/F16/BF16 from kNeonPanelMinTokensFloat (below: the row kernels).
 // aarch64 builds only.
 inline constexpr int64_t kNeonPanelMinTokens = 2;
@@ -175,6 +175,9 @@ const RowKernels& neon_row_kernels();
 const PanelKernels& neon_panel_kernels();
 const RowKernels& neon_dot_row_kernels();
 const PanelKernels& neon_dot_panel_kernels();
+// The same with SMMLA panels for Q8_0 / Q4_0 batches (arm/matmul_neon_i8mm.cpp; needs
+// dotprod and i8mm, HWCAP2_I8MM); the float entries are neon_dot_panel_kernels'.
+const PanelKernels& neon_i8mm_panel_kernels();
 
 // The scalar twins of the ops with ISA paths (ops.cpp).
 float dot_f32_scalar(const float* a, const float* b, int64_t n);

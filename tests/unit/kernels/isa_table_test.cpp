@@ -86,9 +86,9 @@ TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
 #endif
 
 #if defined(__aarch64__)
-// NEON: every AArch64 CPU has it; its own rows, panels (Q8_0/Q4_0 and float
-// weights), ops and attention. NEON + dotprod: the same ops and attention, SDOT
-// row and panel kernels.
+// NEON: every AArch64 CPU has it; its own rows (K-quants too), panels (Q8_0/Q4_0
+// and float weights), ops and attention. NEON + dotprod: the same ops and attention,
+// SDOT row and panel kernels. NEON + i8mm: dotprod's, with SMMLA Q8_0/Q4_0 panels.
 TEST(IsaTable, NeonTablesHoldTheNeonKernels) {
   testing::IsaGuard guard;
   ASSERT_TRUE(set_isa(Isa::kNeon));
@@ -105,9 +105,11 @@ TEST(IsaTable, NeonTablesHoldTheNeonKernels) {
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
     EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kNeonPanelMinTokensFloat) << dtype_name(d);
   }
-  // K-quants: the scalar twins' row kernels
-  EXPECT_EQ(t.rows->fn[static_cast<int>(DType::kQ4_K)], scalar_row_kernels().fn[static_cast<int>(DType::kQ4_K)]);
-  EXPECT_NE(t.rows->fn[static_cast<int>(DType::kQ8_0)], scalar_row_kernels().fn[static_cast<int>(DType::kQ8_0)]);
+  for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    EXPECT_NE(t.rows->fn[static_cast<int>(d)], scalar_row_kernels().fn[static_cast<int>(d)]) << dtype_name(d);
+  }
+  // Q8_K weights: the scalar twin's row kernel
+  EXPECT_EQ(t.rows->fn[static_cast<int>(DType::kQ8_K)], scalar_row_kernels().fn[static_cast<int>(DType::kQ8_K)]);
   EXPECT_EQ(t.dot_f32, neon_dot_f32);
   EXPECT_EQ(t.axpy_f32, neon_axpy_f32);
   EXPECT_EQ(t.swiglu, neon_swiglu);
@@ -121,6 +123,21 @@ TEST(IsaTable, NeonTablesHoldTheNeonKernels) {
   EXPECT_EQ(d.rows, &neon_dot_row_kernels());
   EXPECT_EQ(d.panels[0], &neon_dot_panel_kernels());
   EXPECT_EQ(d.attend, neon_attend);
+  EXPECT_STREQ(isa_name(Isa::kNeonI8mm), "neon-i8mm");
+  if (!set_isa(Isa::kNeonI8mm)) GTEST_SKIP() << "no i8mm (HWCAP2_I8MM)";
+  const IsaTable& m = active_table();
+  EXPECT_EQ(m.rows, &neon_dot_row_kernels());
+  ASSERT_EQ(m.panels[0], &neon_i8mm_panel_kernels());
+  for (DType dt : {DType::kQ8_0, DType::kQ4_0}) {
+    const int i = static_cast<int>(dt);
+    EXPECT_NE(m.panels[0]->k[i].rows, neon_dot_panel_kernels().k[i].rows) << dtype_name(dt);
+    EXPECT_EQ(m.panels[0]->k[i].min_tokens, kNeonPanelMinTokens) << dtype_name(dt);
+  }
+  for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
+    const int i = static_cast<int>(dt);
+    EXPECT_EQ(m.panels[0]->k[i].rows, neon_dot_panel_kernels().k[i].rows) << dtype_name(dt);
+  }
+  EXPECT_EQ(m.attend, neon_attend);
 }
 #endif
 

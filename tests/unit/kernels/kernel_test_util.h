@@ -53,7 +53,8 @@ inline Weights make_weights(DType dtype, int64_t rows, int64_t cols, uint32_t se
 inline std::vector<Isa> available_isas() {
   std::vector<Isa> isas;
   const Isa saved = active_isa();
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAmx, Isa::kNeon, Isa::kNeonDot}) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAmx, Isa::kNeon, Isa::kNeonDot,
+                  Isa::kNeonI8mm}) {
     if (set_isa(isa)) isas.push_back(isa);
   }
   set_isa(saved);

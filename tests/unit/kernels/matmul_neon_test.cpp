@@ -1,6 +1,6 @@
 // The AArch64 NEON panel kernels (arm/neon_matmul.inc): run directly on edge
 // shapes against the scalar twin, plain NEON and SDOT bit for bit, and matmul
-// under kNeon / kNeonDot at their batch sizes is the kernel itself. (The row
+// under kNeon / kNeonDot / kNeonI8mm at their batch sizes is the kernel itself. (The row
 // kernels, ops and attention are covered by the "every ISA" tests.)
 #include <gtest/gtest.h>
 
@@ -31,27 +31,38 @@ std::vector<int64_t> cols_for(DType dtype) {
   return {1, 3, 4, 5, 33, 100};
 }
 
-// Rows around the 4- and 8-row panels, tokens around the 2- and 8-token register
+// The panel tables this CPU runs: plain NEON, and the SMMLA one where i8mm is there.
+std::vector<const PanelKernels*> panel_tables() {
+  std::vector<const PanelKernels*> tables = {&neon_panel_kernels()};
+  IsaGuard guard;
+  if (set_isa(Isa::kNeonI8mm)) tables.push_back(&neon_i8mm_panel_kernels());
+  return tables;
+}
+
+// Rows around the 4- and 8-row panels, tokens around the 2-, 4- and 8-token register
 // tiles and the 16-token tile (partial tiles, padding rows not stored).
 TEST(MatmulNeon, PanelEdgeShapesMatchScalarTwin) {
   IsaGuard guard;
   uint32_t seed = 7100;
-  for (DType dtype : kPanelDTypes) {
-    const PanelKernel& k = neon_panel_kernels().k[static_cast<int>(dtype)];
-    ASSERT_NE(k.rows, nullptr) << dtype_name(dtype);
-    for (int64_t rows : {1, 3, 4, 5, 8, 9, 17}) {
-      for (int64_t cols : cols_for(dtype)) {
-        for (int64_t n_tokens : {1, 2, 3, 5, 8, 9, 16, 17, 33}) {
-          const Weights w = make_weights(dtype, rows, cols, seed++);
-          const std::vector<float> x = random_floats(n_tokens * cols, seed++);
-          const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, n_tokens, nullptr);
-          const std::vector<float> y = run_panel_kernel(k, w, x, n_tokens);
-          for (int64_t t = 0; t < n_tokens; ++t) {
-            for (int64_t r = 0; r < rows; ++r) {
-              const size_t i = static_cast<size_t>(t * rows + r);
-              ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, cols) + 1e-6)
-                  << dtype_name(dtype) << " rows " << rows << " cols " << cols << " tokens " << n_tokens << " t "
-                  << t << " r " << r;
+  const std::vector<const PanelKernels*> tables = panel_tables();
+  for (size_t ti = 0; ti < tables.size(); ++ti) {
+    for (DType dtype : kPanelDTypes) {
+      const PanelKernel& k = tables[ti]->k[static_cast<int>(dtype)];
+      ASSERT_NE(k.rows, nullptr) << dtype_name(dtype);
+      for (int64_t rows : {1, 3, 4, 5, 8, 9, 17}) {
+        for (int64_t cols : cols_for(dtype)) {
+          for (int64_t n_tokens : {1, 2, 3, 5, 8, 9, 16, 17, 33}) {
+            const Weights w = make_weights(dtype, rows, cols, seed++);
+            const std::vector<float> x = random_floats(n_tokens * cols, seed++);
+            const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, n_tokens, nullptr);
+            const std::vector<float> y = run_panel_kernel(k, w, x, n_tokens);
+            for (int64_t t = 0; t < n_tokens; ++t) {
+              for (int64_t r = 0; r < rows; ++r) {
+                const size_t i = static_cast<size_t>(t * rows + r);
+                ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, cols) + 1e-6)
+                    << "table " << ti << " " << dtype_name(dtype) << " rows " << rows << " cols " << cols
+                    << " tokens " << n_tokens << " t " << t << " r " << r;
+              }
             }
           }
         }
@@ -82,14 +93,47 @@ TEST(MatmulNeon, DotprodPanelsEqualPlainNeon) {
 TEST(MatmulNeon, MatmulRunsThePanelKernel) {
   IsaGuard guard;
   ThreadPool pool(2);
-  for (Isa isa : {Isa::kNeon, Isa::kNeonDot}) {
+  for (Isa isa : {Isa::kNeon, Isa::kNeonDot, Isa::kNeonI8mm}) {
     if (!set_isa(isa)) continue;
-    const PanelKernels& panels = isa == Isa::kNeon ? neon_panel_kernels() : neon_dot_panel_kernels();
+    const PanelKernels& panels = isa == Isa::kNeon      ? neon_panel_kernels()
+                                 : isa == Isa::kNeonDot ? neon_dot_panel_kernels()
+                                                        : neon_i8mm_panel_kernels();
     for (DType dtype : kPanelDTypes) {
       const PanelKernel& k = panels.k[static_cast<int>(dtype)];
       for (int64_t n_tokens : {k.min_tokens, k.min_tokens + 19}) {
         expect_matmul_runs_panel_kernel(isa, k, dtype, 37, dtype_traits(dtype).block_elems == 32 ? 160 : 200,
                                         n_tokens, pool);
+      }
+    }
+  }
+}
+
+// The K-quant row kernels (arm/neon_matmul.inc: the scalar twin's integer sums per
+// super-block, then its f32 finish) at 1..4 tokens and 1..5 super-blocks: against the
+// scalar twin within the f32 bound, and plain NEON against SDOT bit for bit.
+TEST(MatmulNeon, KQuantRowKernelsMatchScalarTwin) {
+  IsaGuard guard;
+  const bool has_dot = set_isa(Isa::kNeonDot);
+  uint32_t seed = 7500;
+  for (DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    const int idx = static_cast<int>(dtype);
+    ASSERT_NE(neon_row_kernels().fn[idx], scalar_row_kernels().fn[idx]) << dtype_name(dtype);
+    for (int64_t cols : {256, 768, 1280}) {
+      for (int64_t n_tokens : {1, 2, 3, 4}) {
+        const Weights w = make_weights(dtype, 7, cols, seed++);
+        const std::vector<float> x = random_floats(n_tokens * cols, seed++);
+        const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, n_tokens, nullptr);
+        const std::vector<float> y = run_matmul(Isa::kNeon, w, x, n_tokens, nullptr);
+        for (int64_t t = 0; t < n_tokens; ++t) {
+          for (int64_t r = 0; r < 7; ++r) {
+            const size_t i = static_cast<size_t>(t * 7 + r);
+            ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, cols) + 1e-6)
+                << dtype_name(dtype) << " cols " << cols << " tokens " << n_tokens << " t " << t << " r " << r;
+          }
+        }
+        if (has_dot) {
+          EXPECT_EQ(run_matmul(Isa::kNeonDot, w, x, n_tokens, nullptr), y) << dtype_name(dtype);
+        }
       }
     }
   }
