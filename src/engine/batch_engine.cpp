@@ -194,19 +194,19 @@ Result<std::span<const float>> BatchEngine::step(std::span<const SeqStep> seqs, 
 void BatchEngine::layer(int64_t l, int64_t n) {
   const ModelConfig& c = config_;
   const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
-  norm_rows(c, *w.attn_norm, w.attn_norm_b, x_.data(), xb_.data(), n);
+  norm_rows(c, *w.attn_norm, w.attn_norm_b, x_.data(), xb_.data(), n, threads_);
   linear(*w.wq, w.bq, xb_.data(), n, q_.data(), threads_);   // [n, q_dim]
   linear(*w.wk, w.bk, xb_.data(), n, k_.data(), threads_);   // [n, kv_dim]
   linear(*w.wv, w.bv, xb_.data(), n, v_.data(), threads_);   // [n, kv_dim]
-  norm_qk_heads(c, w, q_.data(), k_.data(), n);
+  norm_qk_heads(c, w, q_.data(), k_.data(), n, threads_);
   write_kv(l, n);
   attention(l);                                              // attn_ [n, dim]
   linear(*w.wo, w.bo, attn_.data(), n, q_.data(), threads_);
-  post_norm_rows(c, w.attn_post_norm, q_.data(), n);
+  post_norm_rows(c, w.attn_post_norm, q_.data(), n, threads_);
   add_into_residual(q_.data(), n);
-  norm_rows(c, *w.ffn_norm, w.ffn_norm_b, x_.data(), xb_.data(), n);
+  norm_rows(c, *w.ffn_norm, w.ffn_norm_b, x_.data(), xb_.data(), n, threads_);
   feed_forward(c, w, xb_.data(), n, hb_.data(), hb2_.data(), q_.data(), threads_);  // [n, dim]
-  post_norm_rows(c, w.ffn_post_norm, q_.data(), n);
+  post_norm_rows(c, w.ffn_post_norm, q_.data(), n, threads_);
   add_into_residual(q_.data(), n);
 }
 
@@ -220,11 +220,17 @@ void BatchEngine::store_kv_row(const float* src, void* dst, int64_t offset, int6
 }
 
 void BatchEngine::write_kv(int64_t l, int64_t n) {
+  for_rows(threads_, n, [&](int64_t i0, int64_t i1) { write_kv_rows(l, n, i0, i1); });
+}
+
+// Tokens [i0, i1) of the step's n: RoPE on their q and k, then their keys and values into
+// the pool (each token its own position's rows).
+void BatchEngine::write_kv_rows(int64_t l, int64_t n, int64_t i0, int64_t i1) {
   const ModelConfig& c = config_;
   const int64_t kv = c.kv_dim(), hd = c.head_dim(), bt = pool_.block_tokens();
   const bool interleaved = c.rope_layout == RopeLayout::kInterleaved;
   const float* angles = rope_.data() + (c.local_rope(l) ? n * hd : 0);  // the local layers' angles follow
-  for (int64_t i = 0; i < n; ++i) {
+  for (int64_t i = i0; i < i1; ++i) {
     const int64_t pos = tok_pos_[static_cast<size_t>(i)];
     float* k = k_.data() + i * kv;
     if (c.positions == PositionKind::kRope) {  // rope_: [n, head_dim] cos|sin of each token's position
@@ -309,8 +315,10 @@ void BatchEngine::attention(int64_t l) {
 }
 
 void BatchEngine::add_into_residual(const float* delta, int64_t n) {
-  const int64_t total = n * config_.dim;
-  for (int64_t i = 0; i < total; ++i) x_[static_cast<size_t>(i)] += delta[i];
+  const int64_t dim = config_.dim;
+  for_rows(threads_, n, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0 * dim; i < r1 * dim; ++i) x_[static_cast<size_t>(i)] += delta[i];
+  });
 }
 
 Status BatchEngine::warm_up() {

@@ -71,7 +71,8 @@ class BatchEngine {
               const StepWorkspaceSizes& sizes, ThreadPool* threads);
   Status check(std::span<const SeqStep> seqs, int64_t* n_tokens, int64_t* n_want) const;
   void layer(int64_t l, int64_t n_tokens);
-  void write_kv(int64_t l, int64_t n_tokens);
+  void write_kv(int64_t l, int64_t n_tokens);  // tokens split across the pool (for_rows)
+  void write_kv_rows(int64_t l, int64_t n_tokens, int64_t i0, int64_t i1);
   void store_kv_row(const float* src, void* dst, int64_t offset, int64_t n) const;
   void attention(int64_t l);  // over the step's pieces
   void add_into_residual(const float* delta, int64_t n_tokens);

@@ -11,15 +11,17 @@
 namespace plimsoll {
 
 void norm_rows(const ModelConfig& c, const TensorView& weight, const TensorView* bias,
-               const float* x, float* out, int64_t rows) {
-  for (int64_t r = 0; r < rows; ++r) {
-    if (c.norm == NormKind::kLayer) {
-      kernels::layernorm(out + r * c.dim, x + r * c.dim, weight.f32(), bias ? bias->f32() : nullptr,
-                         c.dim, c.norm_eps);
-    } else {
-      kernels::rmsnorm(out + r * c.dim, x + r * c.dim, weight.f32(), c.dim, c.norm_eps);
+               const float* x, float* out, int64_t rows, ThreadPool* pool) {
+  for_rows(pool, rows, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      if (c.norm == NormKind::kLayer) {
+        kernels::layernorm(out + r * c.dim, x + r * c.dim, weight.f32(), bias ? bias->f32() : nullptr,
+                           c.dim, c.norm_eps);
+      } else {
+        kernels::rmsnorm(out + r * c.dim, x + r * c.dim, weight.f32(), c.dim, c.norm_eps);
+      }
     }
-  }
+  });
 }
 
 void linear(const TensorView& w, const TensorView* bias, const float* x, int64_t rows, float* y,
@@ -66,11 +68,18 @@ void rope_angles(const ModelConfig& c, int64_t pos, float* cos_sin, bool local) 
   }
 }
 
-void norm_qk_heads(const ModelConfig& c, const LayerWeights& lw, float* q, float* k, int64_t rows) {
+void norm_qk_heads(const ModelConfig& c, const LayerWeights& lw, float* q, float* k, int64_t rows,
+                   ThreadPool* pool) {
   if (!c.qk_norm) return;
   const int64_t hd = c.head_dim();
-  for (int64_t h = 0; h < rows * c.n_heads; ++h) kernels::rmsnorm(q + h * hd, q + h * hd, lw.q_norm->f32(), hd, c.norm_eps);
-  for (int64_t h = 0; h < rows * c.n_kv_heads; ++h) kernels::rmsnorm(k + h * hd, k + h * hd, lw.k_norm->f32(), hd, c.norm_eps);
+  for_rows(pool, rows, [&](int64_t r0, int64_t r1) {
+    for (int64_t h = r0 * c.n_heads; h < r1 * c.n_heads; ++h) {
+      kernels::rmsnorm(q + h * hd, q + h * hd, lw.q_norm->f32(), hd, c.norm_eps);
+    }
+    for (int64_t h = r0 * c.n_kv_heads; h < r1 * c.n_kv_heads; ++h) {
+      kernels::rmsnorm(k + h * hd, k + h * hd, lw.k_norm->f32(), hd, c.norm_eps);
+    }
+  });
 }
 
 void rotate_qk(const ModelConfig& c, float* q, float* k, int64_t pos, int64_t layer) {
@@ -84,11 +93,14 @@ void rotate_qk(const ModelConfig& c, float* q, float* k, int64_t pos, int64_t la
   for (int64_t h = 0; h < c.n_kv_heads; ++h) kernels::rope_apply(k + h * hd, hd, cos_sin.data(), interleaved);
 }
 
-void post_norm_rows(const ModelConfig& c, const TensorView* weight, float* rows_data, int64_t rows) {
+void post_norm_rows(const ModelConfig& c, const TensorView* weight, float* rows_data, int64_t rows,
+                    ThreadPool* pool) {
   if (!weight) return;
-  for (int64_t r = 0; r < rows; ++r) {
-    kernels::rmsnorm(rows_data + r * c.dim, rows_data + r * c.dim, weight->f32(), c.dim, c.norm_eps);
-  }
+  for_rows(pool, rows, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      kernels::rmsnorm(rows_data + r * c.dim, rows_data + r * c.dim, weight->f32(), c.dim, c.norm_eps);
+    }
+  });
 }
 
 void softcap_logits(const ModelConfig& c, float* logits, int64_t n) {
@@ -99,18 +111,21 @@ void softcap_logits(const ModelConfig& c, float* logits, int64_t n) {
 
 void feed_forward(const ModelConfig& c, const LayerWeights& lw, const float* xn, int64_t rows,
                   float* h, float* h2, float* out, ThreadPool* pool) {
+  const int64_t f = c.ffn_dim;
   if (c.ffn == FfnKind::kSwiGlu) {
     linear(*lw.w_gate, lw.b_gate, xn, rows, h, pool);  // [rows, ffn]
     linear(*lw.w_up, lw.b_up, xn, rows, h2, pool);
-    kernels::swiglu(h, h, h2, rows * c.ffn_dim);
+    for_rows(pool, rows, [&](int64_t r0, int64_t r1) { kernels::swiglu(h + r0 * f, h + r0 * f, h2 + r0 * f, (r1 - r0) * f); });
   } else if (c.ffn == FfnKind::kGeGlu) {
     linear(*lw.w_gate, lw.b_gate, xn, rows, h, pool);  // [rows, ffn]
     linear(*lw.w_up, lw.b_up, xn, rows, h2, pool);
-    kernels::gelu_tanh(h, rows * c.ffn_dim);
-    for (int64_t i = 0; i < rows * c.ffn_dim; ++i) h[i] *= h2[i];
+    for_rows(pool, rows, [&](int64_t r0, int64_t r1) {
+      kernels::gelu_tanh(h + r0 * f, (r1 - r0) * f);
+      for (int64_t i = r0 * f; i < r1 * f; ++i) h[i] *= h2[i];
+    });
   } else {
     linear(*lw.w_up, lw.b_up, xn, rows, h, pool);
-    kernels::gelu_tanh(h, rows * c.ffn_dim);
+    for_rows(pool, rows, [&](int64_t r0, int64_t r1) { kernels::gelu_tanh(h + r0 * f, (r1 - r0) * f); });
   }
   linear(*lw.w_down, lw.b_down, h, rows, out, pool);  // [rows, dim]
 }

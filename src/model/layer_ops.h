@@ -6,16 +6,33 @@
 #include <vector>
 
 #include "core/model_config.h"
+#include "core/thread_pool.h"
 #include "model/decoder_weights.h"
 
 namespace plimsoll {
 
-class ThreadPool;
+// Row-wise steps (norms, RoPE and the KV write, residual adds, the FFN's activation) split
+// their rows across the pool from this many rows on (a prefill): below, the pool's wake-up
+// costs more than the rows (a decode step). Each row is computed alone either way, so the
+// split changes no result.
+inline constexpr int64_t kParallelRows = 32;
+inline constexpr int64_t kRowGrain = 8;
+
+// fn(r0, r1) over ranges covering [0, rows): on the pool when rows >= kParallelRows and
+// pool has workers, else one call fn(0, rows) on the caller's thread.
+template <typename F>
+void for_rows(ThreadPool* pool, int64_t rows, F&& fn) {
+  if (pool != nullptr && pool->n_threads() > 1 && rows >= kParallelRows) {
+    pool->parallel_for(rows, kRowGrain, fn);
+  } else {
+    fn(int64_t{0}, rows);
+  }
+}
 
 // out[r] = norm(x[r]) for r < rows; x, out: [rows, dim] (may alias). RMSNorm or
-// LayerNorm as the config says; bias may be null.
+// LayerNorm as the config says; bias may be null. Rows split across pool (for_rows).
 void norm_rows(const ModelConfig& c, const TensorView& weight, const TensorView* bias,
-               const float* x, float* out, int64_t rows);
+               const float* x, float* out, int64_t rows, ThreadPool* pool = nullptr);
 
 // y = x w^T (+ bias): x [rows, w.cols()], y [rows, w.rows()]; bias may be null.
 void linear(const TensorView& w, const TensorView* bias, const float* x, int64_t rows, float* y,
@@ -36,8 +53,9 @@ void rope_angles(const ModelConfig& c, int64_t pos, float* cos_sin, bool local =
 void rotate_qk(const ModelConfig& c, float* q, float* k, int64_t pos, int64_t layer);
 
 // Gemma's post norms: RMSNorm of rows [rows, dim] in place with `weight`
-// (attn_post_norm / ffn_post_norm); nothing when weight is null.
-void post_norm_rows(const ModelConfig& c, const TensorView* weight, float* rows_data, int64_t rows);
+// (attn_post_norm / ffn_post_norm); nothing when weight is null. Rows split across pool.
+void post_norm_rows(const ModelConfig& c, const TensorView* weight, float* rows_data, int64_t rows,
+                    ThreadPool* pool = nullptr);
 
 // Final logit soft-capping (Gemma 2): logits [n] -> cap * tanh(logits / cap);
 // nothing unless config.final_softcap > 0.
@@ -52,11 +70,13 @@ inline int64_t window_start(const ModelConfig& c, int64_t layer, int64_t pos) {
 
 // qk-norm (Qwen3): RMSNorm of every head of q [rows, n_heads * hd] and k
 // [rows, n_kv_heads * hd] with the layer's q_norm / k_norm [hd], in place;
-// nothing unless config.qk_norm.
-void norm_qk_heads(const ModelConfig& c, const LayerWeights& lw, float* q, float* k, int64_t rows);
+// nothing unless config.qk_norm. Rows split across pool.
+void norm_qk_heads(const ModelConfig& c, const LayerWeights& lw, float* q, float* k, int64_t rows,
+                   ThreadPool* pool = nullptr);
 
 // The feed-forward block of `rows` normed rows xn [rows, dim] -> out [rows, dim];
-// h, h2: [rows, ffn] scratch (h2 unused for GELU). SwiGLU, GeGLU or GELU.
+// h, h2: [rows, ffn] scratch (h2 unused for GELU). SwiGLU, GeGLU or GELU; the matmuls
+// and the activation's rows run on pool.
 void feed_forward(const ModelConfig& c, const LayerWeights& lw, const float* xn, int64_t rows,
                   float* h, float* h2, float* out, ThreadPool* pool);
 
