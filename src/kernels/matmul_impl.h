@@ -154,7 +154,14 @@ const PanelKernels& avx2_vnni_panel_kernels();
 // they run at 1.2-1.7x the tiles' GMAC/s from there (docs/benchmarks.md), below it slower.
 inline constexpr int64_t kAvx512YmmPanelMinTokensQ8_0 = 12;
 inline constexpr int64_t kAvx512YmmPanelMinTokensQ4_0 = 8;
+// The K-quant panels the same way (panels_kquants_avx512_ymm.cpp), ahead of the zmm K-quant
+// tiles (Q4_K, Q6_K) and the row kernels (Q5_K) from these batches (docs/benchmarks.md).
+inline constexpr int64_t kAvx512YmmPanelMinTokensQ4K = 8;
+inline constexpr int64_t kAvx512YmmPanelMinTokensQ5K = 2;
+inline constexpr int64_t kAvx512YmmPanelMinTokensQ6K = 16;
 const PanelKernels& avx512_ymm_panel_kernels();
+// sets its Q4_K / Q5_K / Q6_K entries (panels_kquants_avx512_ymm.cpp)
+void add_avx512_ymm_kquant_panels(PanelKernels* k);
 // sets the Q4_K / Q5_K / Q6_K entries (panels_kquants_avx2.cpp; called by avx2_panel_kernels)
 void add_avx2_kquant_panels(PanelKernels* k);
 // the same with AVX-VNNI's vpdpbusd (panels_kquants_avxvnni.cpp; called by avx2_vnni_panel_kernels)

@@ -437,8 +437,8 @@ PanelKernels make_panels() {
 }  // namespace
 
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-// Q8_0 / Q4_0 only, from kAvx512YmmPanelMinTokens* tokens (below them, and for the
-// other dtypes, the AVX-512 table's tiles and broadcast panels).
+// Q8_0 / Q4_0 and the K-quants, from kAvx512YmmPanelMinTokens* tokens (below them, and for
+// the float dtypes, the AVX-512 table's tiles and broadcast panels).
 const PanelKernels& avx512_ymm_panel_kernels() {
   static const PanelKernels kernels = [] {
     const PanelKernels own = make_panels();
@@ -447,6 +447,7 @@ const PanelKernels& avx512_ymm_panel_kernels() {
     k.k[static_cast<int>(DType::kQ8_0)].min_tokens = kAvx512YmmPanelMinTokensQ8_0;
     k.k[static_cast<int>(DType::kQ4_0)] = own.k[static_cast<int>(DType::kQ4_0)];
     k.k[static_cast<int>(DType::kQ4_0)].min_tokens = kAvx512YmmPanelMinTokensQ4_0;
+    add_avx512_ymm_kquant_panels(&k);
     return k;
   }();
   return kernels;

@@ -18,8 +18,10 @@
 //   acc += isum * d_w * d_x  (- msum * dmin_w * d_x,  msum = madd(min, bsums))
 // so the integer sums equal the scalar twin's and only the f32 order differs.
 // The same source is built a second time with AVX-VNNI (panels_kquants_avxvnni.cpp,
-// __AVXVNNI__ defined; add_avx2_vnni_kquant_panels()): each step is one vpdpbusd into
-// int32 lanes (no int16 span), and a lane's sum takes its scale by vpmulld once per
+// __AVXVNNI__ defined; add_avx2_vnni_kquant_panels()) and a third with AVX-512 VNNI + VL
+// (panels_kquants_avx512_ymm.cpp: the EVEX 256-bit vpdpbusd; add_avx512_ymm_kquant_panels(),
+// which the AVX-512 table runs ahead of its zmm K-quant tiles): each step is one vpdpbusd
+// into int32 lanes (no int16 span), and a lane's sum takes its scale by vpmulld once per
 // scale span (Q4_K / Q5_K: the 8 steps; Q6_K: steps 0-3 and 4-7).
 #include <immintrin.h>
 
@@ -36,7 +38,10 @@
 namespace plimsoll::kernels {
 namespace {
 
-#if defined(__AVXVNNI__)
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+constexpr bool kVnni = true;
+inline __m256i dot_u8s8(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_epi32(acc, u8, s8); }
+#elif defined(__AVXVNNI__)
 constexpr bool kVnni = true;
 inline __m256i dot_u8s8(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_avx_epi32(acc, u8, s8); }
 #else
@@ -312,14 +317,18 @@ inline void tile(const KPacked* w, int64_t nb, const KAct* const* x, float (&out
     for (int t = 0; t < kTok; ++t) {
       const KAct& a = x[t][b];
       const __m256i bs = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.bsums));
+      const __m256 dx = _mm256_broadcast_ss(&a.d);
       for (int r = 0; r < kRows; ++r) {
         const __m256i corr = _mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].corr)), bs);
+        // the scalar twin's d * d_x (and dmin * d_x) as lanes, from broadcast loads: a scalar
+        // product and a register broadcast per (row, token) cost ~5 % of the Q4_K panel
+        const __m256 dwx = _mm256_mul_ps(_mm256_broadcast_ss(&p[r].d), dx);
         if (L::kMins) {
-          facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][t]), _mm256_set1_ps(p[r].d * a.d), facc[r][t]);
-          facc[r][t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(corr), _mm256_set1_ps(p[r].dmin * a.d), facc[r][t]);
+          const __m256 dmx = _mm256_mul_ps(_mm256_broadcast_ss(&p[r].dmin), dx);
+          facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][t]), dwx, facc[r][t]);
+          facc[r][t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(corr), dmx, facc[r][t]);
         } else {
-          facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(isum[r][t], corr)),
-                                       _mm256_set1_ps(p[r].d * a.d), facc[r][t]);
+          facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(isum[r][t], corr)), dwx, facc[r][t]);
         }
       }
     }
@@ -369,7 +378,14 @@ void add_kquant_panels(PanelKernels* k) {
 
 }  // namespace
 
-#if defined(__AVXVNNI__)
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+void add_avx512_ymm_kquant_panels(PanelKernels* k) {
+  add_kquant_panels(k);
+  k->k[static_cast<int>(DType::kQ4_K)].min_tokens = kAvx512YmmPanelMinTokensQ4K;
+  k->k[static_cast<int>(DType::kQ5_K)].min_tokens = kAvx512YmmPanelMinTokensQ5K;
+  k->k[static_cast<int>(DType::kQ6_K)].min_tokens = kAvx512YmmPanelMinTokensQ6K;
+}
+#elif defined(__AVXVNNI__)
 void add_avx2_vnni_kquant_panels(PanelKernels* k) { add_kquant_panels(k); }
 #else
 void avx2_quantize_q8_k(const float* x, BlockQ8K* y, int64_t n) {

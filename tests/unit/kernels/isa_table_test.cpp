@@ -80,7 +80,12 @@ TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
   ASSERT_EQ(t.panels[1], &avx512_ymm_panel_kernels());
   EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ8_0)].min_tokens, kAvx512YmmPanelMinTokensQ8_0);
   EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ4_0)].min_tokens, kAvx512YmmPanelMinTokensQ4_0);
-  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ4_K)].rows, nullptr);  // K-quants: the tiles
+  // K-quants: the 256-bit VNNI panels from their batch sizes, the zmm tiles below them
+  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ4_K)].min_tokens, kAvx512YmmPanelMinTokensQ4K);
+  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ5_K)].min_tokens, kAvx512YmmPanelMinTokensQ5K);
+  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ6_K)].min_tokens, kAvx512YmmPanelMinTokensQ6K);
+  EXPECT_NE(t.panels[1]->k[static_cast<int>(DType::kQ6_K)].rows, avx2_panel_kernels().k[static_cast<int>(DType::kQ6_K)].rows);
+  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kF16)].rows, nullptr);  // floats: panels[0]
   EXPECT_EQ(t.dot_f32, avx512_dot_f32);
 }
 #endif
