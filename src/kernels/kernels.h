@@ -93,7 +93,8 @@ const char* isa_name(Isa isa);
 // and the Q8_0 / Q4_0 panels; chosen only where AVX-512 is not); kAvx512 also needs AVX-512
 // F/BW/VL/VNNI (float weights at kPanelMinTokensF32 / kPanelMinTokensHalf tokens
 // or more, matmul_impl.h, take its broadcast kernels, Q8_0 / Q4_0 batches of
-// kAvx512YmmPanelMinTokensQ8_0 / _Q4_0+ its 256-bit VNNI panels); kAmx also AMX-TILE/INT8
+// kAvx512YmmPanelMinTokensQ8_0 / _Q4_0+ and K-quant batches of kAvx512YmmPanelMinTokensQ4K /
+// Q5K / Q6K+ its 256-bit VNNI panels); kAmx also AMX-TILE/INT8
 // and the kernel's permission for tile data (requested once, on the first check):
 // it is kAvx512 plus AMX-INT8 for Q8_0/Q4_0/Q4_K/Q6_K weights at kAmxMinTokens
 // tokens or more (and AMX-BF16 for float weights at kAmxBf16MinTokens+ (F32:
