@@ -244,9 +244,12 @@ RowKernels make_avx512_kernels() {
   k.fn[static_cast<int>(DType::kQ4_K)] = by_tile<ZQ4K>;
   k.fn[static_cast<int>(DType::kQ5_K)] = by_tile<ZQ5K>;
   k.fn[static_cast<int>(DType::kQ6_K)] = by_tile<ZQ6K>;
-  // one K-quant token: the zmm tiles (tiles_kquants_avx512.cpp) ahead of the 256-bit
-  // gemv (Zen 5, 768 columns: Q4_K 40-52 against 29-36 GMAC/s, Q6_K 50-65 against 34-42)
-  for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) k.gemv[static_cast<int>(d)] = nullptr;
+  // one K-quant token: the 256-bit gemv of ymm_kernels.inc (make_row_kernels) ahead of the zmm
+  // tiles. On matrices that stay in cache the tiles are faster (Zen 5, 768 columns: Q4_K 40-52
+  // against 29-36 GMAC/s; Zen 4, 2048 x 768: Q4_K 35-37 against 28-30), but a decode step streams
+  // its weights, and there the tiles fall behind: Zen 4, Q6_K 32000 x 768 (an output head) 12-14
+  // against 24-26 GMAC/s; 134M Q4_K_M decode batch 1, 4 alternations, 1 thread median 147 -> 190
+  // tok/s, 2 threads 210 -> 315 (docs/benchmarks.md).
   return k;
 }
 
