@@ -203,6 +203,7 @@ IsaTable avx512_table() {
 // AVX-512 plus AMX-INT8 (and AMX-BF16 where usable) panels ahead of its broadcast kernels.
 IsaTable amx_table() {
   IsaTable t = avx512_table();
+  t.rows = &amx_row_kernels();
   t.panels[0] = &amx_kernels();
   t.panels[1] = amx_bf16_usable() ? &amx_bf16_kernels() : nullptr;
   t.panels[2] = &avx512_panel_kernels();

@@ -260,4 +260,13 @@ const RowKernels& avx512_row_kernels() {
   return kernels;
 }
 
+const RowKernels& amx_row_kernels() {
+  static const RowKernels kernels = [] {
+    RowKernels k = make_avx512_kernels();
+    for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) k.gemv[static_cast<int>(d)] = nullptr;
+    return k;
+  }();
+  return kernels;
+}
+
 }  // namespace plimsoll::kernels

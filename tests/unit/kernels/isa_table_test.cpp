@@ -90,6 +90,11 @@ TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
   for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_NE(t.rows->gemv[static_cast<int>(d)], nullptr) << dtype_name(d);
   }
+  // the AMX table's rows: the same, but one K-quant token stays on the zmm tiles
+  const RowKernels& amx_rows = amx_row_kernels();
+  for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) EXPECT_EQ(amx_rows.gemv[static_cast<int>(d)], nullptr);
+  EXPECT_EQ(amx_rows.gemv[static_cast<int>(DType::kQ8_0)], t.rows->gemv[static_cast<int>(DType::kQ8_0)]);
+  EXPECT_EQ(amx_rows.fn[static_cast<int>(DType::kQ4_K)], t.rows->fn[static_cast<int>(DType::kQ4_K)]);
   EXPECT_EQ(t.dot_f32, avx512_dot_f32);
 }
 #endif
