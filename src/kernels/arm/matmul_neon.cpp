@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "kernels/scratch.h"
+#include "kernels/arm/neon_blocks.h"
 #include "kernels/blocks.h"
 #include "kernels/codecs.h"
 #include "kernels/matmul_impl.h"

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/arm/neon_blocks.h"
 #include "kernels/blocks.h"
 #include "kernels/codecs.h"
 #include "kernels/matmul_impl.h"
@@ -43,19 +44,6 @@ int64_t padded_tokens(int64_t n) { return (n + kPanelTokens - 1) / kPanelTokens 
 // A token pair's prepared blocks: [pair][block].
 int64_t pair_bytes(int64_t cols) { return cols / kQK * static_cast<int64_t>(sizeof(PairBlock)); }
 int64_t act_bytes(int64_t n_tokens, int64_t cols) { return padded_tokens(n_tokens) / 2 * pair_bytes(cols); }
-
-inline float half_to_f32(uint16_t h) { return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0); }
-
-// A block's 32 signed values as two int8x16 (Q4_0: nibble - 8, element order).
-inline void load_block(const BlockQ8_0& b, int8x16_t* lo, int8x16_t* hi) {
-  *lo = vld1q_s8(b.qs);
-  *hi = vld1q_s8(b.qs + 16);
-}
-inline void load_block(const BlockQ4_0& b, int8x16_t* lo, int8x16_t* hi) {
-  const uint8x16_t q = vld1q_u8(b.qs);
-  *lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0F))), vdupq_n_s8(8));
-  *hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), vdupq_n_s8(8));
-}
 
 // Two members' 32 values (a, b: lo = elements 0..15, hi = 16..31) -> the 4 steps.
 inline void store_pair(int8x16_t a_lo, int8x16_t a_hi, int8x16_t b_lo, int8x16_t b_hi, PairBlock* out) {
