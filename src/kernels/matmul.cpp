@@ -161,7 +161,8 @@ int64_t matmul_scratch_bytes(int64_t cols, int64_t t, int64_t n_threads) {
   const int64_t amx_int8 = token_tiles * kPanelTokens * (cols / 32) * 36;
   const int64_t amx_bf16 = token_tiles * chunks * 2048;
   const int64_t panel = panel_scratch_bytes(cols);
-  const int64_t avx2_panel = token_tiles * kPanelTokens * ((cols / 32 + 7) / 8) * 320;  // panels_avx2.cpp
+  // panels_avx2.cpp: 320 B per group of 8 blocks a token (ActGroup), 544 for Q8_0 without VNNI (ActGroup16)
+  const int64_t avx2_panel = token_tiles * kPanelTokens * ((cols / 32 + 7) / 8) * 544;
   return row_path + std::max({tile_path, amx_int8, amx_bf16, avx2_panel}) + n_threads * (panel + 128) + 4096;
 }
 

@@ -8,11 +8,16 @@
 // The activations are quantized to Q8_0 once per call (exactly as quantize_q8_0)
 // and transposed into that
 // layout; each thread packs kRows weight rows at a time into a per-thread
-// scratch (transposed the same way, Q4_0 unpacked to nibbles, Q8_0 split into
-// |w| and w for the sign trick), then runs them over every token, kTok at a time.
+// scratch (transposed the same way, Q4_0 unpacked to nibbles), then runs them over
+// every token, kTok at a time.
 //   Q4_0: maddubs(nibble u8, x s8) summed in int16 over the 8 steps (<= 16 *
 //         15 * 127 < 2^15), then -8 * sum(x) per block (prepared) in int32.
-//   Q8_0: maddubs(|w|, sign(x, w)) widened by madd per step (pairs <= 2 * 128 * 127).
+//   Q8_0: both sides widened to int16 once (the activations when prepared, the rows
+//         when packed), so a group is 16 steps of 2 elements per block and each step
+//         one madd(w, x) added in int32. The sign trick (maddubs(|w|, sign(x, w))
+//         widened by madd) took one more instruction per 32 products, and on Zen 4
+//         vpsignb runs on the two pipes that multiply (kernel, 1 thread, 512 tokens:
+//         46-54 -> 62-63 GMAC/s; docs/benchmarks.md).
 // The same source is built a second time with AVX-VNNI (panels_avxvnni.cpp,
 // __AVXVNNI__ defined; avx2_vnni_panel_kernels()) and a third with AVX-512 VNNI + VL
 // (panels_avx512_ymm.cpp: the EVEX form of the same 256-bit vpdpbusd;
@@ -39,8 +44,10 @@ namespace plimsoll::kernels {
 namespace {
 
 #if defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__))
+#define PLIMSOLL_PANELS_VNNI 1
 constexpr bool kVnni = true;
 #else
+#define PLIMSOLL_PANELS_VNNI 0
 constexpr bool kVnni = false;
 #endif
 
@@ -146,11 +153,11 @@ void prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_
 }
 
 // ---- weights: kRows rows packed per group --------------------------------------
-// Q4_0: u8 = nibbles; Q8_0: u8 = |w|, s8 = w (the sign of each x byte's product);
-// VNNI Q8_0: s8 = w and wcorr = -128 * sum(w) (u8 unused).
+// Q4_0: u8 = nibbles; VNNI Q8_0: s8 = w and wcorr = -128 * sum(w) (u8 unused). (Q8_0
+// without VNNI: PackedGroup16 below.)
 struct PackedGroup {
   uint8_t u8[kGroup][kRows][32];  // [step][row][4 * block + i]
-  int8_t s8[kGroup][kRows][32];   // Q8_0 only
+  int8_t s8[kGroup][kRows][32];   // VNNI Q8_0 only
   float d[kRows][kGroup];         // block scales
   int32_t wcorr[kRows][kGroup];   // VNNI Q8_0 only
 };
@@ -183,14 +190,7 @@ void pack_rows(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols
                                                                                    _mm256_slli_epi32(sum, 7)));
         continue;
       }
-      for (int k = 0; k < kGroup; ++k) {
-        if constexpr (std::is_same_v<Block, BlockQ8_0>) {
-          _mm256_store_si256(reinterpret_cast<__m256i*>(p.u8[k][r]), _mm256_sign_epi8(v[k], v[k]));
-          _mm256_store_si256(reinterpret_cast<__m256i*>(p.s8[k][r]), v[k]);
-        } else {
-          _mm256_store_si256(reinterpret_cast<__m256i*>(p.u8[k][r]), v[k]);
-        }
-      }
+      for (int k = 0; k < kGroup; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p.u8[k][r]), v[k]);
     }
   }
 }
@@ -199,6 +199,7 @@ void pack_rows(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols
 template <typename Block>
 inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, float (&out)[kRows][kTok]) {
   constexpr bool kQ8 = std::is_same_v<Block, BlockQ8_0>;
+  static_assert(kVnni || !kQ8, "Q8_0 without VNNI runs tile16");
   const __m256i ones = _mm256_set1_epi16(1);
   __m256 facc[kRows][kTok];
   for (int r = 0; r < kRows; ++r) {
@@ -229,22 +230,14 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
           for (int t = 0; t < kTok; ++t) iacc[r][t] = kQ8 ? dot_u8s8(iacc[r][t], xv[t], w8) : dot_u8s8(iacc[r][t], w8, xv[t]);
         }
       }
-    } else {  // one step at a time: fully unrolled, GCC hoists every product ahead of the sums and spills them
+    } else {  // Q4_0, one step at a time: fully unrolled, GCC hoists every product ahead of the sums and spills them
 #pragma GCC unroll 1
       for (int k = 0; k < kGroup; ++k) {
         __m256i xv[kTok];
         for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].qs[k]));
         for (int r = 0; r < kRows; ++r) {
           const __m256i u = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.u8[k][r]));
-          if constexpr (kQ8) {
-            const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.s8[k][r]));
-            for (int t = 0; t < kTok; ++t) {
-              const __m256i prod = _mm256_maddubs_epi16(u, _mm256_sign_epi8(xv[t], s));
-              iacc[r][t] = _mm256_add_epi32(iacc[r][t], _mm256_madd_epi16(prod, ones));
-            }
-          } else {
-            for (int t = 0; t < kTok; ++t) iacc[r][t] = _mm256_add_epi16(iacc[r][t], _mm256_maddubs_epi16(u, xv[t]));
-          }
+          for (int t = 0; t < kTok; ++t) iacc[r][t] = _mm256_add_epi16(iacc[r][t], _mm256_maddubs_epi16(u, xv[t]));
         }
       }
     }
@@ -284,6 +277,140 @@ void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::by
     }
   }
 }
+
+#if !PLIMSOLL_PANELS_VNNI
+// ---- Q8_0 without VNNI: int16 pairs -----------------------------------------------
+// Step s (0..15) of a group: elements 2s, 2s+1 of each of its 8 blocks as int16, one block
+// per int32 lane, so madd(w, x) adds a lane's two products into that block's int32 sum.
+constexpr int kSteps16 = 2 * kGroup;
+
+struct ActGroup16 {
+  int16_t qs[kSteps16][16];  // [step s][2 * block j + i] = x_j[2s + i]
+  float d[kGroup];           // block scales (the Q8_0 f16 scale, as f32)
+};
+static_assert(sizeof(ActGroup16) == 544);
+
+struct PackedGroup16 {
+  int16_t w[kSteps16][kRows][16];  // [step][row][2 * block + i]
+  float d[kRows][kGroup];          // block scales
+};
+
+int64_t act16_row_bytes(int64_t cols) { return n_groups(cols) * static_cast<int64_t>(sizeof(ActGroup16)); }
+int64_t act16_bytes(int64_t n_tokens, int64_t cols) { return padded_tokens(n_tokens) * act16_row_bytes(cols); }
+
+// v[j]: block j's 32 values (int8, element order) -> out[s] = step s of the group.
+inline void to_steps16(const __m256i (&v)[kGroup], __m256i (&out)[kSteps16]) {
+  __m256i a[kGroup], b[kGroup];  // elements 0..15 and 16..31 as int16: 8 int32 lanes of pairs
+  for (int j = 0; j < kGroup; ++j) {
+    a[j] = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(v[j]));
+    b[j] = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(v[j], 1));
+  }
+  transpose8x8(a);
+  transpose8x8(b);
+  for (int s = 0; s < kGroup; ++s) {
+    out[s] = a[s];
+    out[kGroup + s] = b[s];
+  }
+}
+
+void prepare16(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) {
+  const int64_t nb = cols / kQK, ng = n_groups(cols), row_bytes = act16_row_bytes(cols);
+  for (int64_t t = tt0 * kPanelTokens; t < tt1 * kPanelTokens; ++t) {
+    auto* out = reinterpret_cast<ActGroup16*>(dst + t * row_bytes);
+    if (t >= n_tokens) {  // padding of the last token tile
+      std::memset(static_cast<void*>(out), 0, static_cast<size_t>(row_bytes));
+      continue;
+    }
+    for (int64_t g = 0; g < ng; ++g) {
+      __m256i v[kGroup], steps[kSteps16];
+      ActGroup16& a = out[g];
+      for (int j = 0; j < kGroup; ++j) {
+        const int64_t b = g * kGroup + j;
+        a.d[j] = 0.f;
+        v[j] = b < nb ? quantize_block(x + t * cols + b * kQK, &a.d[j]) : _mm256_setzero_si256();
+      }
+      to_steps16(v, steps);
+      for (int k = 0; k < kSteps16; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(a.qs[k]), steps[k]);
+    }
+  }
+}
+
+void pack_rows16(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols, PackedGroup16* out) {
+  const int64_t nb = cols / kQK, ng = n_groups(cols);
+  for (int64_t g = 0; g < ng; ++g) {
+    PackedGroup16& p = out[g];
+    for (int r = 0; r < kRows; ++r) {
+      const auto* blk = reinterpret_cast<const BlockQ8_0*>(w + r * w_row_bytes);
+      __m256i v[kGroup], steps[kSteps16];
+      for (int j = 0; j < kGroup; ++j) {
+        const int64_t b = g * kGroup + j;
+        const bool live = r < n_rows && b < nb;
+        v[j] = live ? load32(blk[b].qs) : _mm256_setzero_si256();
+        p.d[r][j] = live ? _cvtsh_ss(blk[b].d) : 0.f;
+      }
+      to_steps16(v, steps);
+      for (int k = 0; k < kSteps16; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p.w[k][r]), steps[k]);
+    }
+  }
+}
+
+inline void tile16(const PackedGroup16* w, int64_t ng, const ActGroup16* const* x, float (&out)[kRows][kTok]) {
+  __m256 facc[kRows][kTok];
+  for (int r = 0; r < kRows; ++r) {
+    for (int t = 0; t < kTok; ++t) facc[r][t] = _mm256_setzero_ps();
+  }
+  for (int64_t g = 0; g < ng; ++g) {
+    const PackedGroup16& p = w[g];
+    __m256i iacc[kRows][kTok];
+    for (int r = 0; r < kRows; ++r) {
+      for (int t = 0; t < kTok; ++t) iacc[r][t] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 1
+    for (int k = 0; k < kSteps16; ++k) {
+      __m256i xv[kTok];
+      for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].qs[k]));
+      for (int r = 0; r < kRows; ++r) {
+        __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.w[k][r]));
+        __asm__("" : "+x"(wv));  // one load for both tokens (GCC would fold it into each madd)
+        for (int t = 0; t < kTok; ++t) {  // the sum added in place (GCC would rotate it through moves)
+          __asm__("vpaddd %1, %0, %0" : "+x"(iacc[r][t]) : "x"(_mm256_madd_epi16(wv, xv[t])));
+        }
+      }
+    }
+    for (int t = 0; t < kTok; ++t) {
+      const __m256 dx = _mm256_load_ps(x[t][g].d);
+      for (int r = 0; r < kRows; ++r) {
+        const __m256 scale = _mm256_mul_ps(_mm256_load_ps(p.d[r]), dx);
+        facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(iacc[r][t]), scale, facc[r][t]);
+      }
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    for (int t = 0; t < kTok; ++t) out[r][t] = hsum(facc[r][t]);
+  }
+}
+
+void rows16(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
+            int64_t cols, float* y, int64_t y_stride) {
+  const int64_t ng = n_groups(cols), row_bytes = act16_row_bytes(cols);
+  auto* packed = reinterpret_cast<PackedGroup16*>(panel_scratch(static_cast<size_t>(ng) * sizeof(PackedGroup16)));
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+    const int nr = static_cast<int>(std::min<int64_t>(kRows, n_rows - r0));
+    pack_rows16(w + r0 * w_row_bytes, w_row_bytes, nr, cols, packed);
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += kTok) {  // tokens past n_tokens: zero padding rows
+      const ActGroup16* x[kTok];
+      for (int t = 0; t < kTok; ++t) x[t] = reinterpret_cast<const ActGroup16*>(acts + (t0 + t) * row_bytes);
+      float out[kRows][kTok];
+      tile16(packed, ng, x, out);
+      const int nt = static_cast<int>(std::min<int64_t>(kTok, n_tokens - t0));
+      for (int t = 0; t < nt; ++t) {
+        for (int r = 0; r < nr; ++r) y[(t0 + t) * y_stride + r0 + r] = out[r][t];
+      }
+    }
+  }
+}
+
+#endif  // !PLIMSOLL_PANELS_VNNI
 
 // ---- float weights (F32 / F16 / BF16) -------------------------------------------
 // Activations: x copied with columns zero-padded to a multiple of 8 (and the token
@@ -422,7 +549,11 @@ void float_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const s
 PanelKernels make_panels() {
   static_assert(kPanelTokens % kTok == 0);
   PanelKernels k;
-  PanelKernel q8{kAvx2PanelMinTokens, act_bytes, prepare<kVnni>, rows<BlockQ8_0>, 0, 0};
+#if PLIMSOLL_PANELS_VNNI
+  PanelKernel q8{kAvx2PanelMinTokens, act_bytes, prepare<true>, rows<BlockQ8_0>, 0, 0};
+#else
+  PanelKernel q8{kAvx2PanelMinTokens, act16_bytes, prepare16, rows16, 0, 0};
+#endif
   PanelKernel q4{kAvx2PanelMinTokens, act_bytes, prepare<false>, rows<BlockQ4_0>, 0, 0};
   k.k[static_cast<int>(DType::kQ8_0)] = q8;
   k.k[static_cast<int>(DType::kQ4_0)] = q4;
@@ -479,5 +610,6 @@ const PanelKernels& avx2_panel_kernels() {
 }
 
 #endif
+#undef PLIMSOLL_PANELS_VNNI
 
 }  // namespace plimsoll::kernels

@@ -4,6 +4,7 @@
 
 #include "kernel_test_util.h"
 #include "kernels/isa_table.h"
+#include "kernels/scratch.h"
 
 namespace plimsoll::kernels {
 namespace {
@@ -154,6 +155,27 @@ TEST(IsaTable, NeonTablesHoldTheNeonKernels) {
   EXPECT_EQ(m.attend, neon_attend);
 }
 #endif
+
+// The memory plan's matmul scratch (matmul_scratch_bytes, one thread) holds what every
+// level's panel kernels prepare plus one thread's packing buffer, for every dtype that
+// has a panel: the plan counts these bytes before serving.
+TEST(IsaTable, PanelActivationsFitThePlannedScratch) {
+  for (Isa isa : testing::available_isas()) {
+    for (const PanelKernels* panels : isa_table(isa).panels) {
+      if (panels == nullptr) continue;
+      for (int d = 0; d < kNumDTypes; ++d) {
+        const PanelKernel& k = panels->k[d];
+        if (k.rows == nullptr) continue;
+        for (int64_t cols : {256, 768, 2048, 5632}) {
+          for (int64_t n : {1, 2, 15, 16, 17, 512}) {
+            EXPECT_LE(k.act_bytes(n, cols) + panel_scratch_bytes(cols) + 128, matmul_scratch_bytes(cols, n, 1))
+                << isa_name(isa) << " " << dtype_name(static_cast<DType>(d)) << " cols " << cols << " tokens " << n;
+          }
+        }
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace plimsoll::kernels
