@@ -237,7 +237,7 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
         for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].qs[k]));
         for (int r = 0; r < kRows; ++r) {
           const __m256i u = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.u8[k][r]));
-          for (int t = 0; t < kTok; ++t) iacc[r][t] = _mm256_add_epi16(iacc[r][t], _mm256_maddubs_epi16(u, xv[t]));
+          for (int t = 0; t < kTok; ++t) add_epi16_in_place(iacc[r][t], _mm256_maddubs_epi16(u, xv[t]));
         }
       }
     }
@@ -372,9 +372,7 @@ inline void tile16(const PackedGroup16* w, int64_t ng, const ActGroup16* const* 
       for (int r = 0; r < kRows; ++r) {
         __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.w[k][r]));
         __asm__("" : "+x"(wv));  // one load for both tokens (GCC would fold it into each madd)
-        for (int t = 0; t < kTok; ++t) {  // the sum added in place (GCC would rotate it through moves)
-          __asm__("vpaddd %1, %0, %0" : "+x"(iacc[r][t]) : "x"(_mm256_madd_epi16(wv, xv[t])));
-        }
+        for (int t = 0; t < kTok; ++t) add_epi32_in_place(iacc[r][t], _mm256_madd_epi16(wv, xv[t]));
       }
     }
     for (int t = 0; t < kTok; ++t) {

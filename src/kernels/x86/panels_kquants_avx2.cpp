@@ -284,7 +284,7 @@ inline void tile(const KPacked* w, int64_t nb, const KAct* const* x, float (&out
         for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][b].qs + 32 * k));
         for (int r = 0; r < kRows; ++r) {
           const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].q + 32 * k));
-          for (int t = 0; t < kTok; ++t) acc[r][t] = _mm256_add_epi16(acc[r][t], _mm256_maddubs_epi16(q, xv[t]));
+          for (int t = 0; t < kTok; ++t) add_epi16_in_place(acc[r][t], _mm256_maddubs_epi16(q, xv[t]));
         }
       }
       for (int r = 0; r < kRows; ++r) {
@@ -309,7 +309,7 @@ inline void tile(const KPacked* w, int64_t nb, const KAct* const* x, float (&out
           const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].scale[k / 4]));
           for (int t = 0; t < kTok; ++t) {
             const __m256i sum16 = _mm256_add_epi16(_mm256_maddubs_epi16(q0, x0[t]), _mm256_maddubs_epi16(q1, x1[t]));
-            isum[r][t] = _mm256_add_epi32(isum[r][t], _mm256_madd_epi16(sum16, s));
+            add_epi32_in_place(isum[r][t], _mm256_madd_epi16(sum16, s));
           }
         }
       }

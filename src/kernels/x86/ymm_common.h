@@ -1,6 +1,6 @@
 // Small 256-bit helpers shared by the x86 kernel files built with AVX2 (or more):
 // horizontal sums and maximum, an unaligned 32-byte load, an 8 x 8 int32 transpose,
-// Q4_0's nibbles. Include only from files
+// Q4_0's nibbles, in-place integer adds for the tiles' step loops. Include only from files
 // compiled with at least AVX2 + FMA + F16C; everything has internal linkage, so no
 // ISA-flagged code leaks into the baseline build through a shared inline symbol.
 #pragma once
@@ -20,6 +20,12 @@ inline __m256i q4_0_nibbles(const uint8_t* qs) {
   const __m256i q = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
   return _mm256_and_si256(_mm256_srlv_epi32(q, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)), _mm256_set1_epi8(0x0F));
 }
+
+// acc += v in int16 / int32 lanes, written in place. In the panel tiles' step loops GCC
+// otherwise adds into a fresh register and moves it back, one move per accumulator a
+// step (8 of ~30 instructions; the Q8_0 tile ran ~10 % faster without them, Zen 4).
+inline void add_epi16_in_place(__m256i& acc, __m256i v) { __asm__("vpaddw %1, %0, %0" : "+x"(acc) : "x"(v)); }
+inline void add_epi32_in_place(__m256i& acc, __m256i v) { __asm__("vpaddd %1, %0, %0" : "+x"(acc) : "x"(v)); }
 
 inline float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
