@@ -84,6 +84,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
         for (Isa isa : {Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAmx}) {  // avx2-vnni: isa 6
           if (isa == Isa::kAmx && n < 8) continue;  // AMX: batches only
           b->Args({static_cast<int64_t>(d), s[0], s[1], n, 1, static_cast<int64_t>(isa)});
+          if (n == 512) b->Args({static_cast<int64_t>(d), s[0], s[1], n, 2, static_cast<int64_t>(isa)});  // scaling
         }
       }
     }
