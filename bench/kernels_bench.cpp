@@ -193,6 +193,53 @@ void BM_AttendCold(benchmark::State& state) {
 BENCHMARK(BM_AttendCold)->ArgsProduct({{128, 512}, {static_cast<int64_t>(Isa::kAvx512), static_cast<int64_t>(Isa::kAvx2)}, {0, 1}})
     ->ArgNames({"n_pos", "isa", "head_major"})->Unit(benchmark::kMicrosecond);
 
+// Causal prefill attention of one head: n_q consecutive queries from position 0 over
+// their own f16 keys and values (what a prefill step runs per KV head), MACs of the
+// scores and the weighted values counted over the visible positions only.
+// args: head_dim, n_q, isa
+void BM_AttendCausal(benchmark::State& state) {
+  const int64_t hd = state.range(0), n_q = state.range(1);
+  if (!set_isa(static_cast<Isa>(state.range(2)))) {
+    state.SkipWithError("this CPU lacks the ISA");
+    return;
+  }
+  constexpr int64_t kBlockTokens = 16;
+  const int64_t n_blocks = (n_q + kBlockTokens - 1) / kBlockTokens;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  std::vector<std::byte> keys(static_cast<size_t>(n_blocks * kBlockTokens * hd * 2)), values(keys.size());
+  std::vector<float> row(static_cast<size_t>(hd));
+  for (auto* arena : {&keys, &values}) {
+    for (int64_t r = 0; r < n_blocks * kBlockTokens; ++r) {
+      for (float& f : row) f = dist(rng);
+      quantize_row(DType::kF16, row.data(), arena->data() + r * hd * 2, hd);
+    }
+  }
+  std::vector<int32_t> blocks(static_cast<size_t>(n_blocks));
+  for (int64_t b = 0; b < n_blocks; ++b) blocks[static_cast<size_t>(b)] = static_cast<int32_t>(b);
+  PagedKv kv;
+  kv.keys = keys.data();
+  kv.values = values.data();
+  kv.dtype = DType::kF16;
+  kv.blocks = blocks.data();
+  kv.block_stride = kBlockTokens * hd;
+  kv.block_tokens = kBlockTokens;
+  kv.pos_stride = hd;
+  std::vector<float> q(static_cast<size_t>(n_q * hd)), out(q.size());
+  for (float& f : q) f = dist(rng);
+  for (auto _ : state) {
+    attend_causal(q.data(), hd, n_q, hd, kv, 0, 1.0f / std::sqrt(static_cast<float>(hd)), nullptr, out.data(), hd);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["GMAC/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(n_q * (n_q + 1) / 2 * hd) * 1e-9,
+      benchmark::Counter::kIsRate);
+  state.SetLabel(std::string("f16 ") + isa_name(active_isa()));
+}
+
+BENCHMARK(BM_AttendCausal)->ArgsProduct({{64, 128}, {512}, {static_cast<int64_t>(Isa::kAvx512), static_cast<int64_t>(Isa::kAvx2)}})
+    ->ArgNames({"head_dim", "n_q", "isa"})->Unit(benchmark::kMicrosecond);
+
 void AttendShapes(benchmark::internal::Benchmark* b) {
   for (DType d : {DType::kF16, DType::kF32}) {
     for (int64_t group : {1, 2, 4, 8}) {  // query heads per KV head: 134M 1, 1.1B 8

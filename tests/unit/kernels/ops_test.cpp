@@ -206,7 +206,7 @@ TEST(Ops, AttendMatchesTwoPassSoftmaxOnEveryIsa) {
   testing::IsaGuard guard;
   const int64_t bt = 16, n_blocks = 9;
   for (DType dtype : {DType::kF32, DType::kF16}) {
-    for (int64_t hd : {8, 16, 64, 128}) {
+    for (int64_t hd : {8, 16, 64, 128, 256}) {
       for (int64_t group : {1, 3, 8, 20}) {
         const int64_t n_kv_heads = 2, kv_dim = n_kv_heads * hd, stride = 2 * bt * kv_dim;  // block: keys, then values
         const KvArena arena(random_floats(n_blocks * stride, uint32_t(hd + group), 1.f), dtype);
@@ -322,7 +322,7 @@ TEST(Ops, AttendCausalMatchesAttendRowByRowOnEveryIsa) {
   const int64_t bt = 5, n_blocks = 16;
   const std::vector<int32_t> blocks = {9, 3, 14, 0, 7, 12, 1, 5, 15, 2, 10, 6, 13, 4, 11, 8};
   for (DType dtype : {DType::kF32, DType::kF16}) {
-    for (int64_t hd : {8, 16, 64, 128}) {
+    for (int64_t hd : {8, 16, 64, 128, 256}) {
       const int64_t kv_dim = 2 * hd, stride = 2 * bt * kv_dim;  // two KV heads; block: keys, then values
       const KvArena arena(random_floats(n_blocks * stride, uint32_t(300 + hd), 1.f), dtype);
       PagedKv kv = arena.paged(hd, bt * kv_dim + hd);  // KV head 1
