@@ -97,6 +97,39 @@ BENCHMARK(BM_Matmul)->Apply(Shapes)->ArgNames({"dtype", "rows", "cols", "tokens"
 // Decode attention: `group` query heads sharing one KV head over n_pos cached
 // positions in 16-token blocks (shuffled, as a busy pool hands them out).
 // args: group, head_dim, n_pos, kv dtype (DType as int), isa
+// A paged KV head of n_pos random positions in 16-position blocks (quantized to dtype);
+// the block order shuffled when shuffle is set.
+struct BenchKv {
+  std::vector<std::byte> keys, values;
+  std::vector<int32_t> blocks;
+  PagedKv kv;
+  BenchKv(int64_t n_pos, int64_t hd, DType dtype, std::mt19937& rng, bool shuffle) {
+    constexpr int64_t kBlockTokens = 16;
+    const int64_t n_blocks = (n_pos + kBlockTokens - 1) / kBlockTokens;
+    const int64_t elem_bytes = dtype == DType::kF16 ? 2 : 4;
+    std::normal_distribution<float> dist(0.f, 1.f);
+    keys.resize(static_cast<size_t>(n_blocks * kBlockTokens * hd * elem_bytes));
+    values.resize(keys.size());
+    std::vector<float> row(static_cast<size_t>(hd));
+    for (auto* arena : {&keys, &values}) {
+      for (int64_t r = 0; r < n_blocks * kBlockTokens; ++r) {
+        for (float& f : row) f = dist(rng);
+        quantize_row(dtype, row.data(), arena->data() + r * hd * elem_bytes, hd);
+      }
+    }
+    blocks.resize(static_cast<size_t>(n_blocks));
+    for (int64_t b = 0; b < n_blocks; ++b) blocks[static_cast<size_t>(b)] = static_cast<int32_t>(b);
+    if (shuffle) std::shuffle(blocks.begin(), blocks.end(), rng);
+    kv.keys = keys.data();
+    kv.values = values.data();
+    kv.dtype = dtype;
+    kv.blocks = blocks.data();
+    kv.block_stride = kBlockTokens * hd;
+    kv.block_tokens = kBlockTokens;
+    kv.pos_stride = hd;
+  }
+};
+
 void BM_Attend(benchmark::State& state) {
   const int64_t group = state.range(0), hd = state.range(1), n_pos = state.range(2);
   const auto dtype = static_cast<DType>(state.range(3));
@@ -104,31 +137,11 @@ void BM_Attend(benchmark::State& state) {
     state.SkipWithError("this CPU lacks the ISA");
     return;
   }
-  constexpr int64_t kBlockTokens = 16;
-  const int64_t n_blocks = (n_pos + kBlockTokens - 1) / kBlockTokens;
   const int64_t elem_bytes = dtype == DType::kF16 ? 2 : 4;
   std::mt19937 rng(3);
   std::normal_distribution<float> dist(0.f, 1.f);
-  std::vector<std::byte> keys(static_cast<size_t>(n_blocks * kBlockTokens * hd * elem_bytes));
-  std::vector<std::byte> values(keys.size());
-  std::vector<float> row(static_cast<size_t>(hd));
-  for (auto* arena : {&keys, &values}) {
-    for (int64_t r = 0; r < n_blocks * kBlockTokens; ++r) {
-      for (float& f : row) f = dist(rng);
-      quantize_row(dtype, row.data(), arena->data() + r * hd * elem_bytes, hd);
-    }
-  }
-  std::vector<int32_t> blocks(static_cast<size_t>(n_blocks));
-  for (int64_t b = 0; b < n_blocks; ++b) blocks[static_cast<size_t>(b)] = static_cast<int32_t>(b);
-  std::shuffle(blocks.begin(), blocks.end(), rng);
-  PagedKv kv;
-  kv.keys = keys.data();
-  kv.values = values.data();
-  kv.dtype = dtype;
-  kv.blocks = blocks.data();
-  kv.block_stride = kBlockTokens * hd;
-  kv.block_tokens = kBlockTokens;
-  kv.pos_stride = hd;
+  const BenchKv bench_kv(n_pos, hd, dtype, rng, true);
+  const PagedKv& kv = bench_kv.kv;
   std::vector<float> q(static_cast<size_t>(group * hd)), out(q.size());
   for (float& f : q) f = dist(rng);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
@@ -203,28 +216,10 @@ void BM_AttendCausal(benchmark::State& state) {
     state.SkipWithError("this CPU lacks the ISA");
     return;
   }
-  constexpr int64_t kBlockTokens = 16;
-  const int64_t n_blocks = (n_q + kBlockTokens - 1) / kBlockTokens;
   std::mt19937 rng(5);
   std::normal_distribution<float> dist(0.f, 1.f);
-  std::vector<std::byte> keys(static_cast<size_t>(n_blocks * kBlockTokens * hd * 2)), values(keys.size());
-  std::vector<float> row(static_cast<size_t>(hd));
-  for (auto* arena : {&keys, &values}) {
-    for (int64_t r = 0; r < n_blocks * kBlockTokens; ++r) {
-      for (float& f : row) f = dist(rng);
-      quantize_row(DType::kF16, row.data(), arena->data() + r * hd * 2, hd);
-    }
-  }
-  std::vector<int32_t> blocks(static_cast<size_t>(n_blocks));
-  for (int64_t b = 0; b < n_blocks; ++b) blocks[static_cast<size_t>(b)] = static_cast<int32_t>(b);
-  PagedKv kv;
-  kv.keys = keys.data();
-  kv.values = values.data();
-  kv.dtype = DType::kF16;
-  kv.blocks = blocks.data();
-  kv.block_stride = kBlockTokens * hd;
-  kv.block_tokens = kBlockTokens;
-  kv.pos_stride = hd;
+  const BenchKv bench_kv(n_q, hd, DType::kF16, rng, false);
+  const PagedKv& kv = bench_kv.kv;
   std::vector<float> q(static_cast<size_t>(n_q * hd)), out(q.size());
   for (float& f : q) f = dist(rng);
   for (auto _ : state) {

@@ -78,8 +78,11 @@ struct ActGroup {
 };
 static_assert(sizeof(ActGroup) == 320);
 
-int64_t act_row_bytes(int64_t cols) { return n_groups(cols) * static_cast<int64_t>(sizeof(ActGroup)); }
-int64_t act_bytes(int64_t n_tokens, int64_t cols) { return padded_tokens(n_tokens) * act_row_bytes(cols); }
+// bytes of n_tokens prepared rows (padded to whole token tiles) in layout Act
+template <typename Act>
+int64_t act_bytes(int64_t n_tokens, int64_t cols) {
+  return padded_tokens(n_tokens) * n_groups(cols) * static_cast<int64_t>(sizeof(Act));
+}
 
 // ---- activations -------------------------------------------------------------
 // Round half away from zero (std::round) of values well inside int32 range.
@@ -114,42 +117,46 @@ inline __m256i quantize_block(const float* x, float* d_out) {
   return _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-// kOffsetU8: the values stored as x + 128 (u8), for the VNNI Q8_0 tile.
-template <bool kOffsetU8>
-void prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) {
-  const int64_t nb = cols / kQK, ng = n_groups(cols), row_bytes = act_row_bytes(cols);
+// Token tiles [tt0, tt1) of x quantized block by block: for each group of 8 blocks,
+// store(v, d, out) gets the blocks' int8 values in element order and their scales
+// (zeros past the row's last block); padding tokens are zeroed.
+template <typename Act, typename Store>
+void prepare_groups(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst,
+                    Store store) {
+  const int64_t nb = cols / kQK, ng = n_groups(cols), row_bytes = ng * static_cast<int64_t>(sizeof(Act));
   for (int64_t t = tt0 * kPanelTokens; t < tt1 * kPanelTokens; ++t) {
-    auto* out = reinterpret_cast<ActGroup*>(dst + t * row_bytes);
+    auto* out = reinterpret_cast<Act*>(dst + t * row_bytes);
     if (t >= n_tokens) {  // padding of the last token tile
       std::memset(static_cast<void*>(out), 0, static_cast<size_t>(row_bytes));
       continue;
     }
     for (int64_t g = 0; g < ng; ++g) {
-      __m256i r[8];
-      ActGroup& a = out[g];
+      __m256i v[kGroup];
+      float d[kGroup];
       for (int j = 0; j < kGroup; ++j) {
         const int64_t b = g * kGroup + j;
-        if (b < nb) {
-          r[j] = quantize_block(x + t * cols + b * kQK, &a.d[j]);
-          const __m256i s16 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), r[j]);
-          const __m256i s32 = _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
-          __m128i s = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
-          s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-          s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-          a.corr[j] = -8 * _mm_cvtsi128_si32(s);
-        } else {
-          r[j] = _mm256_setzero_si256();
-          a.d[j] = 0.f;
-          a.corr[j] = 0;
-        }
+        d[j] = 0.f;
+        v[j] = b < nb ? quantize_block(x + t * cols + b * kQK, &d[j]) : _mm256_setzero_si256();
       }
-      transpose8x8(r);
-      const __m256i offset = _mm256_set1_epi8(kOffsetU8 ? -128 : 0);  // x ^ 0x80 == x + 128 as u8
-      for (int k = 0; k < kGroup; ++k) {
-        _mm256_store_si256(reinterpret_cast<__m256i*>(a.qs[k]), _mm256_xor_si256(r[k], offset));
-      }
+      store(v, d, out[g]);
     }
   }
+}
+
+// kOffsetU8: the values stored as x + 128 (u8), for the VNNI Q8_0 tile.
+template <bool kOffsetU8>
+void prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) {
+  prepare_groups<ActGroup>(x, n_tokens, cols, tt0, tt1, dst, [](__m256i (&v)[kGroup], const float* d, ActGroup& a) {
+    for (int j = 0; j < kGroup; ++j) {
+      a.d[j] = d[j];
+      a.corr[j] = -8 * hsum_i32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), v[j]), _mm256_set1_epi16(1)));
+    }
+    transpose8x8(v);
+    const __m256i offset = _mm256_set1_epi8(kOffsetU8 ? -128 : 0);  // x ^ 0x80 == x + 128 as u8
+    for (int k = 0; k < kGroup; ++k) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(a.qs[k]), _mm256_xor_si256(v[k], offset));
+    }
+  });
 }
 
 // ---- weights: kRows rows packed per group --------------------------------------
@@ -165,20 +172,27 @@ struct PackedGroup {
 inline __m256i unpack_block(const BlockQ8_0& b) { return load32(b.qs); }
 inline __m256i unpack_block(const BlockQ4_0& b) { return q4_0_nibbles(b.qs); }  // element order
 
+// Group g of weight row r (of n_rows): its blocks' values in element order and their
+// scales into d (zeros past the row's last block and for rows past n_rows).
+template <typename Block>
+inline void load_group(const std::byte* w, int64_t w_row_bytes, int r, int n_rows, int64_t g, int64_t cols,
+                       __m256i (&v)[kGroup], float* d) {
+  const auto* blk = reinterpret_cast<const Block*>(w + r * w_row_bytes);
+  for (int j = 0; j < kGroup; ++j) {
+    const int64_t b = g * kGroup + j;
+    const bool live = r < n_rows && b < cols / kQK;
+    v[j] = live ? unpack_block(blk[b]) : _mm256_setzero_si256();
+    d[j] = live ? _cvtsh_ss(blk[b].d) : 0.f;
+  }
+}
+
 template <typename Block>
 void pack_rows(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols, PackedGroup* out) {
-  const int64_t nb = cols / kQK, ng = n_groups(cols);
-  for (int64_t g = 0; g < ng; ++g) {
+  for (int64_t g = 0; g < n_groups(cols); ++g) {
     PackedGroup& p = out[g];
     for (int r = 0; r < kRows; ++r) {
-      const auto* blk = reinterpret_cast<const Block*>(w + r * w_row_bytes);
-      __m256i v[8];
-      for (int j = 0; j < kGroup; ++j) {
-        const int64_t b = g * kGroup + j;
-        const bool live = r < n_rows && b < nb;
-        v[j] = live ? unpack_block(blk[b]) : _mm256_setzero_si256();
-        p.d[r][j] = live ? _cvtsh_ss(blk[b].d) : 0.f;
-      }
+      __m256i v[kGroup];
+      load_group<Block>(w, w_row_bytes, r, n_rows, g, cols, v, p.d[r]);
       transpose8x8(v);
       if constexpr (kVnni && std::is_same_v<Block, BlockQ8_0>) {
         __m256i sum = _mm256_setzero_si256();  // lane j: sum of block j's 32 values
@@ -257,25 +271,34 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
   }
 }
 
-template <typename Block>
-void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
-          int64_t cols, float* y, int64_t y_stride) {
-  const int64_t ng = n_groups(cols), row_bytes = act_row_bytes(cols);
-  auto* packed = reinterpret_cast<PackedGroup*>(panel_scratch(static_cast<size_t>(ng) * sizeof(PackedGroup)));
+// The panel's rows: kRows weight rows at a time packed (pack) into the per-thread scratch,
+// then run over every token kTok at a time (run_tile); Packed / Act are the layouts.
+template <typename Packed, typename Act, auto pack, auto run_tile>
+void panel_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
+                int64_t cols, float* y, int64_t y_stride) {
+  const int64_t ng = n_groups(cols), row_bytes = ng * static_cast<int64_t>(sizeof(Act));
+  auto* packed = reinterpret_cast<Packed*>(panel_scratch(static_cast<size_t>(ng) * sizeof(Packed)));
   for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
     const int nr = static_cast<int>(std::min<int64_t>(kRows, n_rows - r0));
-    pack_rows<Block>(w + r0 * w_row_bytes, w_row_bytes, nr, cols, packed);
+    pack(w + r0 * w_row_bytes, w_row_bytes, nr, cols, packed);
     for (int64_t t0 = 0; t0 < n_tokens; t0 += kTok) {  // tokens past n_tokens: zero padding rows
-      const ActGroup* x[kTok];
-      for (int t = 0; t < kTok; ++t) x[t] = reinterpret_cast<const ActGroup*>(acts + (t0 + t) * row_bytes);
+      const Act* x[kTok];
+      for (int t = 0; t < kTok; ++t) x[t] = reinterpret_cast<const Act*>(acts + (t0 + t) * row_bytes);
       float out[kRows][kTok];
-      tile<Block>(packed, ng, x, out);
+      run_tile(packed, ng, x, out);
       const int nt = static_cast<int>(std::min<int64_t>(kTok, n_tokens - t0));
       for (int t = 0; t < nt; ++t) {
         for (int r = 0; r < nr; ++r) y[(t0 + t) * y_stride + r0 + r] = out[r][t];
       }
     }
   }
+}
+
+template <typename Block>
+void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
+          int64_t cols, float* y, int64_t y_stride) {
+  panel_rows<PackedGroup, ActGroup, pack_rows<Block>, tile<Block>>(w, w_row_bytes, n_rows, acts, n_tokens, cols, y,
+                                                                   y_stride);
 }
 
 #if !PLIMSOLL_PANELS_VNNI
@@ -295,8 +318,6 @@ struct PackedGroup16 {
   float d[kRows][kGroup];          // block scales
 };
 
-int64_t act16_row_bytes(int64_t cols) { return n_groups(cols) * static_cast<int64_t>(sizeof(ActGroup16)); }
-int64_t act16_bytes(int64_t n_tokens, int64_t cols) { return padded_tokens(n_tokens) * act16_row_bytes(cols); }
 
 // v[j]: block j's 32 values (int8, element order) -> out[s] = step s of the group.
 inline void to_steps16(const __m256i (&v)[kGroup], __m256i (&out)[kSteps16]) {
@@ -314,40 +335,20 @@ inline void to_steps16(const __m256i (&v)[kGroup], __m256i (&out)[kSteps16]) {
 }
 
 void prepare16(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_t tt1, std::byte* dst) {
-  const int64_t nb = cols / kQK, ng = n_groups(cols), row_bytes = act16_row_bytes(cols);
-  for (int64_t t = tt0 * kPanelTokens; t < tt1 * kPanelTokens; ++t) {
-    auto* out = reinterpret_cast<ActGroup16*>(dst + t * row_bytes);
-    if (t >= n_tokens) {  // padding of the last token tile
-      std::memset(static_cast<void*>(out), 0, static_cast<size_t>(row_bytes));
-      continue;
-    }
-    for (int64_t g = 0; g < ng; ++g) {
-      __m256i v[kGroup], steps[kSteps16];
-      ActGroup16& a = out[g];
-      for (int j = 0; j < kGroup; ++j) {
-        const int64_t b = g * kGroup + j;
-        a.d[j] = 0.f;
-        v[j] = b < nb ? quantize_block(x + t * cols + b * kQK, &a.d[j]) : _mm256_setzero_si256();
-      }
-      to_steps16(v, steps);
-      for (int k = 0; k < kSteps16; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(a.qs[k]), steps[k]);
-    }
-  }
+  prepare_groups<ActGroup16>(x, n_tokens, cols, tt0, tt1, dst, [](__m256i (&v)[kGroup], const float* d, ActGroup16& a) {
+    __m256i steps[kSteps16];
+    to_steps16(v, steps);
+    for (int j = 0; j < kGroup; ++j) a.d[j] = d[j];
+    for (int k = 0; k < kSteps16; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(a.qs[k]), steps[k]);
+  });
 }
 
 void pack_rows16(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols, PackedGroup16* out) {
-  const int64_t nb = cols / kQK, ng = n_groups(cols);
-  for (int64_t g = 0; g < ng; ++g) {
+  for (int64_t g = 0; g < n_groups(cols); ++g) {
     PackedGroup16& p = out[g];
     for (int r = 0; r < kRows; ++r) {
-      const auto* blk = reinterpret_cast<const BlockQ8_0*>(w + r * w_row_bytes);
       __m256i v[kGroup], steps[kSteps16];
-      for (int j = 0; j < kGroup; ++j) {
-        const int64_t b = g * kGroup + j;
-        const bool live = r < n_rows && b < nb;
-        v[j] = live ? load32(blk[b].qs) : _mm256_setzero_si256();
-        p.d[r][j] = live ? _cvtsh_ss(blk[b].d) : 0.f;
-      }
+      load_group<BlockQ8_0>(w, w_row_bytes, r, n_rows, g, cols, v, p.d[r]);
       to_steps16(v, steps);
       for (int k = 0; k < kSteps16; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p.w[k][r]), steps[k]);
     }
@@ -390,22 +391,7 @@ inline void tile16(const PackedGroup16* w, int64_t ng, const ActGroup16* const* 
 
 void rows16(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
             int64_t cols, float* y, int64_t y_stride) {
-  const int64_t ng = n_groups(cols), row_bytes = act16_row_bytes(cols);
-  auto* packed = reinterpret_cast<PackedGroup16*>(panel_scratch(static_cast<size_t>(ng) * sizeof(PackedGroup16)));
-  for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
-    const int nr = static_cast<int>(std::min<int64_t>(kRows, n_rows - r0));
-    pack_rows16(w + r0 * w_row_bytes, w_row_bytes, nr, cols, packed);
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += kTok) {  // tokens past n_tokens: zero padding rows
-      const ActGroup16* x[kTok];
-      for (int t = 0; t < kTok; ++t) x[t] = reinterpret_cast<const ActGroup16*>(acts + (t0 + t) * row_bytes);
-      float out[kRows][kTok];
-      tile16(packed, ng, x, out);
-      const int nt = static_cast<int>(std::min<int64_t>(kTok, n_tokens - t0));
-      for (int t = 0; t < nt; ++t) {
-        for (int r = 0; r < nr; ++r) y[(t0 + t) * y_stride + r0 + r] = out[r][t];
-      }
-    }
-  }
+  panel_rows<PackedGroup16, ActGroup16, pack_rows16, tile16>(w, w_row_bytes, n_rows, acts, n_tokens, cols, y, y_stride);
 }
 
 #endif  // !PLIMSOLL_PANELS_VNNI
@@ -548,11 +534,11 @@ PanelKernels make_panels() {
   static_assert(kPanelTokens % kTok == 0);
   PanelKernels k;
 #if PLIMSOLL_PANELS_VNNI
-  PanelKernel q8{kAvx2PanelMinTokens, act_bytes, prepare<true>, rows<BlockQ8_0>, 0, 0};
+  PanelKernel q8{kAvx2PanelMinTokens, act_bytes<ActGroup>, prepare<true>, rows<BlockQ8_0>, 0, 0};
 #else
-  PanelKernel q8{kAvx2PanelMinTokens, act16_bytes, prepare16, rows16, 0, 0};
+  PanelKernel q8{kAvx2PanelMinTokens, act_bytes<ActGroup16>, prepare16, rows16, 0, 0};
 #endif
-  PanelKernel q4{kAvx2PanelMinTokens, act_bytes, prepare<false>, rows<BlockQ4_0>, 0, 0};
+  PanelKernel q4{kAvx2PanelMinTokens, act_bytes<ActGroup>, prepare<false>, rows<BlockQ4_0>, 0, 0};
   k.k[static_cast<int>(DType::kQ8_0)] = q8;
   k.k[static_cast<int>(DType::kQ4_0)] = q4;
   static_assert(kPanelTokens % kFTok == 0);
