@@ -108,13 +108,16 @@ void attend_rows(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv
       const __m256 kd = _mm256_load_ps(kt + d * kChunk);
       for (int r = 0; r < nr; ++r) s[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(q + r * q_stride + d), kd, s[r]);
     }
+    // The scores leave the registers once, here: indexed by the softmax loop's r below,
+    // s itself would live on the stack and GCC stored all nr sums every dimension.
+    for (int r = 0; r < nr; ++r) _mm256_store_ps(w[r], s[r]);
     for (int r = 0; r < nr; ++r) {
       const int64_t live_n = std::min<int64_t>(n, n_vis[r] - p0);
       if (live_n <= 0) {  // the row's positions ended in an earlier chunk
         _mm256_store_ps(w[r], _mm256_setzero_ps());
         continue;
       }
-      __m256 sr = _mm256_mul_ps(s[r], _mm256_set1_ps(scale));
+      __m256 sr = _mm256_mul_ps(_mm256_load_ps(w[r]), _mm256_set1_ps(scale));
       if (slopes[r] != 0.0f) {
         sr = _mm256_fmadd_ps(_mm256_add_ps(lane_pos, _mm256_set1_ps(static_cast<float>(p0))), _mm256_set1_ps(slopes[r]), sr);
       }
