@@ -205,14 +205,19 @@ void attend_rows(const float* q, int64_t q_stride, int nr, int64_t hd, const Pag
 // loaded once (and widened once) for every head ----
 constexpr int kSlice = 8;  // heads a register pass holds (8 accumulators)
 
-// s[r] lane j = dot(q_r, k_j) for the R heads q + r * hd (kt: transposed keys).
+// scores[r] lane j = dot(q_r, k_j) for the R heads q + r * hd (kt: transposed keys).
+// The sums leave the registers once, at the end: an array of vectors that the
+// caller indexes by a loop variable lives on the stack, and GCC stored all R sums
+// every dimension.
 template <int R>
-inline void dots_heads(const float* q, const float* kt, int64_t hd, __m512 (&s)[kSlice]) {
+inline void dots_heads(const float* q, const float* kt, int64_t hd, float (*scores)[16]) {
+  __m512 s[R];
   for (int r = 0; r < R; ++r) s[r] = _mm512_setzero_ps();
   for (int64_t d = 0; d < hd; ++d) {
     const __m512 kd = _mm512_load_ps(kt + d * 16);
     for (int r = 0; r < R; ++r) s[r] = _mm512_fmadd_ps(_mm512_set1_ps(q[r * hd + d]), kd, s[r]);
   }
+  for (int r = 0; r < R; ++r) _mm512_store_ps(scores[r], s[r]);
 }
 
 // acc[r] += sum_j w[r][j] v[j] for the R heads' rows (n live positions).
@@ -242,10 +247,10 @@ void attend_slice(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, 
     prefetch_next_block<T>(kv, p0, n_pos, hd);
     const T* v[kChunk];
     const int n = transposed_chunk(kv, p0, n_pos, hd, kt, v);
-    __m512 s[kSlice];
+    alignas(64) float s[R][16];
     dots_heads<R>(q, kt, hd, s);
     for (int r = 0; r < R; ++r) {
-      const __m512 sr = _mm512_fmadd_ps(s[r], _mm512_set1_ps(scale), position_bias(slopes ? slopes[r] : 0.0f, p0));
+      const __m512 sr = _mm512_fmadd_ps(_mm512_load_ps(s[r]), _mm512_set1_ps(scale), position_bias(slopes ? slopes[r] : 0.0f, p0));
       weigh(sr, n, hd, &st[r], w[r]);
     }
     accumulate_heads<R>(w, v, n, hd, acc);
