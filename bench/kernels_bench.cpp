@@ -1,6 +1,6 @@
 // Kernel micro-benchmark (Google Benchmark): matmul at the 134M model's shapes
-// for decode (1..4 tokens) and batched/prefill token counts, and decode
-// attention over a paged KV cache. Built by bench/kernels_bench.sh.
+// for decode (1..4 tokens) and batched/prefill token counts, decode and causal
+// attention over a paged KV cache, and the FFN's swiglu. Built by bench/kernels_bench.sh.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -234,6 +234,32 @@ void BM_AttendCausal(benchmark::State& state) {
 
 BENCHMARK(BM_AttendCausal)->ArgsProduct({{64, 128}, {512}, {static_cast<int64_t>(Isa::kAvx512), static_cast<int64_t>(Isa::kAvx2)}})
     ->ArgNames({"head_dim", "n_q", "isa"})->Unit(benchmark::kMicrosecond);
+
+// The FFN's gate activation over one prefill step (512 tokens x 2048), in place as
+// the engine runs it. args: isa
+void BM_Swiglu(benchmark::State& state) {
+  if (!set_isa(static_cast<Isa>(state.range(0)))) {
+    state.SkipWithError("this CPU lacks the ISA");
+    return;
+  }
+  constexpr int64_t kN = 512 * 2048;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.f, 2.f);
+  std::vector<float> gate(kN), up(kN), h(kN);
+  for (float& f : gate) f = dist(rng);
+  for (float& f : up) f = dist(rng);
+  for (auto _ : state) {
+    std::copy(gate.begin(), gate.end(), h.begin());
+    swiglu(h.data(), h.data(), up.data(), kN);
+    benchmark::DoNotOptimize(h.data());
+  }
+  state.counters["Gelem/s"] = benchmark::Counter(static_cast<double>(state.iterations() * kN) * 1e-9,
+                                                 benchmark::Counter::kIsRate);
+  state.SetLabel(isa_name(active_isa()));
+}
+
+BENCHMARK(BM_Swiglu)->Arg(static_cast<int64_t>(Isa::kAvx512))->Arg(static_cast<int64_t>(Isa::kAvx2))
+    ->ArgNames({"isa"})->Unit(benchmark::kMicrosecond);
 
 void AttendShapes(benchmark::internal::Benchmark* b) {
   for (DType d : {DType::kF16, DType::kF32}) {
