@@ -13,9 +13,26 @@
 
 namespace plimsoll::kernels {
 
+namespace {
+
+// The sum of term(i) for i < n in double (n up to ~16k terms without losing digits),
+// in 8 interleaved partial sums: one running sum was a chain of dependent adds, ~4
+// cycles an element (rmsnorm was 1.2 % of a 1-thread 134M prefill on Zen 4).
+template <class Term>
+double sum8(int64_t n, Term term) {
+  double part[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) part[k] += term(i + k);
+  }
+  for (; i < n; ++i) part[0] += term(i);
+  return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
+}  // namespace
+
 void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps) {
-  double sum_sq = 0.0;  // double: n up to ~16k squares without losing digits
-  for (int64_t i = 0; i < n; ++i) sum_sq += static_cast<double>(x[i]) * x[i];
+  const double sum_sq = sum8(n, [x](int64_t i) { return static_cast<double>(x[i]) * x[i]; });
   const float inv_rms =
       static_cast<float>(1.0 / std::sqrt(sum_sq / static_cast<double>(n) + static_cast<double>(eps)));
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inv_rms * weight[i];
@@ -23,11 +40,8 @@ void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float e
 
 void layernorm(float* out, const float* x, const float* weight, const float* bias, int64_t n,
                float eps) {
-  double sum = 0.0;  // double: mean and variance of up to ~16k values without losing digits
-  for (int64_t i = 0; i < n; ++i) sum += x[i];
-  const double mean = sum / static_cast<double>(n);
-  double sum_sq = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum_sq += (x[i] - mean) * (x[i] - mean);
+  const double mean = sum8(n, [x](int64_t i) { return static_cast<double>(x[i]); }) / static_cast<double>(n);
+  const double sum_sq = sum8(n, [x, mean](int64_t i) { return (x[i] - mean) * (x[i] - mean); });
   const double inv_std = 1.0 / std::sqrt(sum_sq / static_cast<double>(n) + static_cast<double>(eps));
   for (int64_t i = 0; i < n; ++i) {
     const float normed = static_cast<float>((x[i] - mean) * inv_std);
