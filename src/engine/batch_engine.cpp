@@ -195,9 +195,8 @@ void BatchEngine::layer(int64_t l, int64_t n) {
   const ModelConfig& c = config_;
   const LayerWeights& w = weights_.layers[static_cast<size_t>(l)];
   norm_rows(c, *w.attn_norm, w.attn_norm_b, x_.data(), xb_.data(), n, threads_);
-  linear(*w.wq, w.bq, xb_.data(), n, q_.data(), threads_);   // [n, q_dim]
-  linear(*w.wk, w.bk, xb_.data(), n, k_.data(), threads_);   // [n, kv_dim]
-  linear(*w.wv, w.bv, xb_.data(), n, v_.data(), threads_);   // [n, kv_dim]
+  linear_same_input({{w.wq, w.bq, q_.data()}, {w.wk, w.bk, k_.data()}, {w.wv, w.bv, v_.data()}}, xb_.data(), n,
+                    threads_);  // q_ [n, q_dim], k_ and v_ [n, kv_dim]
   norm_qk_heads(c, w, q_.data(), k_.data(), n, threads_);
   write_kv(l, n);
   attention(l);                                              // attn_ [n, dim]

@@ -31,6 +31,16 @@ namespace kernels {
 // cols must be a multiple of w's block size.
 void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y,
             ThreadPool* pool = nullptr);
+// Several weights of the same column count against one x (a layer's Q, K and V;
+// gate and up): y_i = matmul(*w_i, x). Where their panel kernels prepare the
+// activations alike, x is prepared once and one parallel_for runs every weight's
+// rows; otherwise each goes through matmul. Same results as matmul, one by one.
+struct MatmulOut {
+  const TensorView* w;
+  float* y;  // [n_tokens, w->rows()]
+};
+void matmul_same_input(const MatmulOut* outs, int n_outs, const float* x, int64_t n_tokens,
+                       ThreadPool* pool = nullptr);
 // The most scratch matmul keeps (thread_local buffers that only grow) for
 // products of up to n_tokens tokens over rows of up to `cols` columns, with
 // n_threads threads, on any ISA path and weight dtype: the bytes a plan counts.

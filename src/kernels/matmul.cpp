@@ -108,28 +108,47 @@ void matmul_tiled(const TileKernel& k, const TensorView& w, const float* x, int6
   }
 }
 
-// Panel kernels (AMX, AVX-512 broadcast): the caller's scratch holds the prepared
-// token tiles (prepared in parallel); each thread runs its rows, in kPanelRows
-// panels, over all of them.
-void matmul_panels(const PanelKernel& k, const TensorView& w, const float* x, int64_t n_tokens, float* y,
-                ThreadPool* pool) {
-  const int64_t rows = w.rows(), cols = w.cols(), w_row_bytes = w.row_bytes();
+// Panel kernels (AMX, AVX-512 broadcast, AVX2): the caller's scratch holds the prepared
+// token tiles (prepared in parallel, once for every weight: their kernels prepare alike);
+// each thread runs its rows, in kPanelRows panels, over all of them. The weights' rows
+// count as one range [0, sum of rows) split across the pool.
+struct PanelJob {
+  const PanelKernel* k;
+  const TensorView* w;
+  float* y;
+};
+
+void matmul_panels(const PanelJob* jobs, int n_jobs, const float* x, int64_t n_tokens, ThreadPool* pool) {
+  const PanelKernel& k0 = *jobs[0].k;
+  const int64_t cols = jobs[0].w->cols();
   const int64_t n_tiles = (n_tokens + kPanelTokens - 1) / kPanelTokens;
-  std::byte* acts = thread_scratch(static_cast<size_t>(k.act_bytes(n_tokens, cols)));
+  std::byte* acts = thread_scratch(static_cast<size_t>(k0.act_bytes(n_tokens, cols)));
   const bool threaded = pool != nullptr && pool->n_threads() > 1;
-  auto prepare = [&](int64_t tt0, int64_t tt1) { k.prepare(x, n_tokens, cols, tt0, tt1, acts); };
+  auto prepare = [&](int64_t tt0, int64_t tt1) { k0.prepare(x, n_tokens, cols, tt0, tt1, acts); };
   if (threaded && n_tiles >= 2) {
     pool->parallel_for(n_tiles, 1, prepare);
   } else {
     prepare(0, n_tiles);
   }
-  auto run_rows = [&](int64_t r0, int64_t r1) {
-    k.rows(w.data + r0 * w_row_bytes, w_row_bytes, r1 - r0, acts, n_tokens, cols, y + r0, rows);
+  int64_t total_rows = 0;
+  for (int i = 0; i < n_jobs; ++i) total_rows += jobs[i].w->rows();
+  auto run_rows = [&](int64_t r0, int64_t r1) {  // [r0, r1) of the weights' rows in order
+    int64_t first = 0;
+    for (int i = 0; i < n_jobs && first < r1; ++i) {
+      const PanelJob& j = jobs[i];
+      const int64_t rows = j.w->rows(), a = std::max(r0, first), b = std::min(r1, first + rows);
+      if (a < b) {
+        const int64_t w_row_bytes = j.w->row_bytes();
+        j.k->rows(j.w->data + (a - first) * w_row_bytes, w_row_bytes, b - a, acts, n_tokens, cols,
+                  j.y + (a - first), rows);
+      }
+      first += rows;
+    }
   };
-  if (threaded && rows >= 2 * kPanelRows) {
-    pool->parallel_for(rows, kPanelRows, run_rows);
+  if (threaded && total_rows >= 2 * kPanelRows) {
+    pool->parallel_for(total_rows, kPanelRows, run_rows);
   } else {
-    run_rows(0, rows);
+    run_rows(0, total_rows);
   }
 }
 
@@ -172,7 +191,8 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
   if (rows == 0 || n_tokens <= 0) return;
   const IsaTable& table = active_table();
   if (const PanelKernel* k = panel_kernel_for(table, w.dtype, n_tokens, cols)) {
-    matmul_panels(*k, w, x, n_tokens, y, pool);
+    const PanelJob job{k, &w, y};
+    matmul_panels(&job, 1, x, n_tokens, pool);
     return;
   }
   // one token: the gemv where the table has one (ahead of the tiles: on a Zen 5 the AVX-512
@@ -204,6 +224,22 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
   } else {
     run_rows(0, rows);
   }
+}
+
+void matmul_same_input(const MatmulOut* outs, int n_outs, const float* x, int64_t n_tokens, ThreadPool* pool) {
+  constexpr int kMaxJobs = 4;
+  PanelJob jobs[kMaxJobs];
+  bool shared = n_outs > 1 && n_outs <= kMaxJobs && n_tokens > 0;
+  const IsaTable& table = active_table();
+  for (int i = 0; i < n_outs && shared; ++i) {
+    const TensorView& w = *outs[i].w;
+    const PanelKernel* k = panel_kernel_for(table, w.dtype, n_tokens, w.cols());
+    shared = k != nullptr && w.cols() == outs[0].w->cols() &&
+             (i == 0 || (k->prepare == jobs[0].k->prepare && k->act_bytes == jobs[0].k->act_bytes));
+    jobs[i] = {k, &w, outs[i].y};
+  }
+  if (shared) return matmul_panels(jobs, n_outs, x, n_tokens, pool);
+  for (int i = 0; i < n_outs; ++i) matmul(*outs[i].w, x, n_tokens, outs[i].y, pool);
 }
 
 }  // namespace plimsoll::kernels

@@ -30,6 +30,24 @@ void linear(const TensorView& w, const TensorView* bias, const float* x, int64_t
   if (bias) kernels::add_bias(y, bias->f32(), rows, w.rows());
 }
 
+void linear_same_input(std::initializer_list<LinearOut> outs, const float* x, int64_t rows, ThreadPool* pool) {
+  constexpr size_t kMax = 4;
+  kernels::MatmulOut mm[kMax] = {};
+  size_t n = 0;
+  for (const LinearOut& o : outs) {
+    if (n == kMax) break;
+    mm[n++] = {o.w, o.y};
+  }
+  if (n < outs.size()) {  // more than kMax: one at a time
+    for (const LinearOut& o : outs) linear(*o.w, o.bias, x, rows, o.y, pool);
+    return;
+  }
+  kernels::matmul_same_input(mm, static_cast<int>(n), x, rows, pool);
+  for (const LinearOut& o : outs) {
+    if (o.bias) kernels::add_bias(o.y, o.bias->f32(), rows, o.w->rows());
+  }
+}
+
 void embed(const ModelConfig& c, const DecoderWeights& w, int32_t token, int64_t pos, float* x,
            float* scratch) {
   kernels::dequantize_row(w.token_embd->dtype, w.token_embd->row(token), x, c.dim);
@@ -113,12 +131,10 @@ void feed_forward(const ModelConfig& c, const LayerWeights& lw, const float* xn,
                   float* h, float* h2, float* out, ThreadPool* pool) {
   const int64_t f = c.ffn_dim;
   if (c.ffn == FfnKind::kSwiGlu) {
-    linear(*lw.w_gate, lw.b_gate, xn, rows, h, pool);  // [rows, ffn]
-    linear(*lw.w_up, lw.b_up, xn, rows, h2, pool);
+    linear_same_input({{lw.w_gate, lw.b_gate, h}, {lw.w_up, lw.b_up, h2}}, xn, rows, pool);  // [rows, ffn] each
     for_rows(pool, rows, [&](int64_t r0, int64_t r1) { kernels::swiglu(h + r0 * f, h + r0 * f, h2 + r0 * f, (r1 - r0) * f); });
   } else if (c.ffn == FfnKind::kGeGlu) {
-    linear(*lw.w_gate, lw.b_gate, xn, rows, h, pool);  // [rows, ffn]
-    linear(*lw.w_up, lw.b_up, xn, rows, h2, pool);
+    linear_same_input({{lw.w_gate, lw.b_gate, h}, {lw.w_up, lw.b_up, h2}}, xn, rows, pool);  // [rows, ffn] each
     for_rows(pool, rows, [&](int64_t r0, int64_t r1) {
       kernels::gelu_tanh(h + r0 * f, (r1 - r0) * f);
       for (int64_t i = r0 * f; i < r1 * f; ++i) h[i] *= h2[i];

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "core/model_config.h"
@@ -37,6 +38,15 @@ void norm_rows(const ModelConfig& c, const TensorView& weight, const TensorView*
 // y = x w^T (+ bias): x [rows, w.cols()], y [rows, w.rows()]; bias may be null.
 void linear(const TensorView& w, const TensorView* bias, const float* x, int64_t rows, float* y,
             ThreadPool* pool);
+// linear for weights that read the same x (a layer's Q, K and V; gate and up): each
+// y = x w^T (+ bias), x prepared once where the weights' kernels allow
+// (kernels::matmul_same_input).
+struct LinearOut {
+  const TensorView* w;
+  const TensorView* bias;
+  float* y;
+};
+void linear_same_input(std::initializer_list<LinearOut> outs, const float* x, int64_t rows, ThreadPool* pool);
 
 // The input row of `token` at `pos`: token embedding (x sqrt(dim) for Gemma)
 // (+ learned position embedding) (+ embedding LayerNorm). x: [dim]; scratch: [dim].

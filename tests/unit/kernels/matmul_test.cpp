@@ -156,6 +156,41 @@ TEST(Matmul, ThreadedIsBitIdentical) {
   }
 }
 
+// Weights sharing one input (Q, K, V; gate and up) through matmul_same_input: x is
+// prepared once where their panel kernels prepare alike (Q8_0 x 3; Q4_K with Q6_K, as
+// in a Q4_K_M layer) and each goes through matmul otherwise (Q8_0 with F16): every
+// output bit-identical to that weight's own matmul, threaded or not, on every ISA.
+TEST(Matmul, SameInputMatchesOneByOne) {
+  IsaGuard guard;
+  ThreadPool pool(2);
+  uint32_t seed = 6000;
+  const std::vector<std::vector<DType>> sets = {
+      {DType::kQ8_0, DType::kQ8_0, DType::kQ8_0}, {DType::kQ4_K, DType::kQ6_K}, {DType::kQ8_0, DType::kF16}};
+  for (const std::vector<DType>& set : sets) {
+    const int64_t cols = 512, n_tokens = 40;  // 40 tokens: the panel kernels of every level
+    const int64_t rows_list[] = {70, 37, 18, 5};
+    std::vector<Weights> ws;
+    for (size_t i = 0; i < set.size(); ++i) ws.push_back(make_weights(set[i], rows_list[i], cols, seed++));
+    const std::vector<float> x = random_floats(n_tokens * cols, seed++);
+    for (Isa isa : available_isas()) {
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        std::vector<std::vector<float>> ys(set.size());
+        std::vector<MatmulOut> outs;
+        for (size_t i = 0; i < set.size(); ++i) {
+          ys[i].assign(static_cast<size_t>(n_tokens * ws[i].view.rows()), -1.0f);
+          outs.push_back({&ws[i].view, ys[i].data()});
+        }
+        ASSERT_TRUE(set_isa(isa));
+        matmul_same_input(outs.data(), static_cast<int>(outs.size()), x.data(), n_tokens, p);
+        for (size_t i = 0; i < set.size(); ++i) {
+          ASSERT_EQ(ys[i], run_matmul(isa, ws[i], x, n_tokens, p))
+              << dtype_name(set[i]) << " weight " << i << " " << isa_name(isa) << (p ? " threaded" : "");
+        }
+      }
+    }
+  }
+}
+
 TEST(Matmul, SetIsaReportsWhatItRuns) {
   IsaGuard guard;
   EXPECT_TRUE(set_isa(Isa::kScalar));
