@@ -71,15 +71,20 @@ constexpr int64_t kMinSharedRows = 4;
 
 // Query rows q_r = q + r * q_stride (r < nr <= kBlockRows) over the same KV head:
 // row r sees positions [0, n_vis[r]) (n_vis[r] >= 1) with ALiBi slope slopes[r].
-// Each chunk of 8 positions is read once for all rows: its keys transposed to
-// kt[d] (lane j: position j), scored by broadcast FMAs, its values loaded once
-// per 8 dimensions for every row's sums. Online softmax per row.
+// Positions go kSpan at a time, two chunks of 8: each chunk's keys are transposed
+// once to kt (lane j: position j) and scored against every row by broadcast FMAs;
+// each row's online softmax updates once per span (one max, one rescale, two
+// vectors of exps), and the span's values are loaded once per 8 dimensions for
+// every row's sums. (One update per chunk of 8: BM_AttendCausal avx2, head size
+// 64, Zen 4, 23-25 GMAC/s; docs/benchmarks.md.)
+constexpr int kSpan = 2 * kChunk;
+
 template <class T, int nr>
 void attend_rows(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
                  float scale, const float* slopes, float* out, int64_t out_stride) {
   alignas(32) float acc[kBlockRows][kMaxHeadDim];
   alignas(32) float kt[kMaxHeadDim * kChunk];
-  alignas(32) float w[kBlockRows][kChunk];
+  alignas(32) float w[kBlockRows][kSpan];
   float max_score[kBlockRows], denom[kBlockRows];
   int64_t n_pos = 0;
   for (int r = 0; r < nr; ++r) {
@@ -90,50 +95,66 @@ void attend_rows(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv
   }
   const __m256 lane_pos = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-  for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
-    const int n = static_cast<int>(std::min<int64_t>(kChunk, n_pos - p0));
-    prefetch_next_block<T>(kv, p0, n_pos, hd);
-    const T* k[kChunk];
-    const T* v[kChunk];
+  for (int64_t p0 = 0; p0 < n_pos; p0 += kSpan) {
+    const int n = static_cast<int>(std::min<int64_t>(kSpan, n_pos - p0));
+    const T* k[kSpan];
+    const T* v[kSpan];
     gather_kv_rows(kv, p0, n, k, v);
-    for (int64_t d0 = 0; d0 < hd; d0 += 8) {
-      __m256 t[8];
-      for (int j = 0; j < kChunk; ++j) t[j] = j < n ? load8(k[j] + d0) : _mm256_setzero_ps();
-      transpose8(t);
-      for (int i = 0; i < 8; ++i) _mm256_store_ps(kt + (d0 + i) * kChunk, t[i]);
-    }
-    __m256 s[nr];
-    for (int r = 0; r < nr; ++r) s[r] = _mm256_setzero_ps();
-    for (int64_t d = 0; d < hd; ++d) {
-      const __m256 kd = _mm256_load_ps(kt + d * kChunk);
-      for (int r = 0; r < nr; ++r) s[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(q + r * q_stride + d), kd, s[r]);
-    }
-    // The scores leave the registers once, here: indexed by the softmax loop's r below,
-    // s itself would live on the stack and GCC stored all nr sums every dimension.
-    for (int r = 0; r < nr; ++r) _mm256_store_ps(w[r], s[r]);
-    for (int r = 0; r < nr; ++r) {
-      const int64_t live_n = std::min<int64_t>(n, n_vis[r] - p0);
-      if (live_n <= 0) {  // the row's positions ended in an earlier chunk
-        _mm256_store_ps(w[r], _mm256_setzero_ps());
+    for (int c = 0; c < kSpan; c += kChunk) {  // scores of chunk c into w[r][c..c+7]
+      const int nc = std::clamp(n - c, 0, kChunk);
+      if (nc == 0) {
+        for (int r = 0; r < nr; ++r) _mm256_store_ps(w[r] + c, _mm256_setzero_ps());
         continue;
       }
-      __m256 sr = _mm256_mul_ps(_mm256_load_ps(w[r]), _mm256_set1_ps(scale));
-      if (slopes[r] != 0.0f) {
-        sr = _mm256_fmadd_ps(_mm256_add_ps(lane_pos, _mm256_set1_ps(static_cast<float>(p0))), _mm256_set1_ps(slopes[r]), sr);
+      prefetch_next_block<T>(kv, p0 + c, n_pos, hd);
+      for (int64_t d0 = 0; d0 < hd; d0 += 8) {
+        __m256 t[8];
+        for (int j = 0; j < kChunk; ++j) t[j] = j < nc ? load8(k[c + j] + d0) : _mm256_setzero_ps();
+        transpose8(t);
+        for (int i = 0; i < 8; ++i) _mm256_store_ps(kt + (d0 + i) * kChunk, t[i]);
       }
-      const __m256 live = _mm256_castsi256_ps(tail_mask(live_n));
-      sr = _mm256_blendv_ps(neg_inf, sr, live);
-      const float chunk_max = hmax(sr);
-      if (chunk_max > max_score[r]) {
-        const float rescale = std::exp(max_score[r] - chunk_max);
+      __m256 s[nr];
+      for (int r = 0; r < nr; ++r) s[r] = _mm256_setzero_ps();
+      for (int64_t d = 0; d < hd; ++d) {
+        const __m256 kd = _mm256_load_ps(kt + d * kChunk);
+        for (int r = 0; r < nr; ++r) s[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(q + r * q_stride + d), kd, s[r]);
+      }
+      // The scores leave the registers once, here: indexed by the softmax loop's r below,
+      // s itself would live on the stack and GCC stored all nr sums every dimension.
+      for (int r = 0; r < nr; ++r) _mm256_store_ps(w[r] + c, s[r]);
+    }
+    for (int r = 0; r < nr; ++r) {
+      const int64_t live_n = std::min<int64_t>(n, n_vis[r] - p0);
+      if (live_n <= 0) {  // the row's positions ended in an earlier span
+        _mm256_store_ps(w[r], _mm256_setzero_ps());
+        _mm256_store_ps(w[r] + kChunk, _mm256_setzero_ps());
+        continue;
+      }
+      __m256 sr[2];
+      for (int h = 0; h < 2; ++h) {
+        sr[h] = _mm256_mul_ps(_mm256_load_ps(w[r] + h * kChunk), _mm256_set1_ps(scale));
+        if (slopes[r] != 0.0f) {
+          const __m256 pos = _mm256_add_ps(lane_pos, _mm256_set1_ps(static_cast<float>(p0 + h * kChunk)));
+          sr[h] = _mm256_fmadd_ps(pos, _mm256_set1_ps(slopes[r]), sr[h]);
+        }
+        sr[h] = _mm256_blendv_ps(neg_inf, sr[h], _mm256_castsi256_ps(tail_mask(live_n - h * kChunk)));
+      }
+      const float span_max = hmax(_mm256_max_ps(sr[0], sr[1]));
+      if (span_max > max_score[r]) {
+        const float rescale = std::exp(max_score[r] - span_max);
         denom[r] *= rescale;
         const __m256 rv = _mm256_set1_ps(rescale);
         for (int64_t d = 0; d < hd; d += 8) _mm256_store_ps(acc[r] + d, _mm256_mul_ps(_mm256_load_ps(acc[r] + d), rv));
-        max_score[r] = chunk_max;
+        max_score[r] = span_max;
       }
-      const __m256 e = _mm256_and_ps(exp256(_mm256_sub_ps(sr, _mm256_set1_ps(max_score[r]))), live);
-      denom[r] += hsum(e);
-      _mm256_store_ps(w[r], e);
+      const __m256 m = _mm256_set1_ps(max_score[r]);
+      __m256 e[2];
+      for (int h = 0; h < 2; ++h) {
+        // masked lanes: exp(-inf) = 0 (exp256 clamps to -104: a subnormal), so mask again
+        e[h] = _mm256_and_ps(exp256(_mm256_sub_ps(sr[h], m)), _mm256_castsi256_ps(tail_mask(live_n - h * kChunk)));
+        _mm256_store_ps(w[r] + h * kChunk, e[h]);
+      }
+      denom[r] += hsum(_mm256_add_ps(e[0], e[1]));
     }
     for (int64_t d = 0; d < hd; d += 8) {
       __m256 a[nr];
