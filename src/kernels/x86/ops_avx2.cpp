@@ -56,14 +56,6 @@ constexpr int64_t kMaxHeadDim = 512;
 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
 inline __m256 load8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 
-// r[j] -> r[i] lane j = lane i of r[j] (8 x 8 floats): the int32 transpose of ymm_common.h.
-inline void transpose8(__m256 (&r)[8]) {
-  __m256i v[8];
-  for (int i = 0; i < 8; ++i) v[i] = _mm256_castps_si256(r[i]);
-  transpose8x8(v);
-  for (int i = 0; i < 8; ++i) r[i] = _mm256_castsi256_ps(v[i]);
-}
-
 constexpr int kBlockRows = 8;  // query rows that share each chunk's keys and values
 // Fewer query rows per KV head than this run one at a time (attend_row): a
 // chunk's key transpose costs about three rows' dots (kernels_bench BM_Attend).

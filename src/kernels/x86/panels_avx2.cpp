@@ -398,11 +398,23 @@ void rows16(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::
 
 // ---- float weights (F32 / F16 / BF16) -------------------------------------------
 // Activations: x copied with columns zero-padded to a multiple of 8 (and the token
-// tile's padding rows zeroed); kFRows weight rows at a time widened to f32 into
-// the per-thread scratch (same padding); register tiles of kFRows rows x kFTok
-// tokens, 8 columns per FMA, one horizontal sum per output at the end.
+// tile's padding rows zeroed). Weight rows are widened to f32 into the per-thread
+// scratch and meet kFTok tokens at a time, in one of two register tiles:
+//  - batches of kFOuterMinTokens+ tokens: outer products. kFPanelRows rows widened
+//    column by column (packed[c * kFPanelRows + r]); per column, the panel's 3
+//    vectors of rows times each token's element broadcast, so each accumulator holds
+//    8 rows' sums for one token and is stored to y as is. A 3 + 4 row dot tile (below)
+//    of 2048-column rows (56 KiB) did not stay in a 32 KiB L1 between token tiles:
+//    kernels_bench F16 768 x 2048 at 512 tokens, Zen 4: 43.7 -> 54.9 GMAC/s (2048 x 768
+//    51.7 -> 52.6).
+//  - smaller batches: dots. kFRows rows widened as they are (same padding), tiles of
+//    kFRows rows x kFTok tokens, 8 columns per FMA, one horizontal sum per output; the
+//    outer tile's column-by-column packing (8 x 8 transposes) costs more than it
+//    saves there (F16 2048 x 768 at 4 tokens 28 against 22 GMAC/s, equal at 32).
 constexpr int kFRows = 3;
 constexpr int kFTok = 4;
+constexpr int kFPanelRows = 24;  // 3 vectors of 8 rows
+constexpr int64_t kFOuterMinTokens = 32;
 
 int64_t padded_cols(int64_t cols) { return (cols + 7) / 8 * 8; }
 int64_t float_act_bytes(int64_t n_tokens, int64_t cols) {
@@ -492,35 +504,93 @@ inline void float_tile(const float* w, int64_t pc, const float* x, float (&out)[
   }
 }
 
-// Rows go kFRowBlock triples at a time (widened once), tokens kFTokBlockBytes of
-// activations at a time, so both stay in L2 while every triple runs over the
-// token block (a 512-token batch of f32 rows would not: 1.5 MiB at 768 columns).
-constexpr int kFRowBlock = 16;                    // triples: 48 rows, 192 B per column (the plan's panel allows 256)
+// packed[c * kFPanelRows + r] = w row r, column c as f32 (zeros for rows past n_rows).
+template <typename L>
+void widen_panel(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols, float* packed) {
+  for (int g = 0; g < kFPanelRows; g += 8) {  // rows g..g+7
+    int64_t c = 0;
+    for (; c + 8 <= cols; c += 8) {
+      __m256 t[8];
+      for (int i = 0; i < 8; ++i) {
+        t[i] = g + i < n_rows ? L::load8(w + (g + i) * w_row_bytes + c * L::kBytes) : _mm256_setzero_ps();
+      }
+      transpose8(t);  // t[k] lane i = row g + i, column c + k
+      for (int k = 0; k < 8; ++k) _mm256_store_ps(packed + (c + k) * kFPanelRows + g, t[k]);
+    }
+    for (; c < cols; ++c) {
+      for (int i = 0; i < 8; ++i) {
+        packed[c * kFPanelRows + g + i] = g + i < n_rows ? L::one(w + (g + i) * w_row_bytes + c * L::kBytes) : 0.0f;
+      }
+    }
+  }
+}
+
+// y[t * y_stride + r] for the panel's rows r < nr and tokens x + t * pc, t < nt <= kFTok.
+inline void outer_tile(const float* packed, int64_t cols, const float* x, int64_t pc, int nr, int nt, float* y,
+                       int64_t y_stride) {
+  __m256 acc[kFTok][3];
+  for (int t = 0; t < kFTok; ++t) {
+    for (int h = 0; h < 3; ++h) acc[t][h] = _mm256_setzero_ps();
+  }
+  for (int64_t c = 0; c < cols; ++c) {
+    const float* wc = packed + c * kFPanelRows;
+    const __m256 w0 = _mm256_load_ps(wc), w1 = _mm256_load_ps(wc + 8), w2 = _mm256_load_ps(wc + 16);
+    for (int t = 0; t < kFTok; ++t) {
+      const __m256 b = _mm256_broadcast_ss(x + t * pc + c);
+      acc[t][0] = _mm256_fmadd_ps(b, w0, acc[t][0]);
+      acc[t][1] = _mm256_fmadd_ps(b, w1, acc[t][1]);
+      acc[t][2] = _mm256_fmadd_ps(b, w2, acc[t][2]);
+    }
+  }
+  // The sums leave the registers once, here, with constant indices: read by the runtime
+  // t < nt loop below, acc itself would live on the stack, stored every column.
+  alignas(32) float sums[kFTok][kFPanelRows];
+  for (int t = 0; t < kFTok; ++t) {
+    for (int h = 0; h < 3; ++h) _mm256_store_ps(sums[t] + 8 * h, acc[t][h]);
+  }
+  for (int t = 0; t < nt; ++t) std::copy(sums[t], sums[t] + nr, y + t * y_stride);
+}
+
+// Rows go 48 at a time (widened once: 16 dot triples or 2 outer panels), tokens
+// kFTokBlockBytes of activations at a time, so both stay in L2 while every triple or
+// panel runs over the token block (a 512-token batch of f32 rows would not: 1.5 MiB
+// at 768 columns). 48 rows: 192 B per column (the plan's panel allows 256).
+constexpr int kFRowBlock = 48;
 constexpr int64_t kFTokBlockBytes = int64_t{256} << 10;
 
 template <typename L>
 void float_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
                 int64_t cols, float* y, int64_t y_stride) {
-  const int64_t pc = padded_cols(cols), triple = kFRows * pc;
+  const bool outer = n_tokens >= kFOuterMinTokens;
+  const int64_t pc = padded_cols(cols), unit_rows = outer ? kFPanelRows : kFRows;
+  const int64_t unit = outer ? kFPanelRows * cols : kFRows * pc;  // floats a packed triple / panel
   const int64_t tok_block = std::max<int64_t>(kFTok, kFTokBlockBytes / (pc * static_cast<int64_t>(sizeof(float))) / kFTok * kFTok);
-  auto* packed = reinterpret_cast<float*>(panel_scratch(static_cast<size_t>(kFRowBlock * triple) * sizeof(float)));
+  auto* packed = reinterpret_cast<float*>(panel_scratch(static_cast<size_t>(kFRowBlock / unit_rows * unit) * sizeof(float)));
   const float* x = reinterpret_cast<const float*>(acts);
-  for (int64_t rb0 = 0; rb0 < n_rows; rb0 += kFRowBlock * kFRows) {
-    const int n_triples = static_cast<int>(std::min<int64_t>(kFRowBlock, (n_rows - rb0 + kFRows - 1) / kFRows));
-    for (int j = 0; j < n_triples; ++j) {
-      const int64_t r0 = rb0 + j * kFRows;
-      widen_rows<L>(w + r0 * w_row_bytes, w_row_bytes, static_cast<int>(std::min<int64_t>(kFRows, n_rows - r0)), cols,
-                    packed + j * triple);
+  for (int64_t rb0 = 0; rb0 < n_rows; rb0 += kFRowBlock) {
+    const int n_units = static_cast<int>((std::min<int64_t>(kFRowBlock, n_rows - rb0) + unit_rows - 1) / unit_rows);
+    for (int j = 0; j < n_units; ++j) {
+      const int64_t r0 = rb0 + j * unit_rows;
+      const int nr = static_cast<int>(std::min<int64_t>(unit_rows, n_rows - r0));
+      if (outer) {
+        widen_panel<L>(w + r0 * w_row_bytes, w_row_bytes, nr, cols, packed + j * unit);
+      } else {
+        widen_rows<L>(w + r0 * w_row_bytes, w_row_bytes, nr, cols, packed + j * unit);
+      }
     }
     for (int64_t tb0 = 0; tb0 < n_tokens; tb0 += tok_block) {
       const int64_t tb1 = std::min(n_tokens, tb0 + tok_block);
-      for (int j = 0; j < n_triples; ++j) {
-        const int64_t r0 = rb0 + j * kFRows;
-        const int nr = static_cast<int>(std::min<int64_t>(kFRows, n_rows - r0));
+      for (int j = 0; j < n_units; ++j) {
+        const int64_t r0 = rb0 + j * unit_rows;
+        const int nr = static_cast<int>(std::min<int64_t>(unit_rows, n_rows - r0));
         for (int64_t t0 = tb0; t0 < tb1; t0 += kFTok) {  // tokens past n_tokens: zero padding rows
-          float out[kFRows][kFTok];
-          float_tile(packed + j * triple, pc, x + t0 * pc, out);
           const int nt = static_cast<int>(std::min<int64_t>(kFTok, n_tokens - t0));
+          if (outer) {
+            outer_tile(packed + j * unit, cols, x + t0 * pc, pc, nr, nt, y + t0 * y_stride + r0, y_stride);
+            continue;
+          }
+          float out[kFRows][kFTok];
+          float_tile(packed + j * unit, pc, x + t0 * pc, out);
           for (int t = 0; t < nt; ++t) {
             for (int r = 0; r < nr; ++r) y[(t0 + t) * y_stride + r0 + r] = out[r][t];
           }

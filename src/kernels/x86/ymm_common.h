@@ -1,5 +1,5 @@
 // Small 256-bit helpers shared by the x86 kernel files built with AVX2 (or more):
-// horizontal sums and maximum, an unaligned 32-byte load, an 8 x 8 int32 transpose,
+// horizontal sums and maximum, an unaligned 32-byte load, 8 x 8 int32 and float transposes,
 // Q4_0's nibbles, in-place integer adds for the tiles' step loops. Include only from files
 // compiled with at least AVX2 + FMA + F16C; everything has internal linkage, so no
 // ISA-flagged code leaks into the baseline build through a shared inline symbol.
@@ -66,6 +66,14 @@ inline void transpose8x8(__m256i (&r)[8]) {
     r[i] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x20);
     r[i + 4] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x31);
   }
+}
+
+// r[j] -> r[i] lane j = lane i of r[j] (8 x 8 floats): the int32 transpose above.
+inline void transpose8(__m256 (&r)[8]) {
+  __m256i v[8];
+  for (int i = 0; i < 8; ++i) v[i] = _mm256_castps_si256(r[i]);
+  transpose8x8(v);
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_castsi256_ps(v[i]);
 }
 
 }  // namespace

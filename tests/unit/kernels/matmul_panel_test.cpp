@@ -1,4 +1,5 @@
-// The AVX-512 broadcast panel kernels for float weights (panels_avx512.cpp):
+// The AVX-512 broadcast panel kernels for float weights (panels_avx512.cpp) and the
+// AVX2 ones (panels_avx2.cpp: dot tiles, and outer-product panels from 32 tokens):
 // run directly on edge shapes against the scalar twin, and matmul under kAvx512
 // at their batch sizes is the kernel itself.
 #include <gtest/gtest.h>
@@ -35,6 +36,40 @@ TEST(MatmulPanel, EdgeShapesMatchScalarTwin) {
     for (int64_t rows : {1, 15, 16, 17, 40}) {
       for (int64_t cols : {1, 15, 16, 17, 100, 768}) {
         for (int64_t n_tokens : {1, 10, 16, 17, 40}) {
+          const Weights w = make_weights(dtype, rows, cols, seed++);
+          const std::vector<float> x = random_floats(n_tokens * cols, seed++);
+          const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, n_tokens, nullptr);
+          const std::vector<float> y = run_panel_kernel(k, w, x, n_tokens);
+          for (int64_t t = 0; t < n_tokens; ++t) {
+            for (int64_t r = 0; r < rows; ++r) {
+              const size_t i = static_cast<size_t>(t * rows + r);
+              ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, cols) + 1e-6)
+                  << dtype_name(dtype) << " rows " << rows << " cols " << cols << " tokens " << n_tokens << " t "
+                  << t << " r " << r;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The AVX2 float panels: rows around the outer tile's 24-row panel and the dot tile's
+// triples (padding rows never stored), columns around 8 (the outer panel's column
+// tail, the dot tile's zero padding) and at 2048 (a full row block), token counts on
+// both sides of the outer tile's 32 and around its 4-token tile and 256 KiB token
+// blocks (300 tokens of 257 columns: two blocks).
+TEST(MatmulPanel, Avx2FloatEdgeShapesMatchScalarTwin) {
+  IsaGuard guard;
+  if (!set_isa(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 here";
+  uint32_t seed = 9300;
+  for (DType dtype : kFloatDTypes) {
+    const PanelKernel& k = avx2_panel_kernels().k[static_cast<int>(dtype)];
+    ASSERT_NE(k.rows, nullptr) << dtype_name(dtype);
+    for (int64_t rows : {5, 24, 25, 50}) {
+      for (int64_t cols : {7, 33, 257, 2048}) {
+        for (int64_t n_tokens : {4, 31, 32, 45, 300}) {
+          if (cols == 2048 && n_tokens == 300) continue;  // the slow scalar twin; 257 columns take two blocks
           const Weights w = make_weights(dtype, rows, cols, seed++);
           const std::vector<float> x = random_floats(n_tokens * cols, seed++);
           const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, n_tokens, nullptr);
