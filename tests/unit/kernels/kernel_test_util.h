@@ -140,7 +140,7 @@ inline void expect_matches_scalar_twin(DType dtype, const std::vector<Shape>& sh
   }
 }
 
-// The panel kernel k (AMX or AVX-512) run directly (activations prepared into an aligned buffer,
+// The panel kernel k (AMX, AVX-512, AVX2 or NEON) run directly (activations prepared into an aligned buffer,
 // then all rows), for comparing with what matmul does.
 inline std::vector<float> run_panel_kernel(const PanelKernel& k, const Weights& w, const std::vector<float>& x,
                                          int64_t n_tokens) {
@@ -151,6 +151,26 @@ inline std::vector<float> run_panel_kernel(const PanelKernel& k, const Weights& 
   std::vector<float> y(static_cast<size_t>(n_tokens * rows), -1.f);
   k.rows(w.view.data, w.view.row_bytes(), rows, aligned, n_tokens, cols, y.data(), rows);
   return y;
+}
+
+// The panel kernel k run directly on fresh weights (dtype, rows x cols) and activations
+// (n_tokens) against the scalar twin: every output within 1e-5 of sum |w*x| (+1e-6).
+// *seed advances; the first mismatch names its token and row.
+inline ::testing::AssertionResult panel_matches_scalar_twin(const PanelKernel& k, DType dtype, int64_t rows,
+                                                            int64_t cols, int64_t n_tokens, uint32_t* seed) {
+  const Weights w = make_weights(dtype, rows, cols, (*seed)++);
+  const std::vector<float> x = random_floats(n_tokens * cols, (*seed)++);
+  const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, n_tokens, nullptr);
+  const std::vector<float> y = run_panel_kernel(k, w, x, n_tokens);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const size_t i = static_cast<size_t>(t * rows + r);
+      if (std::fabs(double(y[i]) - ref[i]) > 1e-5 * abs_dot(w, x, r, t, cols) + 1e-6) {
+        return ::testing::AssertionFailure() << "t " << t << " r " << r << ": " << y[i] << " against " << ref[i];
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
 }
 
 // matmul under `isa` at n_tokens is the panel kernel k itself: bit for bit,

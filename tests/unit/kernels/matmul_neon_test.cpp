@@ -16,6 +16,7 @@ namespace {
 using testing::abs_dot;
 using testing::expect_matmul_runs_panel_kernel;
 using testing::IsaGuard;
+using testing::panel_matches_scalar_twin;
 using testing::make_weights;
 using testing::random_floats;
 using testing::run_matmul;
@@ -52,18 +53,9 @@ TEST(MatmulNeon, PanelEdgeShapesMatchScalarTwin) {
       for (int64_t rows : {1, 3, 4, 5, 8, 9, 17}) {
         for (int64_t cols : cols_for(dtype)) {
           for (int64_t n_tokens : {1, 2, 3, 5, 8, 9, 16, 17, 33}) {
-            const Weights w = make_weights(dtype, rows, cols, seed++);
-            const std::vector<float> x = random_floats(n_tokens * cols, seed++);
-            const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, n_tokens, nullptr);
-            const std::vector<float> y = run_panel_kernel(k, w, x, n_tokens);
-            for (int64_t t = 0; t < n_tokens; ++t) {
-              for (int64_t r = 0; r < rows; ++r) {
-                const size_t i = static_cast<size_t>(t * rows + r);
-                ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, cols) + 1e-6)
-                    << "table " << ti << " " << dtype_name(dtype) << " rows " << rows << " cols " << cols
-                    << " tokens " << n_tokens << " t " << t << " r " << r;
-              }
-            }
+            ASSERT_TRUE(panel_matches_scalar_twin(k, dtype, rows, cols, n_tokens, &seed))
+                << "table " << ti << " " << dtype_name(dtype) << " rows " << rows << " cols " << cols
+                << " tokens " << n_tokens;
           }
         }
       }

@@ -12,14 +12,9 @@
 namespace plimsoll::kernels {
 namespace {
 
-using testing::abs_dot;
 using testing::expect_matmul_runs_panel_kernel;
 using testing::IsaGuard;
-using testing::make_weights;
-using testing::random_floats;
-using testing::run_matmul;
-using testing::run_panel_kernel;
-using testing::Weights;
+using testing::panel_matches_scalar_twin;
 
 const DType kFloatDTypes[] = {DType::kF32, DType::kF16, DType::kBF16};
 
@@ -36,18 +31,8 @@ TEST(MatmulPanel, EdgeShapesMatchScalarTwin) {
     for (int64_t rows : {1, 15, 16, 17, 40}) {
       for (int64_t cols : {1, 15, 16, 17, 100, 768}) {
         for (int64_t n_tokens : {1, 10, 16, 17, 40}) {
-          const Weights w = make_weights(dtype, rows, cols, seed++);
-          const std::vector<float> x = random_floats(n_tokens * cols, seed++);
-          const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, n_tokens, nullptr);
-          const std::vector<float> y = run_panel_kernel(k, w, x, n_tokens);
-          for (int64_t t = 0; t < n_tokens; ++t) {
-            for (int64_t r = 0; r < rows; ++r) {
-              const size_t i = static_cast<size_t>(t * rows + r);
-              ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, cols) + 1e-6)
-                  << dtype_name(dtype) << " rows " << rows << " cols " << cols << " tokens " << n_tokens << " t "
-                  << t << " r " << r;
-            }
-          }
+          ASSERT_TRUE(panel_matches_scalar_twin(k, dtype, rows, cols, n_tokens, &seed))
+              << dtype_name(dtype) << " rows " << rows << " cols " << cols << " tokens " << n_tokens;
         }
       }
     }
@@ -70,18 +55,8 @@ TEST(MatmulPanel, Avx2FloatEdgeShapesMatchScalarTwin) {
       for (int64_t cols : {7, 33, 257, 2048}) {
         for (int64_t n_tokens : {4, 31, 32, 45, 300}) {
           if (cols == 2048 && n_tokens == 300) continue;  // the slow scalar twin; 257 columns take two blocks
-          const Weights w = make_weights(dtype, rows, cols, seed++);
-          const std::vector<float> x = random_floats(n_tokens * cols, seed++);
-          const std::vector<float> ref = run_matmul(Isa::kScalar, w, x, n_tokens, nullptr);
-          const std::vector<float> y = run_panel_kernel(k, w, x, n_tokens);
-          for (int64_t t = 0; t < n_tokens; ++t) {
-            for (int64_t r = 0; r < rows; ++r) {
-              const size_t i = static_cast<size_t>(t * rows + r);
-              ASSERT_NEAR(y[i], ref[i], 1e-5 * abs_dot(w, x, r, t, cols) + 1e-6)
-                  << dtype_name(dtype) << " rows " << rows << " cols " << cols << " tokens " << n_tokens << " t "
-                  << t << " r " << r;
-            }
-          }
+          ASSERT_TRUE(panel_matches_scalar_twin(k, dtype, rows, cols, n_tokens, &seed))
+              << dtype_name(dtype) << " rows " << rows << " cols " << cols << " tokens " << n_tokens;
         }
       }
     }
