@@ -16,5 +16,6 @@ const PanelKernels& amx_kernels() {
 }
 const PanelKernels& amx_bf16_kernels() { return amx_kernels(); }
 const PanelKernels& avx512_panel_kernels() { return amx_kernels(); }
+const PanelKernels& avx2_panel_kernels() { return amx_kernels(); }
 
 }  // namespace plimsoll::kernels
