@@ -3,6 +3,7 @@
 #include "model/layer_ops.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <vector>
 
@@ -31,17 +32,11 @@ void linear(const TensorView& w, const TensorView* bias, const float* x, int64_t
 }
 
 void linear_same_input(std::initializer_list<LinearOut> outs, const float* x, int64_t rows, ThreadPool* pool) {
-  constexpr size_t kMax = 4;
+  constexpr size_t kMax = 4;  // Q, K, V at most
+  assert(outs.size() <= kMax);
   kernels::MatmulOut mm[kMax] = {};
   size_t n = 0;
-  for (const LinearOut& o : outs) {
-    if (n == kMax) break;
-    mm[n++] = {o.w, o.y};
-  }
-  if (n < outs.size()) {  // more than kMax: one at a time
-    for (const LinearOut& o : outs) linear(*o.w, o.bias, x, rows, o.y, pool);
-    return;
-  }
+  for (const LinearOut& o : outs) mm[n++] = {o.w, o.y};
   kernels::matmul_same_input(mm, static_cast<int>(n), x, rows, pool);
   for (const LinearOut& o : outs) {
     if (o.bias) kernels::add_bias(o.y, o.bias->f32(), rows, o.w->rows());

@@ -122,14 +122,15 @@ void attend_rows(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv
         _mm256_store_ps(w[r] + kChunk, _mm256_setzero_ps());
         continue;
       }
-      __m256 sr[2];
+      __m256 sr[2], live[2];
       for (int h = 0; h < 2; ++h) {
+        live[h] = _mm256_castsi256_ps(tail_mask(live_n - h * kChunk));
         sr[h] = _mm256_mul_ps(_mm256_load_ps(w[r] + h * kChunk), _mm256_set1_ps(scale));
         if (slopes[r] != 0.0f) {
           const __m256 pos = _mm256_add_ps(lane_pos, _mm256_set1_ps(static_cast<float>(p0 + h * kChunk)));
           sr[h] = _mm256_fmadd_ps(pos, _mm256_set1_ps(slopes[r]), sr[h]);
         }
-        sr[h] = _mm256_blendv_ps(neg_inf, sr[h], _mm256_castsi256_ps(tail_mask(live_n - h * kChunk)));
+        sr[h] = _mm256_blendv_ps(neg_inf, sr[h], live[h]);
       }
       const float span_max = hmax(_mm256_max_ps(sr[0], sr[1]));
       if (span_max > max_score[r]) {
@@ -143,7 +144,7 @@ void attend_rows(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv
       __m256 e[2];
       for (int h = 0; h < 2; ++h) {
         // masked lanes: exp(-inf) = 0 (exp256 clamps to -104: a subnormal), so mask again
-        e[h] = _mm256_and_ps(exp256(_mm256_sub_ps(sr[h], m)), _mm256_castsi256_ps(tail_mask(live_n - h * kChunk)));
+        e[h] = _mm256_and_ps(exp256(_mm256_sub_ps(sr[h], m)), live[h]);
         _mm256_store_ps(w[r] + h * kChunk, e[h]);
       }
       denom[r] += hsum(_mm256_add_ps(e[0], e[1]));
