@@ -1,5 +1,6 @@
 // Kernel micro-benchmark (Google Benchmark): matmul at the 134M model's shapes
-// for decode (1..4 tokens) and batched/prefill token counts, decode and causal
+// for decode (1..4 tokens) and batched/prefill token counts, a decode step's matmuls
+// streamed from memory, decode and causal
 // attention over a paged KV cache, and the FFN's swiglu. Built by bench/kernels_bench.sh.
 #include <benchmark/benchmark.h>
 
@@ -93,6 +94,68 @@ void Shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Matmul)->Apply(Shapes)->ArgNames({"dtype", "rows", "cols", "tokens", "threads", "isa"})
     ->Unit(benchmark::kMicrosecond);
+
+// Decode's matmuls as a decode step streams them: one token through the 134M model's
+// layers (Q, K, V, O 768 x 768, gate and up 2048 x 768, down 768 x 2048; 12 layers) and
+// its 32000-row head, each matrix its own memory (F16 220 MB, Q4_0 62 MB: not in any
+// cache), so w_GB/s is the memory stream the gemv reaches. args: dtype, threads, isa
+void BM_DecodeStream(benchmark::State& state) {
+  const auto dtype = static_cast<DType>(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  if (!set_isa(static_cast<Isa>(state.range(2)))) {
+    state.SkipWithError("this CPU lacks the ISA");
+    return;
+  }
+  constexpr int64_t kLayers = 12, kDim = 768, kFfn = 2048, kVocab = 32000;
+  struct Shape { int64_t rows, cols; };
+  std::vector<Shape> shapes;
+  for (int64_t l = 0; l < kLayers; ++l) {
+    for (Shape s : {Shape{kDim, kDim}, Shape{kDim, kDim}, Shape{kDim, kDim}, Shape{kDim, kDim}, Shape{kFfn, kDim},
+                    Shape{kFfn, kDim}, Shape{kDim, kFfn}}) {
+      shapes.push_back(s);
+    }
+  }
+  shapes.push_back({kVocab, kDim});
+  // one random row pattern per shape, copied into every matrix (quantizing 220 MB row by row is slow)
+  std::vector<std::vector<std::byte>> mats;
+  std::vector<TensorView> views;
+  int64_t total_bytes = 0;
+  for (const Shape& s : shapes) {
+    const Matrix& proto = matrix(dtype, std::min<int64_t>(s.rows, 64), s.cols);
+    const int64_t row_bytes = dtype_row_bytes(dtype, s.cols);
+    std::vector<std::byte>& m = mats.emplace_back(static_cast<size_t>(s.rows * row_bytes));
+    for (int64_t r = 0; r < s.rows; ++r) {
+      std::copy_n(proto.bytes.data() + (r % 64) * row_bytes, row_bytes, m.data() + r * row_bytes);
+    }
+    total_bytes += s.rows * row_bytes;
+  }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    TensorView v;
+    v.dtype = dtype;
+    v.shape = {shapes[i].rows, shapes[i].cols};
+    v.data = mats[i].data();
+    v.n_bytes = static_cast<int64_t>(mats[i].size());
+    views.push_back(v);
+  }
+  std::mt19937 rng(8);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  std::vector<float> x(kFfn), y(kVocab);
+  for (float& f : x) f = dist(rng);
+  ThreadPool pool(threads);
+  for (auto _ : state) {
+    for (const TensorView& v : views) matmul(v, x.data(), 1, y.data(), threads > 1 ? &pool : nullptr);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["w_GB/s"] = benchmark::Counter(static_cast<double>(state.iterations()) *
+                                                static_cast<double>(total_bytes) * 1e-9, benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(dtype_name(dtype)) + " " + isa_name(active_isa()));
+}
+
+BENCHMARK(BM_DecodeStream)
+    ->ArgsProduct({{static_cast<int64_t>(DType::kF16), static_cast<int64_t>(DType::kQ8_0),
+                    static_cast<int64_t>(DType::kQ4_0), static_cast<int64_t>(DType::kQ4_K)},
+                   {1, 2}, {static_cast<int64_t>(Isa::kAvx512), static_cast<int64_t>(Isa::kAvx2)}})
+    ->ArgNames({"dtype", "threads", "isa"})->Unit(benchmark::kMillisecond);
 
 // Decode attention: `group` query heads sharing one KV head over n_pos cached
 // positions in 16-token blocks (shuffled, as a busy pool hands them out).

@@ -167,13 +167,6 @@ void attend_rows(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv
   }
 }
 
-// lane j = the sum of the 8 lanes of p[j]
-inline __m256 reduce8(const __m256 (&p)[8]) {
-  const __m256 g0 = _mm256_hadd_ps(_mm256_hadd_ps(p[0], p[1]), _mm256_hadd_ps(p[2], p[3]));
-  const __m256 g1 = _mm256_hadd_ps(_mm256_hadd_ps(p[4], p[5]), _mm256_hadd_ps(p[6], p[7]));
-  return _mm256_add_ps(_mm256_permute2f128_ps(g0, g1, 0x20), _mm256_permute2f128_ps(g0, g1, 0x31));
-}
-
 // One query row (a decode head without grouped-query sharing): transposing each
 // chunk's keys costs more than it saves for one row, so each of the chunk's 8
 // positions gets its own dot accumulator (q loaded once per 8 dimensions), the 8

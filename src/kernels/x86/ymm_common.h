@@ -1,5 +1,5 @@
 // Small 256-bit helpers shared by the x86 kernel files built with AVX2 (or more):
-// horizontal sums and maximum, an unaligned 32-byte load, 8 x 8 int32 and float transposes,
+// horizontal sums and maximum, 8-vector sums, an unaligned 32-byte load, 8 x 8 int32 and float transposes,
 // Q4_0's nibbles, in-place integer adds for the tiles' step loops. Include only from files
 // compiled with at least AVX2 + FMA + F16C; everything has internal linkage, so no
 // ISA-flagged code leaks into the baseline build through a shared inline symbol.
@@ -46,6 +46,37 @@ inline int32_t hsum_i32(__m256i v) {
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
   return _mm_cvtsi128_si32(s);
+}
+
+// lane j = the sum of the 8 lanes of s[j]. A tree of unpacks and adds (14 shuffles, 7 adds),
+// not vphaddd: each of its 6 hadds takes 2 cycles of the shuffle pipes on a Zen 4 (an
+// unpack or permute 0.5), and the 8-block step of the Q8_0 / Q4_0 gemv waited on them.
+inline __m256i reduce8(const __m256i (&s)[8]) {
+  __m256i t[4];
+  for (int i = 0; i < 4; ++i) {  // t[i]: per 128-bit half, [s2i 0+2, s2i+1 0+2, s2i 1+3, s2i+1 1+3]
+    t[i] = _mm256_add_epi32(_mm256_unpacklo_epi32(s[2 * i], s[2 * i + 1]), _mm256_unpackhi_epi32(s[2 * i], s[2 * i + 1]));
+  }
+  // per 128-bit half: [s0, s1, s2, s3] and [s4, s5, s6, s7], each the half's 4 lanes
+  const __m256i g0 = _mm256_add_epi32(_mm256_unpacklo_epi64(t[0], t[1]), _mm256_unpackhi_epi64(t[0], t[1]));
+  const __m256i g1 = _mm256_add_epi32(_mm256_unpacklo_epi64(t[2], t[3]), _mm256_unpackhi_epi64(t[2], t[3]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x20), _mm256_permute2x128_si256(g0, g1, 0x31));
+}
+
+// The same for floats (vhaddps costs what vphaddd does).
+inline __m256 reduce8(const __m256 (&p)[8]) {
+  __m256 t[4];
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm256_add_ps(_mm256_unpacklo_ps(p[2 * i], p[2 * i + 1]), _mm256_unpackhi_ps(p[2 * i], p[2 * i + 1]));
+  }
+  const auto lo64 = [](__m256 a, __m256 b) {
+    return _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(a), _mm256_castps_pd(b)));
+  };
+  const auto hi64 = [](__m256 a, __m256 b) {
+    return _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(a), _mm256_castps_pd(b)));
+  };
+  const __m256 g0 = _mm256_add_ps(lo64(t[0], t[1]), hi64(t[0], t[1]));
+  const __m256 g1 = _mm256_add_ps(lo64(t[2], t[3]), hi64(t[2], t[3]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(g0, g1, 0x20), _mm256_permute2f128_ps(g0, g1, 0x31));
 }
 
 // An 8 x 8 transpose of int32 lanes: r[j] (block j's 32 bytes, as 8 int32 lanes)
