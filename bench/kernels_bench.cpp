@@ -1,7 +1,7 @@
-// Kernel micro-benchmark (Google Benchmark): matmul at the 134M model's shapes
-// for decode (1..4 tokens) and batched/prefill token counts, a decode step's matmuls
-// streamed from memory, decode and causal
-// attention over a paged KV cache, and the FFN's swiglu. Built by bench/kernels_bench.sh.
+// Kernel micro-benchmark (Google Benchmark): matmul at the 134M model's shapes for
+// decode (1..4 tokens) and batched/prefill token counts, a decode step's matmuls
+// streamed from memory, decode and causal attention over a paged KV cache, and the
+// FFN's swiglu. Built by bench/kernels_bench.sh.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
