@@ -48,17 +48,19 @@ inline int32_t hsum_i32(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
+// Per 128-bit half, lane j (j < 4) = the sum of that half's 4 lanes of s[j]: unpacks and adds.
+inline __m256i sum4_per_half(__m256i s0, __m256i s1, __m256i s2, __m256i s3) {
+  // t: per half, [a 0+2, b 0+2, a 1+3, b 1+3] of the pairs (s0, s1) and (s2, s3)
+  const __m256i t0 = _mm256_add_epi32(_mm256_unpacklo_epi32(s0, s1), _mm256_unpackhi_epi32(s0, s1));
+  const __m256i t1 = _mm256_add_epi32(_mm256_unpacklo_epi32(s2, s3), _mm256_unpackhi_epi32(s2, s3));
+  return _mm256_add_epi32(_mm256_unpacklo_epi64(t0, t1), _mm256_unpackhi_epi64(t0, t1));
+}
+
 // lane j = the sum of the 8 lanes of s[j]. A tree of unpacks and adds (14 shuffles, 7 adds),
 // not vphaddd: each of its 6 hadds takes 2 cycles of the shuffle pipes on a Zen 4 (an
 // unpack or permute 0.5), and the 8-block step of the Q8_0 / Q4_0 gemv waited on them.
 inline __m256i reduce8(const __m256i (&s)[8]) {
-  __m256i t[4];
-  for (int i = 0; i < 4; ++i) {  // t[i]: per 128-bit half, [s2i 0+2, s2i+1 0+2, s2i 1+3, s2i+1 1+3]
-    t[i] = _mm256_add_epi32(_mm256_unpacklo_epi32(s[2 * i], s[2 * i + 1]), _mm256_unpackhi_epi32(s[2 * i], s[2 * i + 1]));
-  }
-  // per 128-bit half: [s0, s1, s2, s3] and [s4, s5, s6, s7], each the half's 4 lanes
-  const __m256i g0 = _mm256_add_epi32(_mm256_unpacklo_epi64(t[0], t[1]), _mm256_unpackhi_epi64(t[0], t[1]));
-  const __m256i g1 = _mm256_add_epi32(_mm256_unpacklo_epi64(t[2], t[3]), _mm256_unpackhi_epi64(t[2], t[3]));
+  const __m256i g0 = sum4_per_half(s[0], s[1], s[2], s[3]), g1 = sum4_per_half(s[4], s[5], s[6], s[7]);
   return _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x20), _mm256_permute2x128_si256(g0, g1, 0x31));
 }
 
