@@ -1,6 +1,8 @@
 // AVX-512 attention over a paged KV cache: 16 positions at a time per query
-// head (scores, one max, one vector exp), values accumulated in zmm-sized rows.
-// Keys and values are f32 or f16 (widened to f32 as they are loaded).
+// row (scores, one max, one vector exp), values accumulated in zmm-sized rows.
+// Rows over one KV head (a decode token's grouped query heads, or a prefill run's
+// consecutive positions) go in blocks that share each chunk's transposed keys and
+// each value row. Keys and values are f32 or f16 (widened to f32 as they are loaded).
 // GCC 12's AVX-512 headers self-initialize their "undefined" vectors (GCC PR105593).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
@@ -138,9 +140,10 @@ void attend_head(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, f
   finish(st, hd, out);
 }
 
-// ---- consecutive query rows of one sequence (prefill): each chunk's keys are
-// transposed once and scored against every row by broadcast FMAs ----
-constexpr int kRows = 16;
+// ---- rows over one KV head: the query heads of a KV head at one decode position,
+// or consecutive query rows of one sequence (prefill). Each chunk's keys are
+// transposed once and scored against every row, and each value row is loaded (and
+// widened) once for every row ----
 
 // kt[d * 16 + j] = k[j][d] for d < hd; 0 for j >= n.
 template <class T>
@@ -164,65 +167,32 @@ inline int transposed_chunk(const PagedKv& kv, int64_t p0, int64_t n_pos, int64_
   return n;
 }
 
-// Lane j: dot(q, k_j) from the transposed keys (hd a multiple of 16).
-inline __m512 dots_transposed(const float* q, const float* kt, int64_t hd) {
-  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  for (int64_t d = 0; d < hd; d += 4) {
-    s0 = _mm512_fmadd_ps(_mm512_set1_ps(q[d]), _mm512_load_ps(kt + d * 16), s0);
-    s1 = _mm512_fmadd_ps(_mm512_set1_ps(q[d + 1]), _mm512_load_ps(kt + (d + 1) * 16), s1);
-    s2 = _mm512_fmadd_ps(_mm512_set1_ps(q[d + 2]), _mm512_load_ps(kt + (d + 2) * 16), s2);
-    s3 = _mm512_fmadd_ps(_mm512_set1_ps(q[d + 3]), _mm512_load_ps(kt + (d + 3) * 16), s3);
-  }
-  return _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3));
-}
-
-// Rows 0..nr-1 (nr <= kRows): row i is position first_pos + i and sees
-// positions 0..first_pos + i.
-template <class T>
-void attend_rows(const float* q, int64_t q_stride, int nr, int64_t hd, const PagedKv& kv, int64_t first_pos,
-                 float scale, float slope, float* out, int64_t out_stride) {
-  alignas(64) float kt[kMaxHeadDim * 16];
-  alignas(64) float acc[kRows][kMaxHeadDim];
-  RowState st[kRows];
-  start_rows(nr, hd, acc, st);
-  const int64_t n_pos = first_pos + nr;  // what the last row sees
-  for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
-    const T* v[kChunk];
-    const int n = transposed_chunk(kv, p0, n_pos, hd, kt, v);
-    const __m512 bias = position_bias(slope, p0);
-    for (int i = 0; i < nr; ++i) {
-      const int64_t visible = std::min<int64_t>(n, first_pos + i + 1 - p0);
-      if (visible <= 0) continue;
-      const __m512 s = _mm512_fmadd_ps(dots_transposed(q + i * q_stride, kt, hd), _mm512_set1_ps(scale), bias);
-      update(s, static_cast<int>(visible), v, hd, &st[i]);
-    }
-  }
-  for (int i = 0; i < nr; ++i) finish(st[i], hd, out + i * out_stride);
-}
-
-// ---- the query heads of one KV head at one decode position: each chunk's keys
-// are transposed once and scored against every head, and each value row is
-// loaded once (and widened once) for every head ----
-constexpr int kSlice = 8;  // heads a register pass holds (8 accumulators)
-
-// scores[r] lane j = dot(q_r, k_j) for the R heads q + r * hd (kt: transposed keys).
+// scores[r] lane j = dot(q_r, k_j) for the R rows q + r * q_stride (kt: transposed keys).
 // The sums leave the registers once, at the end: an array of vectors that the
 // caller indexes by a loop variable lives on the stack, and GCC stored all R sums
 // every dimension.
 template <int R>
-inline void dots_heads(const float* q, const float* kt, int64_t hd, float (*scores)[16]) {
-  __m512 s[R];
-  for (int r = 0; r < R; ++r) s[r] = _mm512_setzero_ps();
-  for (int64_t d = 0; d < hd; ++d) {
-    const __m512 kd = _mm512_load_ps(kt + d * 16);
-    for (int r = 0; r < R; ++r) s[r] = _mm512_fmadd_ps(_mm512_set1_ps(q[r * hd + d]), kd, s[r]);
+inline void dots_rows(const float* q, int64_t q_stride, const float* kt, int64_t hd, float (*scores)[16]) {
+  constexpr int P = R >= 4 ? 1 : 4 / R;  // partial sums a row: 4+ FMA chains in flight (hd: a multiple of 16)
+  __m512 s[R][P];
+  for (int r = 0; r < R; ++r) {
+    for (int p = 0; p < P; ++p) s[r][p] = _mm512_setzero_ps();
   }
-  for (int r = 0; r < R; ++r) _mm512_store_ps(scores[r], s[r]);
+  for (int64_t d = 0; d < hd; d += P) {
+    for (int p = 0; p < P; ++p) {
+      const __m512 kd = _mm512_load_ps(kt + (d + p) * 16);
+      for (int r = 0; r < R; ++r) s[r][p] = _mm512_fmadd_ps(_mm512_set1_ps(q[r * q_stride + d + p]), kd, s[r][p]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int p = 1; p < P; ++p) s[r][0] = _mm512_add_ps(s[r][0], s[r][p]);
+    _mm512_store_ps(scores[r], s[r][0]);
+  }
 }
 
-// acc[r] += sum_j w[r][j] v[j] for the R heads' rows (n live positions).
+// acc[r] += sum_j w[r][j] v[j] for the R rows (n live positions).
 template <int R, class T>
-inline void accumulate_heads(const float (*w)[kChunk], const T* const* v, int n, int64_t hd, float (*acc)[kMaxHeadDim]) {
+inline void accumulate_rows(const float (*w)[kChunk], const T* const* v, int n, int64_t hd, float (*acc)[kMaxHeadDim]) {
   for (int64_t d = 0; d < hd; d += 16) {
     __m512 a[R];
     for (int r = 0; r < R; ++r) a[r] = _mm512_load_ps(acc[r] + d);
@@ -234,41 +204,63 @@ inline void accumulate_heads(const float (*w)[kChunk], const T* const* v, int n,
   }
 }
 
-// Heads 0..R-1 of a slice over positions 0..n_pos-1.
+// Rows 0..R-1 over the same KV head: row r (query q + r * q_stride, output out + r *
+// out_stride) sees positions [0, n_vis[r]) (n_vis[r] >= 1) with ALiBi slope slopes[r].
+// Flattened: with 32 instantiations GCC stopped inlining the chunk's pieces (the
+// gather, the transpose, the softmax step), and each call cost the loop the exp
+// constants it keeps in registers (4 % of BM_Attend at group 4 and 8, Zen 4).
 template <int R, class T>
-void attend_slice(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, float scale, const float* slopes,
-                  float* out) {
+[[gnu::flatten]] void attend_block(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
+                  float scale, const float* slopes, float* out, int64_t out_stride) {
   alignas(64) float kt[kMaxHeadDim * 16];
   alignas(64) float acc[R][kMaxHeadDim];
   alignas(64) float w[R][kChunk];
   RowState st[R];
   start_rows(R, hd, acc, st);
+  int64_t n_pos = 0;
+  for (int r = 0; r < R; ++r) n_pos = std::max(n_pos, n_vis[r]);
   for (int64_t p0 = 0; p0 < n_pos; p0 += kChunk) {
     prefetch_next_block<T>(kv, p0, n_pos, hd);
     const T* v[kChunk];
     const int n = transposed_chunk(kv, p0, n_pos, hd, kt, v);
     alignas(64) float s[R][16];
-    dots_heads<R>(q, kt, hd, s);
+    dots_rows<R>(q, q_stride, kt, hd, s);
     for (int r = 0; r < R; ++r) {
-      const __m512 sr = _mm512_fmadd_ps(_mm512_load_ps(s[r]), _mm512_set1_ps(scale), position_bias(slopes ? slopes[r] : 0.0f, p0));
-      weigh(sr, n, hd, &st[r], w[r]);
+      const int64_t visible = std::min<int64_t>(n, n_vis[r] - p0);
+      if (visible <= 0) {  // the row's positions ended in an earlier chunk (causal rows)
+        _mm512_store_ps(w[r], _mm512_setzero_ps());
+        continue;
+      }
+      const __m512 sr = _mm512_fmadd_ps(_mm512_load_ps(s[r]), _mm512_set1_ps(scale), position_bias(slopes[r], p0));
+      weigh(sr, static_cast<int>(visible), hd, &st[r], w[r]);
     }
-    accumulate_heads<R>(w, v, n, hd, acc);
+    accumulate_rows<R>(w, v, n, hd, acc);
   }
-  for (int r = 0; r < R; ++r) finish(st[r], hd, out + r * hd);
+  for (int r = 0; r < R; ++r) finish(st[r], hd, out + r * out_stride);
 }
 
+// Decode: heads go kHeadBlock at a time (8 accumulators a pass); prefill rows
+// kCausalBlock at a time (16: each chunk's transpose shared by more rows).
+constexpr int kHeadBlock = 8;
+constexpr int kCausalBlock = 16;
+
 template <class T>
-void attend_heads(const float* q, int64_t group, int64_t hd, const PagedKv& kv, int64_t n_pos, float scale,
-                  const float* slopes, float* out) {
-  using Slice = void (*)(const float*, int64_t, const PagedKv&, int64_t, float, const float*, float*);
-  static constexpr Slice kSlices[kSlice] = {attend_slice<1, T>, attend_slice<2, T>, attend_slice<3, T>,
-                                            attend_slice<4, T>, attend_slice<5, T>, attend_slice<6, T>,
-                                            attend_slice<7, T>, attend_slice<8, T>};
-  for (int64_t g0 = 0; g0 < group; g0 += kSlice) {
-    const int64_t r = std::min<int64_t>(kSlice, group - g0);
-    kSlices[r - 1](q + g0 * hd, hd, kv, n_pos, scale, slopes ? slopes + g0 : nullptr, out + g0 * hd);
-  }
+void attend_block_any(int nr, const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
+                      float scale, const float* slopes, float* out, int64_t out_stride) {
+  using Block = void (*)(const float*, int64_t, int64_t, const PagedKv&, const int64_t*, float, const float*, float*,
+                         int64_t);
+  static constexpr Block kByRows[kCausalBlock] = {
+      attend_block<1, T>,  attend_block<2, T>,  attend_block<3, T>,  attend_block<4, T>,
+      attend_block<5, T>,  attend_block<6, T>,  attend_block<7, T>,  attend_block<8, T>,
+      attend_block<9, T>,  attend_block<10, T>, attend_block<11, T>, attend_block<12, T>,
+      attend_block<13, T>, attend_block<14, T>, attend_block<15, T>, attend_block<16, T>};
+  kByRows[nr - 1](q, q_stride, hd, kv, n_vis, scale, slopes, out, out_stride);
+}
+
+void attend_rows_any(int nr, const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
+                     float scale, const float* slopes, float* out, int64_t out_stride) {
+  auto* block = kv.dtype == DType::kF16 ? &attend_block_any<uint16_t> : &attend_block_any<float>;
+  block(nr, q, q_stride, hd, kv, n_vis, scale, slopes, out, out_stride);
 }
 
 }  // namespace
@@ -276,25 +268,33 @@ void attend_heads(const float* q, int64_t group, int64_t hd, const PagedKv& kv, 
 void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
                    const float* slopes, float* out) {
   if (group > 1) {
-    auto* heads = kv.dtype == DType::kF16 ? &attend_heads<uint16_t> : &attend_heads<float>;
-    return heads(q, group, head_dim, kv, n_pos, scale, slopes, out);
+    int64_t n_vis[kHeadBlock];
+    float sl[kHeadBlock];
+    for (int64_t g0 = 0; g0 < group; g0 += kHeadBlock) {
+      const int nr = static_cast<int>(std::min<int64_t>(kHeadBlock, group - g0));
+      for (int r = 0; r < nr; ++r) {
+        n_vis[r] = n_pos;
+        sl[r] = slopes ? slopes[g0 + r] : 0.0f;
+      }
+      attend_rows_any(nr, q + g0 * head_dim, head_dim, head_dim, kv, n_vis, scale, sl, out + g0 * head_dim, head_dim);
+    }
+    return;
   }
   const float slope = slopes ? slopes[0] : 0.0f;
   auto* head = kv.dtype == DType::kF16 ? &attend_head<uint16_t> : &attend_head<float>;
   head(q, head_dim, kv, n_pos, scale, slope, out);
 }
 
-}  // namespace plimsoll::kernels
-
-namespace plimsoll::kernels {
-
 void avx512_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
                           int64_t first_pos, float scale, float slope, float* out, int64_t out_stride) {
-  for (int64_t i0 = 0; i0 < n_q; i0 += kRows) {
-    const int nr = static_cast<int>(std::min<int64_t>(kRows, n_q - i0));
-    auto* rows = kv.dtype == DType::kF16 ? &attend_rows<uint16_t> : &attend_rows<float>;
-    rows(q + i0 * q_stride, q_stride, nr, head_dim, kv, first_pos + i0, scale, slope, out + i0 * out_stride,
-         out_stride);
+  int64_t n_vis[kCausalBlock];
+  float slopes[kCausalBlock];
+  std::fill(slopes, slopes + kCausalBlock, slope);
+  for (int64_t i0 = 0; i0 < n_q; i0 += kCausalBlock) {
+    const int nr = static_cast<int>(std::min<int64_t>(kCausalBlock, n_q - i0));
+    for (int r = 0; r < nr; ++r) n_vis[r] = first_pos + i0 + r + 1;  // row i0 + r is position first_pos + i0 + r
+    attend_rows_any(nr, q + i0 * q_stride, q_stride, head_dim, kv, n_vis, scale, slopes, out + i0 * out_stride,
+                    out_stride);
   }
 }
 
