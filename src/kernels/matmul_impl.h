@@ -125,8 +125,8 @@ const RowKernels& scalar_row_kernels();
 const RowKernels& avx2_row_kernels();    // needs AVX2 + FMA + F16C
 const RowKernels& avx2_vnni_row_kernels();  // the same + AVX-VNNI (matmul_avxvnni.cpp)
 const RowKernels& avx512_row_kernels();  // needs AVX-512 F/BW/VL/VNNI + F16C + FMA
-// The same with one K-quant token on the zmm tiles, not the gemv: the AMX table's (the gemv
-// was chosen on a Zen 4's streamed decode; no AMX CPU has been measured with it).
+// The same with one K-quant or float token on the zmm tiles, not the gemv: the AMX table's
+// (the gemvs were chosen on a Zen 4's streamed decode; no AMX CPU has been measured with them).
 const RowKernels& amx_row_kernels();
 const TileKernels& avx512_tile_kernels();  // same needs; F32/F16/BF16/Q8_0/Q4_0/Q4_K/Q6_K
 // sets the Q4_K / Q6_K entries (tiles_kquants_avx512.cpp; called by avx512_tile_kernels)
