@@ -97,8 +97,8 @@ Isa active_isa();                  // what matmul uses now
 // "scalar", "avx2", "avx512", "amx", "neon", "neon-dotprod", "avx2-vnni", "neon-i8mm"
 const char* isa_name(Isa isa);
 // Default: the best the CPU has, or the environment's PLIMSOLL_ISA (an isa_name)
-// if the CPU has that. kAvx2 needs AVX2+FMA+F16C (Q8_0/Q4_0 batches of kAvx2PanelMinTokens+
-// and float batches of kAvx2PanelMinTokensFloat+ take its panel kernels); kAvx2Vnni also needs
+// if the CPU has that. kAvx2 needs AVX2+FMA+F16C (quantized and float batches from the
+// kAvx2PanelMinTokens* sizes in matmul_impl.h take its panel kernels); kAvx2Vnni also needs
 // AVX-VNNI (the same table with vpdpbusd / vpdpwssd in the Q8_0, Q4_0 and K-quant row kernels
 // and the Q8_0 / Q4_0 panels; chosen only where AVX-512 is not); kAvx512 also needs AVX-512
 // F/BW/VL/VNNI (float weights at kPanelMinTokensF32 / kPanelMinTokensHalf tokens

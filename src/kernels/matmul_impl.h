@@ -144,9 +144,16 @@ const PanelKernels& amx_bf16_kernels();
 const PanelKernels& avx512_panel_kernels();
 
 // AVX2 panel kernels for Q8_0 / Q4_0, Q4_K / Q5_K / Q6_K and F32 / F16 / BF16 weights (panels_avx2.cpp;
-// AVX2 + FMA + F16C), from kAvx2PanelMinTokens (quantized) / kAvx2PanelMinTokensFloat
-// tokens (below: the AVX2 row kernels).
-inline constexpr int64_t kAvx2PanelMinTokens = 2;
+// AVX2 + FMA + F16C), from these batch sizes (below: the AVX2 row kernels). A panel packs
+// every weight row it meets once per call, so a small batch pays the packing for few
+// tokens: the plain AVX2 build's Q8_0 (rows widened to int16) and K-quants start later
+// than Q4_0 (nibbles unpacked) and the VNNI builds (bytes as they are). 134M decode,
+// Zen 4 (docs/benchmarks.md): Q8_0 batch 2 90 -> 230 tok/s at 1 thread, 171 -> 375 at 2,
+// on the row kernels; Q4_K_M batch 2 and 3 +30-50 %. (Floats from 8: +6-8 % at 4-6
+// tokens on 1 thread, -4 % to equal on 2; not changed.)
+inline constexpr int64_t kAvx2PanelMinTokens = 2;          // Q4_0; every dtype in the VNNI builds
+inline constexpr int64_t kAvx2PanelMinTokensQ8_0Int16 = 8;  // Q8_0, plain AVX2 build
+inline constexpr int64_t kAvx2PanelMinTokensKQuant = 4;     // Q4_K / Q5_K / Q6_K, plain AVX2 build
 inline constexpr int64_t kAvx2PanelMinTokensFloat = 4;
 const PanelKernels& avx2_panel_kernels();
 // the same + AVX-VNNI for Q8_0 / Q4_0 (panels_avxvnni.cpp) and the K-quants

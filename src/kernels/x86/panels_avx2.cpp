@@ -606,7 +606,7 @@ PanelKernels make_panels() {
 #if PLIMSOLL_PANELS_VNNI
   PanelKernel q8{kAvx2PanelMinTokens, act_bytes<ActGroup>, prepare<true>, rows<BlockQ8_0>, 0, 0};
 #else
-  PanelKernel q8{kAvx2PanelMinTokens, act_bytes<ActGroup16>, prepare16, rows16, 0, 0};
+  PanelKernel q8{kAvx2PanelMinTokensQ8_0Int16, act_bytes<ActGroup16>, prepare16, rows16, 0, 0};
 #endif
   PanelKernel q4{kAvx2PanelMinTokens, act_bytes<ActGroup>, prepare<false>, rows<BlockQ4_0>, 0, 0};
   k.k[static_cast<int>(DType::kQ8_0)] = q8;

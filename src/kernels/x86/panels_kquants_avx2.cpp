@@ -373,9 +373,10 @@ void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::by
 // This build's Q4_K / Q5_K / Q6_K entries.
 void add_kquant_panels(PanelKernels* k) {
   static_assert(kPanelTokens % kTok == 0);
-  k->k[static_cast<int>(DType::kQ4_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q4K>, 0, 0};
-  k->k[static_cast<int>(DType::kQ5_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q5K>, 0, 0};
-  k->k[static_cast<int>(DType::kQ6_K)] = {kAvx2PanelMinTokens, act_bytes, prepare, rows<Q6K>, 0, 0};
+  constexpr int64_t min_tokens = kVnni ? kAvx2PanelMinTokens : kAvx2PanelMinTokensKQuant;
+  k->k[static_cast<int>(DType::kQ4_K)] = {min_tokens, act_bytes, prepare, rows<Q4K>, 0, 0};
+  k->k[static_cast<int>(DType::kQ5_K)] = {min_tokens, act_bytes, prepare, rows<Q5K>, 0, 0};
+  k->k[static_cast<int>(DType::kQ6_K)] = {min_tokens, act_bytes, prepare, rows<Q6K>, 0, 0};
 }
 
 }  // namespace

@@ -36,7 +36,12 @@ TEST(IsaTable, Avx2TableHoldsTheAvx2Kernels) {
   ASSERT_EQ(t.panels[0], &avx2_panel_kernels());
   for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
-    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kAvx2PanelMinTokens) << dtype_name(d);
+  }
+  // from the batch sizes where the panels beat the row kernels (their packing paid for)
+  EXPECT_EQ(t.panels[0]->k[static_cast<int>(DType::kQ4_0)].min_tokens, kAvx2PanelMinTokens);
+  EXPECT_EQ(t.panels[0]->k[static_cast<int>(DType::kQ8_0)].min_tokens, kAvx2PanelMinTokensQ8_0Int16);
+  for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kAvx2PanelMinTokensKQuant) << dtype_name(d);
   }
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
     EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
@@ -63,6 +68,7 @@ TEST(IsaTable, Avx2VnniTableSwapsInTheVnniDots) {
   ASSERT_EQ(t.panels[0], &avx2_vnni_panel_kernels());
   for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, avx2.panels[0]->k[static_cast<int>(d)].rows) << dtype_name(d);
+    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kAvx2PanelMinTokens) << dtype_name(d);  // bytes as they are
   }
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
     EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].rows, avx2.panels[0]->k[static_cast<int>(d)].rows) << dtype_name(d);
