@@ -95,14 +95,16 @@ void Shapes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_Matmul)->Apply(Shapes)->ArgNames({"dtype", "rows", "cols", "tokens", "threads", "isa"})
     ->Unit(benchmark::kMicrosecond);
 
-// Decode's matmuls as a decode step streams them: one token through the 134M model's
-// layers (Q, K, V, O 768 x 768, gate and up 2048 x 768, down 768 x 2048; 12 layers) and
-// its 32000-row head, each matrix its own memory (F16 220 MB, Q4_0 62 MB: not in any
-// cache), so w_GB/s is the memory stream the gemv reaches. args: dtype, threads, isa
+// Decode's matmuls as a decode step streams them: `tokens` tokens (a batch of that many
+// sequences) through the 134M model's layers (Q, K, V, O 768 x 768, gate and up 2048 x
+// 768, down 768 x 2048; 12 layers) and its 32000-row head, each matrix its own memory
+// (F16 220 MB, Q4_0 62 MB: not in any cache), so w_GB/s is the memory stream the kernels
+// reach (one token: the gemv). args: dtype, tokens, threads, isa
 void BM_DecodeStream(benchmark::State& state) {
   const auto dtype = static_cast<DType>(state.range(0));
-  const int threads = static_cast<int>(state.range(1));
-  if (!set_isa(static_cast<Isa>(state.range(2)))) {
+  const int64_t n_tokens = state.range(1);
+  const int threads = static_cast<int>(state.range(2));
+  if (!set_isa(static_cast<Isa>(state.range(3)))) {
     state.SkipWithError("this CPU lacks the ISA");
     return;
   }
@@ -139,11 +141,11 @@ void BM_DecodeStream(benchmark::State& state) {
   }
   std::mt19937 rng(8);
   std::normal_distribution<float> dist(0.f, 1.f);
-  std::vector<float> x(kFfn), y(kVocab);
+  std::vector<float> x(static_cast<size_t>(kFfn * n_tokens)), y(static_cast<size_t>(kVocab * n_tokens));
   for (float& f : x) f = dist(rng);
   ThreadPool pool(threads);
   for (auto _ : state) {
-    for (const TensorView& v : views) matmul(v, x.data(), 1, y.data(), threads > 1 ? &pool : nullptr);
+    for (const TensorView& v : views) matmul(v, x.data(), n_tokens, y.data(), threads > 1 ? &pool : nullptr);
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["w_GB/s"] = benchmark::Counter(static_cast<double>(state.iterations()) *
@@ -154,8 +156,8 @@ void BM_DecodeStream(benchmark::State& state) {
 BENCHMARK(BM_DecodeStream)
     ->ArgsProduct({{static_cast<int64_t>(DType::kF16), static_cast<int64_t>(DType::kQ8_0),
                     static_cast<int64_t>(DType::kQ4_0), static_cast<int64_t>(DType::kQ4_K)},
-                   {1, 2}, {static_cast<int64_t>(Isa::kAvx512), static_cast<int64_t>(Isa::kAvx2)}})
-    ->ArgNames({"dtype", "threads", "isa"})->Unit(benchmark::kMillisecond);
+                   {1, 2, 4}, {1, 2}, {static_cast<int64_t>(Isa::kAvx512), static_cast<int64_t>(Isa::kAvx2)}})
+    ->ArgNames({"dtype", "tokens", "threads", "isa"})->Unit(benchmark::kMillisecond);
 
 // Decode attention: `group` query heads sharing one KV head over n_pos cached
 // positions in 16-token blocks (shuffled, as a busy pool hands them out).

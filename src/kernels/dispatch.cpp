@@ -204,6 +204,7 @@ IsaTable avx512_table() {
 IsaTable amx_table() {
   IsaTable t = avx512_table();
   t.rows = &amx_row_kernels();
+  t.tiles = &amx_tile_kernels();
   t.panels[0] = &amx_kernels();
   t.panels[1] = amx_bf16_usable() ? &amx_bf16_kernels() : nullptr;
   t.panels[2] = &avx512_panel_kernels();

@@ -29,10 +29,10 @@ const PanelKernel* panel_kernel_for(const IsaTable& table, DType dtype, int64_t 
   return nullptr;
 }
 
-const TileKernel* tile_kernel_for(const IsaTable& table, DType dtype) {
+const TileKernel* tile_kernel_for(const IsaTable& table, DType dtype, int64_t n_tokens) {
   if (table.tiles == nullptr) return nullptr;
   const TileKernel& k = table.tiles->k[static_cast<int>(dtype)];
-  return k.tile != nullptr ? &k : nullptr;
+  return k.tile != nullptr && n_tokens >= k.min_tokens ? &k : nullptr;
 }
 
 // Activation rows in the weight dtype's act format. The buffer belongs to the
@@ -198,7 +198,7 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
   // one token: the gemv where the table has one (ahead of the tiles: on a Zen 5 the AVX-512
   // Q8_0 tile streams a 134M model's weights at 0.6x the gemv's speed, docs/benchmarks.md)
   const GemvFn gemv = n_tokens == 1 ? table.rows->gemv[static_cast<int>(w.dtype)] : nullptr;
-  const TileKernel* tile = gemv == nullptr ? tile_kernel_for(table, w.dtype) : nullptr;
+  const TileKernel* tile = gemv == nullptr ? tile_kernel_for(table, w.dtype, n_tokens) : nullptr;
   if (tile != nullptr) {
     matmul_tiled(*tile, w, x, n_tokens, y, pool);
     return;

@@ -63,6 +63,7 @@ struct TileKernel {
   // t < n_tok (1..kTokenTile); w rows are w_row_bytes apart, acts act_stride_bytes.
   void (*tile)(const std::byte* w, int64_t w_row_bytes, int n_rows, const std::byte* acts,
                int64_t act_stride_bytes, int n_tok, int64_t cols, float* y, int64_t y_stride) = nullptr;
+  int64_t min_tokens = 1;  // smaller batches take the row kernels
 };
 
 struct TileKernels {
@@ -128,7 +129,15 @@ const RowKernels& avx512_row_kernels();  // needs AVX-512 F/BW/VL/VNNI + F16C + 
 // The same with one K-quant or float token on the zmm tiles, not the gemv: the AMX table's
 // (the gemvs were chosen on a Zen 4's streamed decode; no AMX CPU has been measured with them).
 const RowKernels& amx_row_kernels();
-const TileKernels& avx512_tile_kernels();  // same needs; F32/F16/BF16/Q8_0/Q4_0/Q4_K/Q6_K
+// same needs; F32/F16/BF16/Q8_0/Q4_0/Q4_K/Q6_K. Batches of 2 tokens run Q8_0 and the floats
+// on the row kernels (kAvx512TileMinTokens): the tiles' zmm steps, not the memory stream,
+// bound a 2-token decode there (134M, Zen 4, 1 thread: Q8_0 146 -> 224 tok/s, F16 112 ->
+// 160-170; docs/benchmarks.md).
+inline constexpr int64_t kAvx512TileMinTokens = 3;
+const TileKernels& avx512_tile_kernels();
+// The same tiles from one token on (the AMX table's below its AMX batch sizes: no AMX CPU
+// has been measured with the row kernels there).
+const TileKernels& amx_tile_kernels();
 // sets the Q4_K / Q6_K entries (tiles_kquants_avx512.cpp; called by avx512_tile_kernels)
 void add_avx512_kquant_tiles(TileKernels* k);
 // needs AVX-512 as above + AMX-TILE/INT8 and the OS's permission for tile data

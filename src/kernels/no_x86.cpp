@@ -10,6 +10,7 @@ const TileKernels& avx512_tile_kernels() {
   static const TileKernels none;
   return none;
 }
+const TileKernels& amx_tile_kernels() { return avx512_tile_kernels(); }
 const PanelKernels& amx_kernels() {
   static const PanelKernels none;
   return none;

@@ -1,5 +1,6 @@
-// AVX-512 (F/BW/VL/VNNI) row kernels: 512-bit bodies (vpdpbusd / vpdpwssd for
-// the integer dots); Q8_K weights and odd-block tails reuse the 256-bit bodies.
+// AVX-512 (F/BW/VL/VNNI) row kernels: 512-bit bodies for the quantized weights
+// (vpdpbusd / vpdpwssd for the integer dots); the float weights, Q8_K weights and
+// odd-block tails use the 256-bit bodies (ymm_kernels.inc, with the VNNI dots).
 #include <immintrin.h>
 
 #include <cstddef>
@@ -22,25 +23,6 @@ inline __m256i madd_scaled_acc(__m256i acc, __m256i p16, __m256i s16) {
 
 #include "kernels/x86/ymm_kernels.inc"
 
-// ---- float weights, 16 columns per zmm, two accumulators per token ----------
-struct ZLoadF32 {
-  using W = float;
-  static __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
-};
-struct ZLoadF16 {
-  using W = uint16_t;
-  static __m512 load16(const uint16_t* p) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-  }
-};
-struct ZLoadBF16 {  // exact widening (<< 16), then f32 FMA: same products as the scalar twin
-  using W = uint16_t;
-  static __m512 load16(const uint16_t* p) {
-    const __m512i u32 = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(u32, 16));
-  }
-};
-
 // Horizontal sum via memory: GCC 12's _mm512_reduce_add_ps trips -Wmaybe-uninitialized.
 inline float hsum512(__m512 v) {
   alignas(64) float lanes[16];
@@ -48,40 +30,11 @@ inline float hsum512(__m512 v) {
   return hsum(_mm256_add_ps(_mm256_load_ps(lanes), _mm256_load_ps(lanes + 8)));
 }
 
-template <int NT, typename Z, typename Y>
-void zmm_dot_float(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int64_t cols,
-                   float* out) {
-  const auto* w = reinterpret_cast<const typename Z::W*>(w_row);  // [cols]
-  const float* x[NT];                                                // NT x [cols]
-  __m512 acc0[NT], acc1[NT];
-  for (int t = 0; t < NT; ++t) {
-    x[t] = act_row<float>(acts, stride_bytes, t);
-    acc0[t] = acc1[t] = _mm512_setzero_ps();
-  }
-  int64_t c = 0;
-  for (; c + 32 <= cols; c += 32) {
-    const __m512 w0 = Z::load16(w + c), w1 = Z::load16(w + c + 16);
-    for (int t = 0; t < NT; ++t) {
-      acc0[t] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x[t] + c), acc0[t]);
-      acc1[t] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x[t] + c + 16), acc1[t]);
-    }
-  }
-  for (; c + 16 <= cols; c += 16) {
-    const __m512 w0 = Z::load16(w + c);
-    for (int t = 0; t < NT; ++t) acc0[t] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x[t] + c), acc0[t]);
-  }
-  for (int t = 0; t < NT; ++t) {
-    float s = hsum512(_mm512_add_ps(acc0[t], acc1[t]));
-    for (int64_t cc = c; cc < cols; ++cc) s += Y::one(w[cc]) * x[t][cc];
-    out[t] = s;
-  }
-}
-
 // One token over float rows (decode at batch 1): row after row, each streamed front to
 // back, which the hardware prefetcher follows, by the 256-bit one-token kernel (four FMA
 // chains). The 4-row zmm tiles that would run otherwise interleave four streams behind
 // software prefetches, and a decode step reads its weights from memory: BM_DecodeStream
-// F16 (a 134M model's rows, 1 thread, Zen 4) 12-13 GB/s on the tiles, 20-21 on the zmm row
+// F16 (a 134M model's rows, 1 thread, Zen 4) 12-13 GB/s on the tiles, 20-21 on a zmm row
 // kernel (two chains) row after row, 24-26 on this.
 template <typename Y>
 void gemv_float(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* act, int64_t cols,
@@ -236,20 +189,16 @@ void zmm_dot_q6k(const std::byte* w_row, const std::byte* acts, int64_t stride_b
   for (int t = 0; t < NT; ++t) out[t] = hsum512(acc[t]);
 }
 
-template <int NT> struct ZF32 { static void run(const std::byte* w, const std::byte* a, int64_t s, int64_t c, float* o) { zmm_dot_float<NT, ZLoadF32, LoadF32>(w, a, s, c, o); } };
-template <int NT> struct ZF16 { static void run(const std::byte* w, const std::byte* a, int64_t s, int64_t c, float* o) { zmm_dot_float<NT, ZLoadF16, LoadF16>(w, a, s, c, o); } };
 template <int NT> struct ZQ8_0 { static void run(const std::byte* w, const std::byte* a, int64_t s, int64_t c, float* o) { zmm_dot_q_x_q8_0<NT, BlockQ8_0>(w, a, s, c, o); } };
 template <int NT> struct ZQ4_0 { static void run(const std::byte* w, const std::byte* a, int64_t s, int64_t c, float* o) { zmm_dot_q_x_q8_0<NT, BlockQ4_0>(w, a, s, c, o); } };
 template <int NT> struct ZQ4K { static void run(const std::byte* w, const std::byte* a, int64_t s, int64_t c, float* o) { zmm_dot_q45k<NT, false>(w, a, s, c, o); } };
 template <int NT> struct ZQ5K { static void run(const std::byte* w, const std::byte* a, int64_t s, int64_t c, float* o) { zmm_dot_q45k<NT, true>(w, a, s, c, o); } };
 template <int NT> struct ZQ6K { static void run(const std::byte* w, const std::byte* a, int64_t s, int64_t c, float* o) { zmm_dot_q6k<NT>(w, a, s, c, o); } };
-template <int NT> struct ZBF16 { static void run(const std::byte* w, const std::byte* a, int64_t s, int64_t c, float* o) { zmm_dot_float<NT, ZLoadBF16, LoadBF16>(w, a, s, c, o); } };
 
 RowKernels make_avx512_kernels() {
+  // The float rows stay 256-bit: a zmm row kernel (F16, two tokens a row, 134M decode at
+  // batch 2, Zen 4) ran at 95-100 tok/s against 165-175.
   RowKernels k = make_ymm_kernels();
-  k.fn[static_cast<int>(DType::kF32)] = by_tile<ZF32>;
-  k.fn[static_cast<int>(DType::kF16)] = by_tile<ZF16>;
-  k.fn[static_cast<int>(DType::kBF16)] = by_tile<ZBF16>;
   k.fn[static_cast<int>(DType::kQ8_0)] = by_tile<ZQ8_0>;
   k.fn[static_cast<int>(DType::kQ4_0)] = by_tile<ZQ4_0>;
   k.fn[static_cast<int>(DType::kQ4_K)] = by_tile<ZQ4K>;

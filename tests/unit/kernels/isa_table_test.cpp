@@ -99,7 +99,14 @@ TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
                   DType::kBF16}) {
     EXPECT_NE(t.rows->gemv[static_cast<int>(d)], nullptr) << dtype_name(d);
   }
-  // the AMX table's rows: the same, but one K-quant or float token stays on the zmm tiles
+  // two-token batches of Q8_0 and the floats take the row kernels, not the zmm tiles
+  for (DType d : {DType::kQ8_0, DType::kF32, DType::kF16, DType::kBF16}) {
+    EXPECT_EQ(t.tiles->k[static_cast<int>(d)].min_tokens, kAvx512TileMinTokens) << dtype_name(d);
+  }
+  EXPECT_EQ(t.tiles->k[static_cast<int>(DType::kQ4_0)].min_tokens, 1);
+  // the AMX table's rows and tiles: the same, but one K-quant or float token stays on the
+  // zmm tiles, and so do two-token batches
+  for (DType d : {DType::kQ8_0, DType::kF16}) EXPECT_EQ(amx_tile_kernels().k[static_cast<int>(d)].min_tokens, 1);
   const RowKernels& amx_rows = amx_row_kernels();
   for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kF32, DType::kF16, DType::kBF16}) {
     EXPECT_EQ(amx_rows.gemv[static_cast<int>(d)], nullptr) << dtype_name(d);
