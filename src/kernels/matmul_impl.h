@@ -126,17 +126,19 @@ const RowKernels& scalar_row_kernels();
 const RowKernels& avx2_row_kernels();    // needs AVX2 + FMA + F16C
 const RowKernels& avx2_vnni_row_kernels();  // the same + AVX-VNNI (matmul_avxvnni.cpp)
 const RowKernels& avx512_row_kernels();  // needs AVX-512 F/BW/VL/VNNI + F16C + FMA
-// The same with one K-quant or float token on the zmm tiles, not the gemv: the AMX table's
-// (the gemvs were chosen on a Zen 4's streamed decode; no AMX CPU has been measured with them).
+// The same with one K-quant token on the zmm tiles, not the gemv: the AMX table's (the gemv
+// was chosen on a Zen 4's streamed decode; no AMX CPU has been measured with it).
 const RowKernels& amx_row_kernels();
-// same needs; F32/F16/BF16/Q8_0/Q4_0/Q4_K/Q6_K. Batches of 2 tokens run Q8_0 and the floats
-// on the row kernels (kAvx512TileMinTokens): the tiles' zmm steps, not the memory stream,
-// bound a 2-token decode there (134M, Zen 4, 1 thread: Q8_0 146 -> 224 tok/s, F16 112 ->
-// 160-170; docs/benchmarks.md).
+// same needs; F32/F16/BF16/Q8_0/Q4_0/Q4_K/Q6_K. Batches of 1-2 tokens run Q8_0 and the
+// floats on the row kernels (kAvx512TileMinTokens; one Q8_0 token takes its gemv). One float
+// token: the tiles' four interleaved row streams read a decode step's weights at 12-13 GB/s,
+// the 256-bit row kernel row after row at 24-26 (BM_DecodeStream F16, Zen 4). Two tokens: the
+// tiles' zmm steps, not the memory stream, bound them (134M decode, Zen 4, 1 thread: Q8_0 146
+// -> 224 tok/s, F16 112 -> 160-170; docs/benchmarks.md).
 inline constexpr int64_t kAvx512TileMinTokens = 3;
 const TileKernels& avx512_tile_kernels();
-// The same tiles from one token on (the AMX table's below its AMX batch sizes: no AMX CPU
-// has been measured with the row kernels there).
+// The same tiles from one float token and two Q8_0 tokens on (the AMX table's below its AMX
+// batch sizes: no AMX CPU has been measured with the row kernels there).
 const TileKernels& amx_tile_kernels();
 // sets the Q4_K / Q6_K entries (tiles_kquants_avx512.cpp; called by avx512_tile_kernels)
 void add_avx512_kquant_tiles(TileKernels* k);

@@ -30,18 +30,6 @@ inline float hsum512(__m512 v) {
   return hsum(_mm256_add_ps(_mm256_load_ps(lanes), _mm256_load_ps(lanes + 8)));
 }
 
-// One token over float rows (decode at batch 1): row after row, each streamed front to
-// back, which the hardware prefetcher follows, by the 256-bit one-token kernel (four FMA
-// chains). The 4-row zmm tiles that would run otherwise interleave four streams behind
-// software prefetches, and a decode step reads its weights from memory: BM_DecodeStream
-// F16 (a 134M model's rows, 1 thread, Zen 4) 12-13 GB/s on the tiles, 20-21 on a zmm row
-// kernel (two chains) row after row, 24-26 on this.
-template <typename Y>
-void gemv_float(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* act, int64_t cols,
-                float* y) {
-  for (int64_t r = 0; r < n_rows; ++r) ymm_dot_float<1, Y>(w + r * w_row_bytes, act, 0, cols, y + r);
-}
-
 // ---- Q8_0 / Q4_0 x Q8_0: two 32-element blocks per zmm, vpdpbusd ---------------
 inline __m512i concat(__m256i lo, __m256i hi) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
@@ -196,17 +184,15 @@ template <int NT> struct ZQ5K { static void run(const std::byte* w, const std::b
 template <int NT> struct ZQ6K { static void run(const std::byte* w, const std::byte* a, int64_t s, int64_t c, float* o) { zmm_dot_q6k<NT>(w, a, s, c, o); } };
 
 RowKernels make_avx512_kernels() {
-  // The float rows stay 256-bit: a zmm row kernel (F16, two tokens a row, 134M decode at
-  // batch 2, Zen 4) ran at 95-100 tok/s against 165-175.
+  // The float rows stay 256-bit (one and two tokens run them, kAvx512TileMinTokens): a zmm row
+  // kernel (F16, two tokens a row, 134M decode at batch 2, Zen 4) ran at 95-100 tok/s against
+  // 165-175, and at one token streamed 20-21 GB/s against 24-26.
   RowKernels k = make_ymm_kernels();
   k.fn[static_cast<int>(DType::kQ8_0)] = by_tile<ZQ8_0>;
   k.fn[static_cast<int>(DType::kQ4_0)] = by_tile<ZQ4_0>;
   k.fn[static_cast<int>(DType::kQ4_K)] = by_tile<ZQ4K>;
   k.fn[static_cast<int>(DType::kQ5_K)] = by_tile<ZQ5K>;
   k.fn[static_cast<int>(DType::kQ6_K)] = by_tile<ZQ6K>;
-  k.gemv[static_cast<int>(DType::kF32)] = gemv_float<LoadF32>;
-  k.gemv[static_cast<int>(DType::kF16)] = gemv_float<LoadF16>;
-  k.gemv[static_cast<int>(DType::kBF16)] = gemv_float<LoadBF16>;
   // one K-quant token: the 256-bit gemv of ymm_kernels.inc (make_row_kernels) ahead of the zmm
   // tiles. On matrices that stay in cache the tiles are faster (Zen 5, 768 columns: Q4_K 40-52
   // against 29-36 GMAC/s; Zen 4, 2048 x 768: Q4_K 35-37 against 28-30), but a decode step streams
@@ -226,9 +212,7 @@ const RowKernels& avx512_row_kernels() {
 const RowKernels& amx_row_kernels() {
   static const RowKernels kernels = [] {
     RowKernels k = make_avx512_kernels();
-    for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kF32, DType::kF16, DType::kBF16}) {
-      k.gemv[static_cast<int>(d)] = nullptr;
-    }
+    for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) k.gemv[static_cast<int>(d)] = nullptr;
     return k;
   }();
   return kernels;

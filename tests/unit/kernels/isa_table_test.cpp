@@ -93,24 +93,20 @@ TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
   EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ6_K)].min_tokens, kAvx512YmmPanelMinTokensQ6K);
   EXPECT_NE(t.panels[1]->k[static_cast<int>(DType::kQ6_K)].rows, avx2_panel_kernels().k[static_cast<int>(DType::kQ6_K)].rows);
   EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kF16)].rows, nullptr);  // floats: panels[0]
-  // one token: the 256-bit gemv for Q8_0 / Q4_0 and the K-quants, the zmm row kernels row
-  // after row for the floats, ahead of the zmm tiles
-  for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kF32, DType::kF16,
-                  DType::kBF16}) {
+  // one token: the 256-bit gemv for Q8_0 / Q4_0 and the K-quants, ahead of the zmm tiles
+  for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_NE(t.rows->gemv[static_cast<int>(d)], nullptr) << dtype_name(d);
   }
-  // two-token batches of Q8_0 and the floats take the row kernels, not the zmm tiles
+  // 1-2 tokens of the floats and two of Q8_0 take the row kernels, not the zmm tiles
   for (DType d : {DType::kQ8_0, DType::kF32, DType::kF16, DType::kBF16}) {
     EXPECT_EQ(t.tiles->k[static_cast<int>(d)].min_tokens, kAvx512TileMinTokens) << dtype_name(d);
   }
   EXPECT_EQ(t.tiles->k[static_cast<int>(DType::kQ4_0)].min_tokens, 1);
-  // the AMX table's rows and tiles: the same, but one K-quant or float token stays on the
-  // zmm tiles, and so do two-token batches
+  // the AMX table's rows and tiles: the same, but one K-quant token and 1-2 float or Q8_0
+  // tokens stay on the zmm tiles
   for (DType d : {DType::kQ8_0, DType::kF16}) EXPECT_EQ(amx_tile_kernels().k[static_cast<int>(d)].min_tokens, 1);
   const RowKernels& amx_rows = amx_row_kernels();
-  for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kF32, DType::kF16, DType::kBF16}) {
-    EXPECT_EQ(amx_rows.gemv[static_cast<int>(d)], nullptr) << dtype_name(d);
-  }
+  for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) EXPECT_EQ(amx_rows.gemv[static_cast<int>(d)], nullptr);
   EXPECT_EQ(amx_rows.gemv[static_cast<int>(DType::kQ8_0)], t.rows->gemv[static_cast<int>(DType::kQ8_0)]);
   EXPECT_EQ(amx_rows.fn[static_cast<int>(DType::kQ4_K)], t.rows->fn[static_cast<int>(DType::kQ4_K)]);
   EXPECT_EQ(t.dot_f32, avx512_dot_f32);
