@@ -79,7 +79,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
                                {2048, 2048}, {5632, 2048}, {2048, 5632}};               // 1.1B
   for (DType d : dtypes) {
     for (const auto& s : shapes) {
-      for (int64_t n : {1, 4, 8, 12, 16, 32, 64, 512}) {
+      for (int64_t n : {1, 2, 3, 4, 8, 12, 16, 32, 64, 512}) {
         if (s[0] == 32000 && n > 16) continue;  // the head sees one token per sequence
         if (s[0] * s[1] > 4'000'000 && s[0] != 32000 && n != 16 && n != 512) continue;  // 1.1B: 16, 512
         for (Isa isa : {Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAmx}) {  // avx2-vnni: isa 6
@@ -156,7 +156,7 @@ void BM_DecodeStream(benchmark::State& state) {
 BENCHMARK(BM_DecodeStream)
     ->ArgsProduct({{static_cast<int64_t>(DType::kF16), static_cast<int64_t>(DType::kQ8_0),
                     static_cast<int64_t>(DType::kQ4_0), static_cast<int64_t>(DType::kQ4_K)},
-                   {1, 2, 4}, {1, 2}, {static_cast<int64_t>(Isa::kAvx512), static_cast<int64_t>(Isa::kAvx2)}})
+                   {1, 2, 3, 4, 8, 16}, {1, 2}, {static_cast<int64_t>(Isa::kAvx512), static_cast<int64_t>(Isa::kAvx2)}})
     ->ArgNames({"dtype", "tokens", "threads", "isa"})->Unit(benchmark::kMillisecond);
 
 // Decode attention: `group` query heads sharing one KV head over n_pos cached

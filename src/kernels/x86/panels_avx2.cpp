@@ -543,7 +543,14 @@ inline void outer_tile(const float* packed, int64_t cols, const float* x, int64_
     }
   }
   // The sums leave the registers once, here, with constant indices: read by the runtime
-  // t < nt loop below, acc itself would live on the stack, stored every column.
+  // t < nt loop below, acc itself would live on the stack, stored every column. A full
+  // tile stores them to y directly (a copy through sums was a memmove call per token).
+  if (nr == kFPanelRows && nt == kFTok) {
+    for (int t = 0; t < kFTok; ++t) {
+      for (int h = 0; h < 3; ++h) _mm256_storeu_ps(y + t * y_stride + 8 * h, acc[t][h]);
+    }
+    return;
+  }
   alignas(32) float sums[kFTok][kFPanelRows];
   for (int t = 0; t < kFTok; ++t) {
     for (int h = 0; h < 3; ++h) _mm256_store_ps(sums[t] + 8 * h, acc[t][h]);
@@ -578,6 +585,9 @@ void float_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const s
         widen_rows<L>(w + r0 * w_row_bytes, w_row_bytes, nr, cols, packed + j * unit);
       }
     }
+    NextRowsPrefetch next(w + std::min(n_rows, rb0 + kFRowBlock) * w_row_bytes,
+                          w + std::min(n_rows, rb0 + 2 * kFRowBlock) * w_row_bytes,
+                          n_units * ((n_tokens + kFTok - 1) / kFTok));
     for (int64_t tb0 = 0; tb0 < n_tokens; tb0 += tok_block) {
       const int64_t tb1 = std::min(n_tokens, tb0 + tok_block);
       for (int j = 0; j < n_units; ++j) {
@@ -585,6 +595,7 @@ void float_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const s
         const int nr = static_cast<int>(std::min<int64_t>(unit_rows, n_rows - r0));
         for (int64_t t0 = tb0; t0 < tb1; t0 += kFTok) {  // tokens past n_tokens: zero padding rows
           const int nt = static_cast<int>(std::min<int64_t>(kFTok, n_tokens - t0));
+          next.step();
           if (outer) {
             outer_tile(packed + j * unit, cols, x + t0 * pc, pc, nr, nt, y + t0 * y_stride + r0, y_stride);
             continue;

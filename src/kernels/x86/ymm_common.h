@@ -1,16 +1,38 @@
 // Small 256-bit helpers shared by the x86 kernel files built with AVX2 (or more):
 // horizontal sums and maximum, 8-vector sums, an unaligned 32-byte load, 8 x 8 int32 and float transposes,
-// Q4_0's nibbles, in-place integer adds for the tiles' step loops. Include only from files
+// Q4_0's nibbles, in-place integer adds for the tiles' step loops, an L2 prefetch of the rows a
+// panel packs next. Include only from files
 // compiled with at least AVX2 + FMA + F16C; everything has internal linkage, so no
 // ISA-flagged code leaks into the baseline build through a shared inline symbol.
 #pragma once
 
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 namespace plimsoll::kernels {
 namespace {
+
+// Asks L2 for bytes [begin, end) in n_steps slices, one per step(): a panel kernel
+// names the weight rows it packs next and steps once per tile it computes on the rows
+// it packed, so packing reads them from L2, not memory (AVX2 F16 at 4-16 tokens,
+// kernels_bench BM_DecodeStream, Zen 4: +12-27 %; docs/benchmarks.md).
+class NextRowsPrefetch {
+ public:
+  NextRowsPrefetch(const std::byte* begin, const std::byte* end, int64_t n_steps)
+      : p_(reinterpret_cast<const char*>(begin)), end_(reinterpret_cast<const char*>(end)),
+        step_bytes_(((end - begin + 63) / 64 + n_steps - 1) / std::max<int64_t>(n_steps, 1) * 64) {}
+  void step() {
+    for (const char* e = p_ + std::min<int64_t>(step_bytes_, end_ - p_); p_ < e; p_ += 64) _mm_prefetch(p_, _MM_HINT_T1);
+  }
+
+ private:
+  const char* p_;
+  const char* end_;
+  int64_t step_bytes_;
+};
 
 inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
