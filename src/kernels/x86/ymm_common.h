@@ -1,9 +1,9 @@
 // Small 256-bit helpers shared by the x86 kernel files built with AVX2 (or more):
-// horizontal sums and maximum, 8-vector sums, an unaligned 32-byte load, 8 x 8 int32 and float transposes,
-// Q4_0's nibbles, in-place integer adds for the tiles' step loops, an L2 prefetch of the rows a
-// panel packs next. Include only from files
-// compiled with at least AVX2 + FMA + F16C; everything has internal linkage, so no
-// ISA-flagged code leaks into the baseline build through a shared inline symbol.
+// horizontal sums and maximum, 8-vector sums, an unaligned 32-byte load, 8 x 8 int32 and
+// float transposes, Q4_0's nibbles, in-place integer adds for the tiles' step loops, an L2
+// prefetch of the rows a panel packs next. Include only from files compiled with at least
+// AVX2 + FMA + F16C; everything has internal linkage, so no ISA-flagged code leaks into
+// the baseline build through a shared inline symbol.
 #pragma once
 
 #include <immintrin.h>
