@@ -166,8 +166,8 @@ void matmul_panels(const PanelJob* jobs, int n_jobs, const float* x, int64_t n_t
 // kernels for float weights (x86/panels_avx512.cpp) fit AMX-BF16's figures: a token tile
 // (16 tokens of f32) is 64 B per column, columns padded to 16; a 16-row f32 panel 64 B
 // per column. The AVX2 panels (x86/panels_avx2.cpp) prepare 320 B per 256 elements
-// (tokens padded to kPanelTokens) and pack 2176 B of weights per 256 columns, within
-// INT8's 576 B per 32, and widen 48 float rows (192 B per column) within AMX-BF16's panel
+// (tokens padded to kPanelTokens) and pack up to 48 rows of 2176 B per 4 rows and 256 columns
+// (102 B per column), within AMX-BF16's panel group (4 x 2 KiB per 32 columns), and widen 48 float rows (192 B per column) within AMX-BF16's panel
 // group (4 x 2 KiB per 32 columns); their K-quant panels (x86/panels_kquants_avx2.cpp) the same 320 B
 // per 256 elements and 4 x 384 B per 256 columns, within the K-quants' 12672. The NEON panels (arm/neon_matmul.inc) prepare 144 B per 128 elements
 // (tokens padded to kPanelTokens) and pack 576 B per 128 columns (Q8_0/Q4_0); their float

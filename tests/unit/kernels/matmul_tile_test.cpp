@@ -38,6 +38,9 @@ TEST(MatmulTile, EdgeShapesMatchScalarTwin) {
         {1, blocked ? 32 : 15, 1},    {2, blocked ? 64 : 16, 2},     {3, blocked ? 96 : 17, 3},
         {6, blocked ? 160 : 31, 7},   {7, blocked ? 224 : 48, 16},   {9, blocked ? 768 : 100, 17},
         {13, blocked ? 1056 : 257, 67}, {8, blocked ? 96 : 33, 130}, {4, blocked ? 2048 : 2049, 5},
+        // a prefill-sized batch over wide rows: the AVX2 panels' row blocks (48 rows, a
+        // partial one) over token blocks (30 tokens at 2048 columns, a partial one)
+        {53, blocked ? 2048 : 2049, 131},
     };
     expect_matches_scalar_twin(dtype, shapes, available_isas(), pool, &seed);
   }
