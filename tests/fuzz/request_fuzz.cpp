@@ -19,9 +19,12 @@
 #include "api/field_reader.h"
 #include "api/openai_params.h"
 #include "api/route_context.h"
+#include "api/request_json.h"
 #include "api/validation.h"
+#include "fuzz_target.h"
 #include "metrics/registry.h"
 #include "metrics/server_metrics.h"
+#include "tokenizer/tokenizer.h"
 
 namespace plimsoll {
 namespace {
@@ -88,7 +91,7 @@ struct World {
   World()
       : tokenizer(synthetic_tokenizer()),
         metrics(registry),
-        ctx{config, service, tokenizer, metrics, nullptr, nullptr} {
+        ctx{config, service, tokenizer, metrics, api::ChatPromptFormat{}} {
     config.default_max_new_tokens = 20;
     config.default_completion_max_tokens = 16;
     config.max_n = 8;  // smaller than the server's 128 so prompt x n lists stay cheap
@@ -191,7 +194,7 @@ void fuzz_tgi(const json& body, bool streaming, std::string_view text) {
 
 void fuzz_openai(const json& body, bool chat, std::string_view text) {
   World& w = world();
-  Result<api::OpenAiCall> call = chat ? api::parse_chat_call(w.ctx, body) : api::parse_completion_call(w.ctx, body);
+  Result<api::OpenAiCall> call = chat ? api::parse_chat_call(w.ctx, body, text) : api::parse_completion_call(w.ctx, body);
   if (!call.ok()) return check_refusal(call.error());
   check(call->n >= 1 && call->n <= w.config.max_n, "n in range");
   check(!call->prompts.empty(), "at least one prompt");
@@ -208,14 +211,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const int route = data[0] % 5;
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
-  json body;
-  try {
-    // The routes' json::parse: any json::exception here (parse_error, or out_of_range
-    // for a number overflow) is the route edge's 422 with the parser's message.
-    body = json::parse(text);
-  } catch (const json::exception&) {
-    return 0;
-  }
+  // The routes' parse_request_json: bounded nesting (64) and tree bytes (32 per
+  // body byte + 4 KiB); a refusal is the route's 422.
+  plimsoll::Result<json> parsed = plimsoll::api::parse_request_json(text);
+  if (!parsed.ok()) return 0;
+  json body = std::move(parsed).value();
   // Past the parser nothing may throw: the route edge would turn a stray
   // json::exception into a 422 that names no field, anything else into a 500.
   switch (route) {
@@ -233,3 +233,64 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+namespace plimsoll::fuzz {
+
+// The byte budget: the body's JSON tree, at most 32 B per body byte + 4 KiB
+// (parse_request_json enforces it), the body's prompts copied into the call
+// (strings, their token ids at 4 B per byte at most before the limit check)
+// and its items (a GenerationRequest per prompt x n): 96 B per input byte in
+// all; 1 MiB fixed for the tokenizer's and validation's scratch.
+const TargetInfo& target_info() {
+  static const TargetInfo info = [] {
+    TargetInfo t;
+    t.name = "request";
+    // The first byte picks the route (% 5): 0 /generate, 1 /generate_stream,
+    // 2 /v1/completions, 3 /v1/chat/completions, 4 POST / (reads `stream`).
+    t.seeds = {
+        std::string(1, '\0') + R"({"inputs":"hello world"})",
+        std::string(1, '\0') + R"({"inputs":"abc","parameters":{"max_new_tokens":5,"temperature":0.7,"top_k":10,)"
+                                R"("top_p":0.9,"stop":["x","yz"],"seed":42,"do_sample":true,"details":true,)"
+                                R"("decoder_input_details":true,"top_n_tokens":2,"truncate":8,)"
+                                R"("repetition_penalty":1.1,"return_full_text":false,"watermark":false}})",
+        std::string(1, '\0') + R"({"inputs":["a","b","c"],"parameters":{"max_new_tokens":1}})",
+        std::string(1, '\1') + R"({"inputs":"stream me","parameters":{"max_new_tokens":3}})",
+        std::string(1, '\2') + R"({"model":"fuzz","prompt":"once upon","max_tokens":4,"n":2,"logprobs":2,)"
+                                R"("echo":true,"stop":"\n","temperature":0,"stream":false})",
+        std::string(1, '\2') + R"({"prompt":["a","b"],"max_tokens":1,"presence_penalty":-2,"frequency_penalty":2,)"
+                                R"("logit_bias":{"5":-100},"user":"u","best_of":1,"seed":7})",
+        std::string(1, '\3') + R"({"model":"fuzz","messages":[{"role":"system","content":"be brief"},)"
+                                R"({"role":"user","content":"hi"}],"max_tokens":8,"logprobs":true,"top_logprobs":3})",
+        std::string(1, '\3') + R"({"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],)"
+                                R"("response_format":{"type":"json_object"},"stream":true,)"
+                                R"("stream_options":{"include_usage":true}})",
+        std::string(1, '\3') + R"({"messages":[{"role":"user","content":"q"}],"tools":[{"type":"function",)"
+                                R"("function":{"name":"f","parameters":{"type":"object","properties":)"
+                                R"({"a":{"type":"string"}}}}}],"tool_choice":"auto"})",
+        std::string(1, '\3') + R"({"messages":[{"role":"user","content":"q"}],"response_format":{"type":)"
+                                R"("json_schema","json_schema":{"name":"s","schema":{"type":"object",)"
+                                R"("properties":{"n":{"type":"integer"}},"required":["n"]}}}})",
+        std::string(1, '\4') + R"({"inputs":"x","stream":true,"parameters":{"max_new_tokens":2}})",
+        std::string(1, '\0') + R"({"inputs":"x","parameters":{"grammar":{"type":"regex","value":"[ab]+"}}})",
+        std::string(1, '\0') + R"({"inputs":"x","parameters":{"grammar":{"type":"json","value":)"
+                                R"({"type":"array","items":{"type":"boolean"}}}}})",
+    };
+    t.dictionary = {R"("inputs")", R"("parameters")", R"("max_new_tokens")", R"("temperature")", R"("top_k")",
+                    R"("top_p")", R"("typical_p")", R"("stop")", R"("seed")", R"("truncate")", R"("top_n_tokens")",
+                    R"("repetition_penalty")", R"("frequency_penalty")", R"("presence_penalty")", R"("grammar")",
+                    R"("details")", R"("stream")", R"("model")", R"("prompt")", R"("messages")", R"("role")",
+                    R"("content")", R"("max_tokens")", R"("n")", R"("logprobs")", R"("top_logprobs")",
+                    R"("response_format")", R"("json_schema")", R"("tools")", R"("tool_choice")", R"("logit_bias")",
+                    R"("echo")", R"("user")", R"("system")", R"("assistant")", R"("tool")", R"("text")",
+                    R"("type")", R"("regex")", R"("json")", R"("value")", "null", "true", "false", "[]", "{}",
+                    R"("\u0000")", R"("\ud83d\ude00")", R"("\xzz")", ",", ":"};
+    t.nests = {{"[", "]"}, {R"({"a":)", "}"}, {R"({"inputs":)", "}"}, {R"([{"role":"user","content":)", "}]"}};
+    t.budget_fixed_bytes = int64_t{1} << 20;
+    t.budget_per_input_byte = 96;
+    t.max_input_bytes = 65536;
+    return t;
+  }();
+  return info;
+}
+
+}  // namespace plimsoll::fuzz
