@@ -46,6 +46,8 @@
 #include "fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+// Optional, as with libFuzzer: one-time set-up before any input (not counted).
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) __attribute__((weak));
 // Sanitizer runtimes call this after a report, before they exit (weak: absent
 // without a sanitizer).
 extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
@@ -652,6 +654,7 @@ int main(int argc, char** argv) {
   if (seed == 0) seed = static_cast<uint64_t>(now_ns(CLOCK_REALTIME)) | 1;
 
   install_handlers();
+  if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
   pthread_getcpuclockid(pthread_self(), &g_cpu_clock);
   std::thread(watchdog).detach();
 

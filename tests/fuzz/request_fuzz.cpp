@@ -21,7 +21,9 @@
 #include "api/route_context.h"
 #include "api/request_json.h"
 #include "api/validation.h"
+#include "engine/grammar/grammar_sources.h"
 #include "fuzz_target.h"
+#include "grammar_budget.h"
 #include "metrics/registry.h"
 #include "metrics/server_metrics.h"
 #include "tokenizer/tokenizer.h"
@@ -198,13 +200,22 @@ void fuzz_openai(const json& body, bool chat, std::string_view text) {
   if (!call.ok()) return check_refusal(call.error());
   check(call->n >= 1 && call->n <= w.config.max_n, "n in range");
   check(!call->prompts.empty(), "at least one prompt");
-  check(call->items.size() == call->prompts.size() * static_cast<size_t>(call->n), "items = prompts x n");
+  check(call->best_of >= call->n && call->best_of <= w.config.max_n, "best_of in [n, max_n]");
+  check(call->items.size() == call->prompts.size() * static_cast<size_t>(call->best_of), "items = prompts x best_of");
   check(call->top_logprobs >= 0 && call->top_logprobs <= w.service.limits_.max_top_n_tokens, "logprobs in range");
   for (const auto& item : call->items) check_item(item, w.service.limits(), w.tokenizer.vocab_size(), text);
 }
 
 }  // namespace
 }  // namespace plimsoll
+
+// Once per process, before any input: the world (tokenizer, metrics) and the
+// json_object grammar, which the API compiles once and shares (not per request).
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)plimsoll::world();
+  (void)plimsoll::grammar_any_json_object(plimsoll::GrammarLimits{});
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using plimsoll::api::json;
@@ -239,8 +250,10 @@ namespace plimsoll::fuzz {
 // The byte budget: the body's JSON tree, at most 32 B per body byte + 4 KiB
 // (parse_request_json enforces it), the body's prompts copied into the call
 // (strings, their token ids at 4 B per byte at most before the limit check)
-// and its items (a GenerationRequest per prompt x n): 96 B per input byte in
-// all; 1 MiB fixed for the tokenizer's and validation's scratch.
+// and its items (a GenerationRequest per prompt x best_of): 96 B per input byte;
+// 1 MiB fixed for the tokenizer's and validation's scratch; and a grammar
+// compile (response_format, TGI grammar, tools), as regex_fuzz/schema_fuzz
+// bound it (grammar_budget.h, + 320 B per input byte).
 const TargetInfo& target_info() {
   static const TargetInfo info = [] {
     TargetInfo t;
@@ -285,8 +298,8 @@ const TargetInfo& target_info() {
                     R"("type")", R"("regex")", R"("json")", R"("value")", "null", "true", "false", "[]", "{}",
                     R"("\u0000")", R"("\ud83d\ude00")", R"("\xzz")", ",", ":"};
     t.nests = {{"[", "]"}, {R"({"a":)", "}"}, {R"({"inputs":)", "}"}, {R"([{"role":"user","content":)", "}]"}};
-    t.budget_fixed_bytes = int64_t{1} << 20;
-    t.budget_per_input_byte = 96;
+    t.budget_fixed_bytes = (int64_t{1} << 20) + grammar_compile_budget_bytes();
+    t.budget_per_input_byte = 96 + 320;
     t.max_input_bytes = 65536;
     return t;
   }();
