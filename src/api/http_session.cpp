@@ -1,5 +1,6 @@
 // One connection's life: read the head (one deadline for head + body), check
-// the limits before any body byte, reserve the body's bytes, read the body,
+// the limits before any body byte, read the body charging its bytes to the
+// body budget as they arrive (cutting the slowest bodies when it is short),
 // run the handler (inline or on a worker), write the response or pump the
 // stream, then keep alive or close (lingering when a body was left unread).
 #include "api/http_session.h"
@@ -15,8 +16,10 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -41,6 +44,18 @@ constexpr seconds kLingerTime{5};
 // How often an idle stream is pulled anyway (stop, SSE keep-alive).
 constexpr milliseconds kStreamTick{100};
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+// When the body budget is short: how often a body retries its next step
+// while the bodies cut for it close, and for how long before it gets 429.
+constexpr milliseconds kRoomPoll{5};
+constexpr milliseconds kRoomWait{1000};
+// Routes that call parse_request_json(body) without the request's
+// reservation build a tree nobody charges: for them the transport takes the
+// tree's worst case (json_tree_limit_bytes) once the whole body has arrived,
+// and parse_request_json(body, reservation) spends it first and returns the
+// rest. When every route passes req.body_reservation, this can be false.
+constexpr bool kPrepayJsonTree = true;
+
+using Clock = std::chrono::steady_clock;
 
 // Wakes a stream's session from the engine thread; disabled when the stream ends.
 class Waker {
@@ -72,6 +87,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ~Session() {
     end_stream(false);
     end_active();
+    if (reader_) t_.budget->end_reading(reader_);
     if (id_) t_.connections.remove(*id_);
   }
 
@@ -124,6 +140,7 @@ class Session : public std::enable_shared_from_this<Session> {
     version_ = h.version() == 10 ? 10 : 11;
     keep_alive_ = h.keep_alive();
     const auto fields = static_cast<int64_t>(std::distance(h.begin(), h.end()));
+    head_at_ = Clock::now();
     const bool has_length = h.find(http::field::content_length) != h.end();
     const int64_t length = static_cast<int64_t>(parser_->content_length().value_or(0));
     body_unread_ = length > 0 || h.find(http::field::transfer_encoding) != h.end();
@@ -151,7 +168,6 @@ class Session : public std::enable_shared_from_this<Session> {
       return refuse({413, "validation", "payload too large: the limit is " +
                                             limit_text(t_.config.payload_limit_bytes) + " bytes (--payload-limit)"});
     }
-    if (length > 0 && !reserve_body(length)) return;
     read_body(length, beast::iequals(h[http::field::expect], "100-continue"));
   }
 
@@ -192,42 +208,163 @@ class Session : public std::enable_shared_from_this<Session> {
     for (const auto& f : h) req_.headers.add(f.name_string().to_string(), f.value().to_string());
   }
 
-  bool reserve_body(int64_t length) {
-    const int64_t bytes = body_reservation_bytes(length);
-    req_.body_reservation = t_.budget->try_reserve(bytes);
-    if (req_.body_reservation.bytes() > 0) return true;
-    refuse({429, "overloaded",
-            "request bodies in flight hold " + limit_text(t_.budget->used_bytes()) + " of the " +
-                limit_text(t_.budget->total_bytes()) + "-byte budget (--max-body-bytes-in-flight); this body needs " +
-                limit_text(bytes) + " (" + limit_text(length) + " bytes x (1 + " +
-                limit_text(kJsonTreeBytesPerBodyByte) + "))",
-            1});
-    return false;
+  // --- the body: charged as it arrives ---------------------------------------
+  // Nothing is reserved for the declared length. Each read lands in the
+  // connection's own buffer (planned per connection); before its bytes move
+  // into the body, the body's buffer grows (doubling from
+  // kBodyFirstStepBytes, up to the length) with the new size reserved first,
+  // the old one returned after the copy. A step that does not fit asks the
+  // budget to cut slower bodies (make_room) and retries, else answers 429.
+  void read_body(int64_t length, bool expects_continue) {
+    body_length_ = length;
+    received_ = 0;
+    room_deadline_.reset();
+    if (length == 0) return dispatch();
+    req_.body_reservation = t_.budget->open();
+    std::weak_ptr<Session> weak = shared_from_this();
+    reader_ = t_.budget->begin_reading(head_at_, [weak, executor = stream_.get_executor()] {
+      net::post(executor, [weak] {
+        if (auto s = weak.lock()) s->cut_body();
+      });
+    });
+    const bool arrived = static_cast<int64_t>(buffer_.size()) >= length;
+    if (!expects_continue || version_ == 10 || arrived) return take_body();
+    net::async_write(stream_, net::buffer(kContinue), [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (self->closed_ || ec) return self->abandon_body();
+      self->take_body();
+    });
   }
 
-  void read_body(int64_t length, bool expects_continue) {
-    req_.body.resize(static_cast<size_t>(length));
-    const size_t have = std::min(buffer_.size(), req_.body.size());
-    net::buffer_copy(net::buffer(req_.body.data(), have), buffer_.data());
-    buffer_.consume(have);
-    const size_t rest = req_.body.size() - have;
-    if (rest == 0) return dispatch();
-    auto read_rest = [self = shared_from_this(), have, rest] {
-      // A body still arriving is evictable at the connection cap, ranked by
-      // when its head began: 300 slow bodies cannot keep /health out.
-      if (self->id_) self->t_.connections.set_reading(*self->id_, true, /*continues=*/true);
-      net::async_read(self->stream_, net::buffer(self->req_.body.data() + have, rest),
-                      [self](beast::error_code ec, size_t) {
-                        if (self->closed_) return;
-                        if (self->id_) self->t_.connections.set_reading(*self->id_, false);
-                        if (ec) return;  // the deadline or an eviction closed the socket, or the peer left
-                        self->dispatch();
-                      });
-    };
-    if (!expects_continue || version_ == 10) return read_rest();
-    net::async_write(stream_, net::buffer(kContinue), [self = shared_from_this(), read_rest](beast::error_code ec, size_t) {
-      if (!ec && !self->closed_) read_rest();
+  // Moves what the buffer holds of the body into it, then reads more or dispatches.
+  void take_body() {
+    if (closed_) return abandon_body();
+    const int64_t n = std::min(static_cast<int64_t>(buffer_.size()), body_length_ - received_);
+    if (n > 0) {
+      if (!body_room(received_ + n)) return;  // waiting for room, or refused
+      net::buffer_copy(net::buffer(req_.body.data() + received_, static_cast<size_t>(n)), buffer_.data());
+      buffer_.consume(static_cast<size_t>(n));
+      received_ += n;
+      t_.budget->note_progress(reader_, received_, req_.body_reservation.bytes());
+    }
+    if (received_ == body_length_) return body_read();
+    read_more();
+  }
+
+  void read_more() {
+    const size_t want = std::min(buffer_.max_size() - buffer_.size(), static_cast<size_t>(body_length_ - received_));
+    // A body still arriving is evictable at the connection cap, ranked by
+    // when its head began: 300 slow bodies cannot keep /health out.
+    if (id_) t_.connections.set_reading(*id_, true, /*continues=*/true);
+    stream_.async_read_some(buffer_.prepare(want), [self = shared_from_this()](beast::error_code ec, size_t n) {
+      if (self->closed_) return self->abandon_body();
+      if (self->id_) self->t_.connections.set_reading(*self->id_, false);
+      if (ec) return self->abandon_body();  // the deadline or an eviction closed the socket, or the peer left
+      self->buffer_.commit(n);
+      self->take_body();
     });
+  }
+
+  // The body's buffer holds at least `need` bytes, charged: true; else a
+  // retry is scheduled or the request refused.
+  bool body_room(int64_t need) {
+    const auto capacity = static_cast<int64_t>(req_.body.size());
+    if (need <= capacity) return true;
+    const int64_t grown = std::min(body_length_, std::max({need, 2 * capacity, kBodyFirstStepBytes}));
+    // The old buffer lives until the copy is made: both are charged meanwhile.
+    if (!req_.body_reservation.try_grow(grown)) {
+      t_.budget->note_progress(reader_, need, req_.body_reservation.bytes());  // what arrived counts to its rate
+      wait_for_room(grown, [](Session& s) { s.take_body(); });
+      return false;
+    }
+    room_deadline_.reset();
+    {
+      std::string bigger(static_cast<size_t>(grown), '\0');
+      std::memcpy(bigger.data(), req_.body.data(), static_cast<size_t>(received_));
+      req_.body.swap(bigger);
+    }
+    req_.body_reservation.shrink(capacity);
+    return true;
+  }
+
+  void body_read() {
+    body_unread_ = false;
+    room_deadline_.reset();
+    if (kPrepayJsonTree) return prepay_tree();
+    end_reading();
+    dispatch();
+  }
+
+  // The tree's worst case, taken while the body still counts as a reader
+  // (all of it arrived, at its rate): it cuts only bodies slower than itself.
+  void prepay_tree() {
+    if (closed_) return abandon_body();
+    const int64_t tree = json_tree_limit_bytes(body_length_);
+    if (!req_.body_reservation.try_grow(tree)) return wait_for_room(tree, [](Session& s) { s.prepay_tree(); });
+    req_.body_reservation.set_prepaid_tree_bytes(tree);
+    room_deadline_.reset();
+    end_reading();
+    dispatch();
+  }
+
+  void end_reading() {
+    if (reader_) t_.budget->end_reading(reader_);
+    reader_ = 0;
+  }
+
+  // `bytes` did not fit: the budget cuts bodies slower than this one and
+  // `retry` runs shortly; when none can make room, or room has not come
+  // within kRoomWait, a 429.
+  void wait_for_room(int64_t bytes, void (*retry)(Session&)) {
+    const auto now = Clock::now();
+    if (!room_deadline_) room_deadline_ = now + kRoomWait;
+    if (now >= *room_deadline_ || t_.budget->make_room(bytes, reader_, now) == BodyBudget::Room::kRefuse) {
+      return refuse_body(bytes);
+    }
+    timer_.expires_after(kRoomPoll);
+    timer_.async_wait([self = shared_from_this(), retry](beast::error_code) {
+      if (self->closed_) return self->abandon_body();
+      retry(*self);
+    });
+  }
+
+  void refuse_body(int64_t bytes) {
+    const int64_t held = req_.body_reservation.bytes();
+    const int64_t used = t_.budget->used_bytes();
+    abandon_body();
+    req_.release_body();  // also a read body's, refused its tree
+    refuse({429, "overloaded",
+            "request bodies in flight hold " + limit_text(used) + " of the " + limit_text(t_.budget->total_bytes()) +
+                "-byte budget (--max-body-bytes-in-flight) and no slower body holds enough to make room for the next " +
+                limit_text(bytes) + " bytes of this one (" + limit_text(received_) + " of " +
+                limit_text(body_length_) + " bytes read, " + limit_text(held) + " held)",
+            1});
+  }
+
+  // Chosen by the budget (the slowest body when it was short): a 429 if the
+  // socket takes it now, then closed; its bytes return as the session ends.
+  void cut_body() {
+    if (closed_ || !reader_) return;  // gone, or its body was read meanwhile
+    HttpResponse res;
+    send_error(res,
+               ApiError{429, "overloaded",
+                        "this request's body arrived the slowest (" + limit_text(received_) + " of " +
+                            limit_text(body_length_) + " bytes) while the request body budget "
+                            "(--max-body-bytes-in-flight) was short: it was cut to make room",
+                        1},
+               wire_);
+    const std::string bytes = serialize_response(res, version_, false);
+    beast::error_code ec;
+    stream_.socket().non_blocking(true, ec);
+    stream_.socket().write_some(net::buffer(bytes), ec);
+    close_now();
+    abandon_body();
+  }
+
+  // The body will not be read: its reader ends and its bytes go back.
+  void abandon_body() {
+    if (!reader_) return;
+    end_reading();
+    req_.release_body();
   }
 
   // --- handling ------------------------------------------------------------
@@ -454,6 +591,11 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<uint64_t> id_;
   std::optional<http::request_parser<http::empty_body>> parser_;
   HttpRequest req_;
+  Clock::time_point head_at_;                     // when this request's head was read
+  int64_t body_length_ = 0;                       // its Content-Length
+  int64_t received_ = 0;                          // body bytes moved into req_.body (charged)
+  uint64_t reader_ = 0;                           // its BodyBudget reader while the body is read (0: none)
+  std::optional<Clock::time_point> room_deadline_;  // waiting for the budget: 429 from then
   const Route* route_ = nullptr;
   unsigned version_ = 11;
   ErrorWire wire_ = ErrorWire::kTgi;  // the error body this request's route speaks

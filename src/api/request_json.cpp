@@ -1,10 +1,16 @@
 // A counting SAX handler in front of nlohmann's own tree builder: each event
-// is charged what the tree will hold for it before it is built, and parsing
-// stops at the first event over a limit.
+// is counted what the tree will hold for it before it is built, the count is
+// charged to the body budget in steps, and parsing stops at the first event
+// over a limit.
 #include "api/request_json.h"
 
+#include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "api/body_budget.h"
 
 namespace plimsoll::api {
 namespace {
@@ -28,6 +34,74 @@ int64_t text_bytes(size_t length) {
   return length > kInlineChars ? static_cast<int64_t>(length) + kHeapBlockBytes : 0;
 }
 
+// How long a tree step waits for the bytes of cut bodies to come back, and
+// how often it looks.
+constexpr std::chrono::milliseconds kRoomWait{1000};
+constexpr std::chrono::milliseconds kRoomPoll{2};
+
+// The tree's bytes as charged to the request's reservation: prepaid credit
+// first, then steps taken from the budget.
+class TreeCharge {
+ public:
+  TreeCharge(BodyReservation* reservation, int64_t cap) : reservation_(reservation), cap_(cap) {
+    if (reservation_ && !reservation_->budget()) reservation_ = nullptr;  // nothing to charge
+    if (reservation_) credit_ = std::min(reservation_->prepaid_tree_bytes(), reservation_->bytes());
+  }
+
+  // The tree now counts `tree_bytes` (at most the cap): charge up to it.
+  std::optional<Error> cover(int64_t tree_bytes) {
+    if (!reservation_) return std::nullopt;
+    while (charged_ < tree_bytes) {
+      const int64_t step = std::min(std::max(kTreeChargeStepBytes, tree_bytes - charged_), cap_ - charged_);
+      if (credit_ > 0) {
+        const int64_t use = std::min(credit_, step);
+        credit_ -= use;
+        charged_ += use;
+        continue;
+      }
+      if (!take(step)) return overloaded(step);
+      charged_ += step;
+    }
+    return std::nullopt;
+  }
+
+  // The parse is over: unused credit goes back; on an error (the tree is
+  // destroyed) so does every byte charged for it.
+  void finish(bool ok) {
+    if (!reservation_) return;
+    reservation_->shrink(credit_ + (ok ? 0 : charged_));
+    reservation_->set_prepaid_tree_bytes(0);
+    credit_ = 0;
+    if (!ok) charged_ = 0;
+  }
+
+ private:
+  bool take(int64_t step) {
+    const auto deadline = std::chrono::steady_clock::now() + kRoomWait;
+    while (!reservation_->try_grow(step)) {
+      if (reservation_->budget()->make_room(step, /*requester=*/0) == BodyBudget::Room::kRefuse) return false;
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(kRoomPoll);
+    }
+    return true;
+  }
+
+  Error overloaded(int64_t step) const {
+    const BodyBudget& b = *reservation_->budget();
+    return make_error(ErrorCode::kOverloaded,
+                      "request bodies in flight hold " + std::to_string(b.used_bytes()) + " of the " +
+                          std::to_string(b.total_bytes()) +
+                          "-byte budget (--max-body-bytes-in-flight): no room for the next " +
+                          std::to_string(step) + " bytes of this body's JSON tree (" +
+                          std::to_string(charged_) + " charged so far)");
+  }
+
+  BodyReservation* reservation_;
+  const int64_t cap_;
+  int64_t credit_ = 0;
+  int64_t charged_ = 0;
+};
+
 class BoundedBuilder {
  public:
   using number_integer_t = json::number_integer_t;
@@ -36,7 +110,8 @@ class BoundedBuilder {
   using string_t = json::string_t;
   using binary_t = json::binary_t;
 
-  BoundedBuilder(json& root, const JsonLimits& limits) : dom_(root, false), limits_(limits) {}
+  BoundedBuilder(json& root, const JsonLimits& limits, TreeCharge& charge)
+      : dom_(root, false), limits_(limits), tree_charge_(charge) {}
 
   bool null() { return value(0) && dom_.null(); }
   bool boolean(bool v) { return value(0) && dom_.boolean(v); }
@@ -82,35 +157,48 @@ class BoundedBuilder {
   }
   bool charge(int64_t bytes) {
     tree_bytes_ += bytes;
-    if (tree_bytes_ <= limits_.max_tree_bytes) return true;
-    error_ = make_error(ErrorCode::kInvalidArgument,
-                        "the request body's JSON would take more than " + std::to_string(limits_.max_tree_bytes) +
-                            " bytes to hold (" + std::to_string(kJsonTreeBytesPerBodyByte) +
-                            " per body byte): too many small values");
-    return false;
+    if (tree_bytes_ > limits_.max_tree_bytes) {
+      error_ = make_error(ErrorCode::kInvalidArgument,
+                          "the request body's JSON would take more than " + std::to_string(limits_.max_tree_bytes) +
+                              " bytes to hold (" + std::to_string(kJsonTreeBytesPerBodyByte) +
+                              " per body byte): too many small values");
+      return false;
+    }
+    error_ = tree_charge_.cover(tree_bytes_);
+    return !error_;
   }
 
   nlohmann::detail::json_sax_dom_parser<json> dom_;
   JsonLimits limits_;
+  TreeCharge& tree_charge_;
   std::vector<bool> parents_;  // true: array; at most max_depth entries
   int64_t tree_bytes_ = 0;
   std::optional<Error> error_;
 };
 
-}  // namespace
-
-Result<json> parse_request_json(std::string_view body, JsonLimits limits) {
+Result<json> parse(std::string_view body, BodyReservation* reservation, JsonLimits limits) {
   if (limits.max_tree_bytes <= 0) limits.max_tree_bytes = json_tree_limit_bytes(static_cast<int64_t>(body.size()));
   json root;
-  BoundedBuilder builder(root, limits);
+  TreeCharge charge(reservation, limits.max_tree_bytes);
+  BoundedBuilder builder(root, limits, charge);
   const bool ok = json::sax_parse(body.begin(), body.end(), &builder);
   if (!ok || builder.error()) {
     release_json(root);
+    charge.finish(false);
     if (builder.error()) return *builder.error();
     return make_error(ErrorCode::kInvalidArgument, "the request body is not valid JSON");
   }
+  charge.finish(true);
   return root;
 }
+
+}  // namespace
+
+Result<json> parse_request_json(std::string_view body, BodyReservation& reservation, JsonLimits limits) {
+  return parse(body, &reservation, limits);
+}
+
+Result<json> parse_request_json(std::string_view body, JsonLimits limits) { return parse(body, nullptr, limits); }
 
 int64_t counted_tree_bytes(const json& root) {
   int64_t total = 0;

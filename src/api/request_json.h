@@ -1,7 +1,8 @@
 // Bounded parsing of request bodies: nlohmann's SAX parser (iterative, no
 // recursion) builds the tree under a nesting limit and a bound on the tree's
-// bytes per body byte, so no body of any shape costs more than the transport
-// reserved for it (body_bytes x (1 + kJsonTreeBytesPerBodyByte) + fixed).
+// bytes per body byte (body_bytes x kJsonTreeBytesPerBodyByte + fixed), and
+// charges the tree to the request's body reservation as it is built, so no
+// body of any shape costs more than the body budget let it take.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,8 @@
 #include "core/result.h"
 
 namespace plimsoll::api {
+
+class BodyReservation;  // api/body_budget.h
 
 // Arrays and objects nested deeper than this are refused (422).
 inline constexpr int64_t kJsonMaxDepth = 64;
@@ -33,9 +36,23 @@ struct JsonLimits {
   int64_t max_tree_bytes = 0;  // 0: json_tree_limit_bytes(body size)
 };
 
-// Parses a request body. Errors (kInvalidArgument, answered 422) name the
-// limit: invalid JSON (with the parser's position), nesting deeper than
-// max_depth, or a tree larger than max_tree_bytes.
+// Parses a request body, charging the tree to `reservation` (the request's
+// HttpRequest::body_reservation) as it is built, in steps of
+// kTreeChargeStepBytes (body_budget.h), spending any bytes the transport
+// prepaid for it first and giving back what the tree did not need. Errors
+// name the limit: invalid JSON (with the parser's position), nesting deeper
+// than max_depth, or a tree larger than max_tree_bytes (kInvalidArgument,
+// answered 422); the body budget (--max-body-bytes-in-flight) has no room
+// for the next step even after cutting the slowest bodies still being read
+// (kOverloaded, answered 429 with Retry-After; it waits up to a second for
+// cut bodies' bytes to come back). The charged bytes stay in the reservation
+// while the tree lives (until HttpRequest::release_body); on an error they
+// are given back. A reservation without a budget (default-constructed or
+// released) charges nothing.
+Result<json> parse_request_json(std::string_view body, BodyReservation& reservation, JsonLimits limits = {});
+
+// The same, charging nothing: for tests and tools, never a route (a route's
+// tree must be charged to its request's reservation).
 Result<json> parse_request_json(std::string_view body, JsonLimits limits = {});
 
 // The bytes the tree of `value` is counted as (the model parse_request_json

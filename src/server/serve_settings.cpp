@@ -201,8 +201,9 @@ std::vector<ServeSetting> make_table() {
   t.push_back(row<int64_t>("--payload-limit", "PAYLOAD_LIMIT", K::kBytes, [](ServeConfig& c) -> auto& { return c.api.payload_limit_bytes; },
       "Largest request body in bytes (413 before it is read)", kPlanInput));
   t.push_back(row<int64_t>("--max-body-bytes-in-flight", "PLIMSOLL_MAX_BODY_BYTES_IN_FLIGHT", K::kBytes, [](ServeConfig& c) -> auto& { return c.api.max_body_bytes_in_flight; },
-      "Budget for request bodies being read and parsed, each counted x33 for its JSON tree; full: 429 "
-      "(0: 33 x payload-limit, one worst-case body)", kPlanInput));
+      "Budget for request bodies being read and parsed (their bytes as they arrive, their JSON trees as "
+      "they are built); when short, the slowest body still arriving is cut, or the requester gets 429 "
+      "(0: the larger of 33 x payload-limit and max-connections x 33 x 4 KiB)", kPlanInput));
   t.push_back(row<int>("--max-connections", "PLIMSOLL_MAX_CONNECTIONS", K::kInt, [](ServeConfig& c) -> auto& { return c.api.max_connections; },
       "Open connections; at the cap the one reading its request (head or body) longest is closed", kPlanInput));
   t.push_back(row<int64_t>("--max-header-bytes", "PLIMSOLL_MAX_HEADER_BYTES", K::kBytes, [](ServeConfig& c) -> auto& { return c.api.max_header_bytes; },

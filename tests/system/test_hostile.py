@@ -246,6 +246,116 @@ class TransportTest(HostileCase):
 
 
 @unittest.skipIf(SKIP, "not run: %s" % SKIP)
+class BodyBudgetTest(HostileCase):
+    """The body budget (--max-body-bytes-in-flight, default flags) is charged as
+    bytes arrive, not for the declared length: heads that declare 2 MB and send
+    nothing, or trickle, hold next to nothing, and small POSTs are served at
+    once beside them; bodies that stall holding bytes are cut (slowest first)
+    when a faster body needs the room."""
+    HOLDERS = 16
+    DECLARED = 2_000_000
+    PROBES = 8
+    PROBE_DEADLINE_S = 2.0
+
+    def hold_and_probe(self, name, holders, after=None):
+        """holders() -> BodyHolders; while they hold, PROBES small /generate in a
+        row must each be 200 within PROBE_DEADLINE_S; then after(holders) ->
+        (answers, problems)."""
+        def attack():
+            held = holders()
+            answers, problems = [], []
+            try:
+                time.sleep(0.5)  # every head (and what is sent at once) has arrived
+                ok_body = bodies.j(hostile.OK_BODY)
+                for _ in range(self.PROBES):
+                    a = post(self.box.port, "/generate", ok_body, timeout_s=10)
+                    answers.append(a)
+                    if a.outcome != "answered" or a.status != 200:
+                        problems.append("a small /generate got %s while %s held" % (a.describe(), name))
+                    elif a.seconds > self.PROBE_DEADLINE_S:
+                        problems.append("a small /generate took %.2f s while %s held" % (a.seconds, name))
+                print("  probes while %s: slowest %.2f s" % (name, max(a.seconds for a in answers)))
+                if after:
+                    more, why = after(held)
+                    answers += more
+                    problems += why
+            finally:
+                print("  %s: %s" % (name, held.summary()))
+                held.close()
+            return answers, problems
+        self.run_case(name, attack)
+
+    def test_16_heads_declaring_2_mb_and_sending_nothing(self):
+        def after(held):
+            # They hold nothing, so nobody had to be cut for the probes.
+            closed = held.closed_by_server()
+            return [], (["the server closed %d idle heads that held nothing" % closed] if closed else [])
+        self.hold_and_probe("16 heads declaring 2 MB, no body",
+                            lambda: BodyHolders(self.box.port, self.HOLDERS, self.DECLARED, b""), after)
+
+    def test_16_slow_senders_trickling_2_mb_bodies(self):
+        def holders():
+            t = Tricklers(self.box.port, self.HOLDERS, b" " * 4096, interval_s=0.05,
+                          prefix=head("POST", "/generate", self.DECLARED))
+            t.start()
+            return t
+        self.hold_and_probe("16 bodies of 2 MB trickled (20 B/s each)", holders)
+
+    def test_16_bodies_stalled_at_1_9_mb_then_a_whole_2_mb_body(self):
+        """16 bodies send 1.9 of their 2 MB at once and stall: they hold about
+        32 MB of the budget; small POSTs still pass, and a whole 2 MB body (its
+        JSON tree's room included) is served: the stalled ones are slower."""
+        whole = bodies.j(hostile.OK_BODY)
+        whole += b" " * (self.DECLARED - len(whole))
+
+        def after(held):
+            a = post(self.box.port, "/generate", whole, timeout_s=30)
+            problems = [] if a.outcome == "answered" and a.status == 200 else [
+                "a whole 2 MB body beside the stalled ones got %s" % a.describe()]
+            return [a], problems
+        self.hold_and_probe("16 bodies stalled at 1.9 of 2 MB",
+                            lambda: BodyHolders(self.box.port, self.HOLDERS, self.DECLARED, b" " * 1_900_000), after)
+
+
+class BodyHolders:
+    """count connections that each send a /generate head declaring
+    `content_length`, then `sent` at once, then nothing."""
+
+    def __init__(self, port, count, content_length, sent):
+        import socket
+        self.socks, self.failures = [], 0
+        for _ in range(count):
+            try:
+                s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                s.sendall(head("POST", "/generate", content_length) + sent)
+                s.setblocking(False)
+                self.socks.append(s)
+            except OSError:
+                self.failures += 1
+
+    def closed_by_server(self):
+        closed = 0
+        for s in self.socks:
+            try:
+                s.recv(65536)  # an answer (a cut's 429) or EOF
+                closed += 1
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError:
+                closed += 1
+        return closed
+
+    def summary(self):
+        return "%d opened (%d failed), %d answered or closed by the server" % (
+            len(self.socks), self.failures, self.closed_by_server())
+
+    def close(self):
+        for s in self.socks:
+            hostile.reset_close(s)
+        self.socks = []
+
+
+@unittest.skipIf(SKIP, "not run: %s" % SKIP)
 class ApiKeyTest(HostileCase):
     API_KEY = "hostile-suite-key"
 

@@ -185,27 +185,7 @@ TEST_F(TransportTest, AtTheConnectionCapWithNobodyReadingTheNewOneIs503) {
   expect_raw_error(refused.read_all(seconds(10)), 503, "overloaded", "--max-connections");
 }
 
-TEST_F(TransportTest, BodyBudgetFullIs429WithRetryAfterBeforeTheBody) {
-  const int64_t one_body = api::body_reservation_bytes(1000);
-  restart([one_body](api::ApiConfig& c) {
-    c.payload_limit_bytes = 1000;
-    c.max_body_bytes_in_flight = one_body + one_body / 2;
-  });
-  const std::string body = json{{"inputs", "hi"}}.dump();
-  const std::string padded = body + std::string(1000 - body.size(), ' ');
-  RawSocket holder(server_->port());  // reserves a whole body and sends it late
-  ASSERT_TRUE(holder.send(post_head("/generate", 1000)));
-  std::this_thread::sleep_for(milliseconds(100));
-  RawSocket second(server_->port());
-  ASSERT_TRUE(second.send(post_head("/generate", 1000)));
-  std::string refused = second.read_all(seconds(10));
-  expect_raw_error(refused, 429, "overloaded", "--max-body-bytes-in-flight");
-  EXPECT_NE(refused.find("Retry-After: 1"), std::string::npos) << refused;
-  ASSERT_TRUE(holder.send(padded));
-  std::string answered = holder.read_until("generated_text", seconds(10));
-  EXPECT_EQ(status_of(answered), 200) << answered;
-  expect_still_serving();  // the reservation was returned
-}
+// The body budget's charging, cuts and 429s: body_budget_test.cpp.
 
 TEST_F(TransportTest, ABudgetSmallerThanOneBodyIsRefusedAtStart) {
   api::ApiConfig c;
