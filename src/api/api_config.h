@@ -24,6 +24,12 @@ struct ApiConfig {
   int64_t stream_queue_bytes = 64 * 1024;       // events waiting for one stream's reader; over it the stream is cancelled
   int io_threads = 2;                           // threads reading and writing sockets (Asio)
   int threads = 256;                            // handler workers (a non-streamed generation holds one until it ends)
+  // The preparation stage (api/prep_pool.h): body parse, validation, template,
+  // tokenization, grammar compile and submission, off the handler workers.
+  int prep_threads = 2;                         // preparations running at once
+  int max_concurrent_compiles = 1;              // grammar compiles at once, each prep_workspace_bytes() (in the plan)
+  int prep_queue = 256;                         // preparations waiting for a thread; beyond: 429
+  int prep_timeout_ms = 10000;                  // a preparation's deadline, waiting included
   std::string model_id;                         // "": ServiceLimits::model_id
   std::string cors_allow_origin;                // "": no CORS; "*" or origins separated by commas (api/cors.h)
   int64_t default_max_new_tokens = 100;         // TGI and chat routes, when the client gives none

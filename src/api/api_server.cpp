@@ -58,7 +58,10 @@ struct ApiServer::Impl {
         ctx{config, service, tokenizer, metrics, std::move(chat), nullptr},
         connections(config.max_connections),
         workers(std::max(config.threads, 4), static_cast<size_t>(std::max(config.max_connections, 1))),
+        prep(config.prep_threads, static_cast<size_t>(std::max(config.prep_queue, 1)),
+             std::chrono::milliseconds(config.prep_timeout_ms), config.max_concurrent_compiles),
         transport{config, ctx, routes, workers, BodyBudget::create(body_budget_bytes(config)), connections} {
+    ctx.prep = &prep;
     add_info_routes(routes, ctx);
     add_tgi_routes(routes, ctx);
     add_openai_routes(routes, ctx);
@@ -71,6 +74,7 @@ struct ApiServer::Impl {
   RouteTable routes;
   ConnectionRegistry connections;
   WorkerPool workers;
+  PrepPool prep;  // after the workers: they wait on it, so it stops first (stop())
   Transport transport;
   // Sessions (held by handlers queued here) use the members above, so the
   // I/O context is destroyed first.
@@ -126,6 +130,10 @@ Status check_transport_config(const ApiConfig& c) {
                           " bytes, which reserves " + std::to_string(one_body) + " (x (1 + " +
                           std::to_string(kJsonTreeBytesPerBodyByte) + ") for its JSON tree)");
   }
+  if (c.prep_threads < 1 || c.prep_queue < 1 || c.prep_timeout_ms < 1 || c.max_concurrent_compiles < 1) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--prep-threads, --prep-queue, --prep-timeout-ms and --max-concurrent-compiles must be positive");
+  }
   if (c.max_connections < 1 || c.max_header_fields < 1 || c.max_header_bytes < 1024 || c.read_timeout_seconds < 1 ||
       c.write_timeout_seconds < 1 || c.io_threads < 1 || c.stream_queue_bytes < 1) {
     return make_error(ErrorCode::kInvalidArgument,
@@ -157,10 +165,15 @@ Status ApiServer::start() {
 
 int ApiServer::port() const { return impl_->port; }
 
+void ApiServer::stop_preparing() { impl_->prep.stop(); }
+
 void ApiServer::stop() {
   Impl& s = *impl_;
   if (s.stopped.exchange(true)) return;
   s.ctx.stopping.store(true);
+  // Preparations running or waiting are cancelled now (a grammar compile
+  // stops at its next poll point), whatever they were doing.
+  s.prep.stop();
   net::post(s.acceptor.get_executor(), [&s] {
     boost::system::error_code ignored;
     s.acceptor.close(ignored);

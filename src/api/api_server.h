@@ -40,6 +40,10 @@ class ApiServer {
   Status start();
   // The bound port (the chosen one when ApiConfig::port was 0); 0 before start().
   int port() const;
+  // Cancels every request still in preparation (parse, template, tokenization,
+  // grammar compile) and answers new ones 503; what was admitted goes on.
+  // The first step of a graceful shutdown. Idempotent.
+  void stop_preparing();
   // Stops accepting; waiting requests answer 503; open streams write what is
   // queued for them (up to 2 s), then end. Idempotent.
   void stop();

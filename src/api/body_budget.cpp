@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "api/api_config.h"
+#include "api/prep_pool.h"
 
 namespace plimsoll::api {
 namespace {
@@ -27,15 +28,13 @@ int64_t body_reservation_bytes(int64_t content_length) {
 
 BodyReservation::BodyReservation(BodyReservation&& other) noexcept
     : budget_(std::move(other.budget_)),
-      bytes_(std::exchange(other.bytes_, 0)),
-      prepaid_tree_(std::exchange(other.prepaid_tree_, 0)) {}
+      bytes_(std::exchange(other.bytes_, 0)) {}
 
 BodyReservation& BodyReservation::operator=(BodyReservation&& other) noexcept {
   if (this != &other) {
     release();
     budget_ = std::move(other.budget_);
     bytes_ = std::exchange(other.bytes_, 0);
-    prepaid_tree_ = std::exchange(other.prepaid_tree_, 0);
   }
   return *this;
 }
@@ -52,14 +51,12 @@ void BodyReservation::shrink(int64_t bytes) {
   if (bytes <= 0 || !budget_) return;
   budget_->give_back(bytes);
   bytes_ -= bytes;
-  prepaid_tree_ = std::min(prepaid_tree_, bytes_);
 }
 
 void BodyReservation::release() {
   if (budget_ && bytes_ > 0) budget_->give_back(bytes_);
   budget_.reset();
   bytes_ = 0;
-  prepaid_tree_ = 0;
 }
 
 double receive_rate(const BodyReader& reader, std::chrono::steady_clock::time_point now) {
@@ -204,9 +201,13 @@ int64_t connection_buffer_bytes(const ApiConfig& config) {
   return config.max_header_bytes + kReadChunkBytes + kStreamWriteBytes + kSessionStateBytes;
 }
 
+int64_t prep_stage_bytes(const ApiConfig& config) {
+  return static_cast<int64_t>(std::max(1, config.max_concurrent_compiles)) * prep_workspace_bytes();
+}
+
 int64_t transport_worst_case_bytes(const ApiConfig& config, int64_t max_concurrent_requests) {
   return body_budget_bytes(config) + connection_buffer_bytes(config) * config.max_connections +
-         config.stream_queue_bytes * max_concurrent_requests;
+         config.stream_queue_bytes * max_concurrent_requests + prep_stage_bytes(config);
 }
 
 }  // namespace plimsoll::api

@@ -72,20 +72,12 @@ class BodyReservation {
   int64_t bytes() const { return bytes_; }
   const std::shared_ptr<BodyBudget>& budget() const { return budget_; }
 
-  // Bytes of it taken for a JSON tree before the parse (the transport's
-  // worst case for routes that parse without passing the reservation):
-  // parse_request_json(body, reservation) spends them first and gives back
-  // what its tree did not need.
-  int64_t prepaid_tree_bytes() const { return prepaid_tree_; }
-  void set_prepaid_tree_bytes(int64_t bytes) { prepaid_tree_ = bytes; }
-
  private:
   friend class BodyBudget;
   BodyReservation(std::shared_ptr<BodyBudget> budget, int64_t bytes) : budget_(std::move(budget)), bytes_(bytes) {}
 
   std::shared_ptr<BodyBudget> budget_;
   int64_t bytes_ = 0;
-  int64_t prepaid_tree_ = 0;
 };
 
 // One body being read, as the victim choice sees it.
@@ -177,9 +169,13 @@ int64_t body_budget_bytes(const ApiConfig& config);
 // its read buffer (the head limit + one read) and the session's fixed state.
 int64_t connection_buffer_bytes(const ApiConfig& config);
 
+// The preparation stage's workspace: max_concurrent_compiles x prep_workspace_bytes().
+int64_t prep_stage_bytes(const ApiConfig& config);
+
 // The transport's own worst case, for the memory plan: the body budget +
 // connection_buffer_bytes x max_connections + stream_queue_bytes x the
-// submissions that can be in flight (`max_concurrent_requests`).
+// submissions that can be in flight (`max_concurrent_requests`) + the
+// preparation stage's workspace.
 int64_t transport_worst_case_bytes(const ApiConfig& config, int64_t max_concurrent_requests);
 
 }  // namespace plimsoll::api

@@ -1,6 +1,7 @@
 // response_format and grammar -> Grammar (grammar_params.h).
 #include "api/grammar_params.h"
 
+#include "api/request_json.h"
 #include "engine/grammar/grammar_sources.h"
 
 namespace plimsoll::api {
@@ -61,8 +62,10 @@ Result<std::shared_ptr<const Grammar>> read_tgi_grammar(const FieldReader& f, co
         return invalid("`grammar.value` is " + std::to_string(text.size()) + " bytes, over the limit of " +
                        std::to_string(limits.max_source_bytes));
       }
-      parsed = json::parse(text, nullptr, false);
-      if (parsed.is_discarded()) return invalid("`grammar.value` is a string that is not a JSON schema");
+      // Bounded as a body is (nesting, tree bytes): the text is the client's.
+      Result<json> tree = parse_request_json(text);
+      if (!tree) return invalid("`grammar.value` is a string that is not a JSON schema: " + tree.error().message);
+      parsed = std::move(*tree);
       schema = &parsed;
     }
     if (*type == "json_schema" && schema->is_object() && schema->contains("schema")) schema = &(*schema)["schema"];

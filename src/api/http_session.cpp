@@ -48,12 +48,6 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // while the bodies cut for it close, and for how long before it gets 429.
 constexpr milliseconds kRoomPoll{5};
 constexpr milliseconds kRoomWait{1000};
-// Routes that call parse_request_json(body) without the request's
-// reservation build a tree nobody charges: for them the transport takes the
-// tree's worst case (json_tree_limit_bytes) once the whole body has arrived,
-// and parse_request_json(body, reservation) spends it first and returns the
-// rest. When every route passes req.body_reservation, this can be false.
-constexpr bool kPrepayJsonTree = true;
 
 using Clock = std::chrono::steady_clock;
 
@@ -288,19 +282,6 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void body_read() {
     body_unread_ = false;
-    room_deadline_.reset();
-    if (kPrepayJsonTree) return prepay_tree();
-    end_reading();
-    dispatch();
-  }
-
-  // The tree's worst case, taken while the body still counts as a reader
-  // (all of it arrived, at its rate): it cuts only bodies slower than itself.
-  void prepay_tree() {
-    if (closed_) return abandon_body();
-    const int64_t tree = json_tree_limit_bytes(body_length_);
-    if (!req_.body_reservation.try_grow(tree)) return wait_for_room(tree, [](Session& s) { s.prepay_tree(); });
-    req_.body_reservation.set_prepaid_tree_bytes(tree);
     room_deadline_.reset();
     end_reading();
     dispatch();

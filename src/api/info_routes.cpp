@@ -72,14 +72,16 @@ void health(RouteContext& ctx, HttpResponse& res) {
   send_error(res, ApiError{503, "healthcheck", "unhealthy"});
 }
 
-void tokenize(RouteContext& ctx, HttpRequest& req, HttpResponse& res) {
-  Result<json> body = parse_request_json(req.body);
-  if (!body) return send_error(res, api_error(body.error()));
-  Result<std::optional<std::string>> inputs = FieldReader(*body).string("inputs");
-  release_json(*body);
+// Tokenizes on the preparation stage (its cost reserved first); `out` is the
+// answer, `rejected` admission's refusal of the reservation.
+Status tokenize_prepared(RouteContext& ctx, HttpRequest& req, std::string* out,
+                         std::optional<sched::Rejection>* rejected) {
+  PLIMSOLL_ASSIGN(json body, parse_request_json(req.body, req.body_reservation));
+  Result<std::optional<std::string>> inputs = FieldReader(body).string("inputs");
+  release_json(body);
   req.release_body();
-  if (!inputs) return send_error(res, api_error(inputs.error()));
-  if (!*inputs) return send_error(res, validation_error("`inputs` is required"));
+  if (!inputs) return inputs.error();
+  if (!*inputs) return make_error(ErrorCode::kInvalidArgument, "`inputs` is required");
   const std::string& text = **inputs;
   // Ids, spans and one JSON record per token, charged before tokenizing.
   sched::CostModel cost;
@@ -89,15 +91,26 @@ void tokenize(RouteContext& ctx, HttpRequest& req, HttpResponse& res) {
       sched::ReserveFor::kWholeRequest);
   if (!hold.ok()) {
     count_rejection(ctx.metrics, *hold.rejection);
-    return send_error(res, api_error(*hold.rejection));
+    *rejected = *hold.rejection;
+    return {};
   }
   std::vector<int32_t> ids = ctx.tokenizer.encode(text, ctx.tokenizer.add_special_by_default());
-  json out = json::array();
+  json records = json::array();
   for (const TokenSpan& s : token_spans(ctx.tokenizer, text, ids)) {
-    out.push_back({{"id", s.id}, {"text", text.substr(s.start, s.stop - s.start)},
-                   {"start", s.start}, {"stop", s.stop}});
+    records.push_back({{"id", s.id}, {"text", text.substr(s.start, s.stop - s.start)},
+                       {"start", s.start}, {"stop", s.stop}});
   }
-  send_json(res, dump_json(out));
+  *out = dump_json(records);
+  return {};
+}
+
+void tokenize(RouteContext& ctx, HttpRequest& req, HttpResponse& res) {
+  std::string out;
+  std::optional<sched::Rejection> rejected;
+  const Status s = prepare(ctx, req, [&] { return tokenize_prepared(ctx, req, &out, &rejected); });
+  if (!s.ok()) return send_error(res, api_error(s.error()));
+  if (rejected) return send_error(res, api_error(*rejected));
+  send_json(res, out);
 }
 
 json model_json(const RouteContext& ctx) {

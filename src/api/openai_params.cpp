@@ -383,13 +383,9 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
   OpenAiCall call;
   call.chat = true;
   PLIMSOLL_TRY(read_common(ctx, f, &call));
-  PLIMSOLL_ASSIGN(ToolRequest tools, read_tools(f, ctx.chat.tool_format, ToolLimits{}, GrammarLimits{}));
-  if (tools.grammar) {
-    if (call.sampling.grammar) {
-      return invalid("`response_format` cannot be combined with `tool_choice` \"required\" or a named function");
-    }
-    call.sampling.grammar = tools.grammar;  // charged by admission like response_format's
-  }
+  PLIMSOLL_ASSIGN(ToolRequest tools, read_tools(f, ctx.chat.tool_format, ToolLimits{}, GrammarLimits{},
+                                                call.sampling.grammar != nullptr));
+  if (tools.grammar) call.sampling.grammar = tools.grammar;  // charged by admission like response_format's
   if (tools.parses_calls()) call.tool_calls = tools.format;
   // The tools in document order and the parsed tool-call arguments are trees
   // beside the request's own: reserved before they are built (and declared

@@ -313,13 +313,43 @@ class OpenAiStreamFormatter final : public StreamFormatter {
   int64_t completion_tokens_ = 0;
 };
 
-void respond(RouteContext& ctx, Result<OpenAiCall> call, const HttpRequest& req, HttpResponse& res,
-             std::shared_ptr<RequestRecorder> recorder) {
-  auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e, ErrorWire::kOpenAi); };
-  if (!call) return fail(api_error(call.error()));
-  call->build_hold = {};  // the submission's charge covers the items from here
+// The preparation stage (route_context.h's prepare): body -> validated call
+// (completion or chat) -> submitted. Fills `call` and `submission`, or
+// returns what to answer.
+std::optional<ApiError> prepare_openai(RouteContext& ctx, HttpRequest& req, bool chat, RequestRecorder& recorder,
+                                       std::optional<OpenAiCall>* call, Submission* submission) {
+  std::optional<ApiError> failure;
+  const Status status = prepare(ctx, req, [&]() -> Status {
+    PLIMSOLL_ASSIGN(json body, parse_request_json(req.body, req.body_reservation));
+    Result<OpenAiCall> c = chat ? parse_chat_call(ctx, body, req.body) : parse_completion_call(ctx, body);
+    release_json(body);
+    req.release_body();
+    if (!c) {
+      failure = api_error(c.error());
+      recorder.fail(*failure);
+      return {};
+    }
+    c->build_hold = {};  // the submission's charge covers the items from here
+    if (auto e = submit(ctx, std::move(c->items), recorder, submission)) {
+      failure = *e;
+      recorder.fail(*failure);
+      return {};
+    }
+    *call = std::move(*c);
+    return {};
+  });
+  if (!status.ok()) return api_error(status.error());
+  return failure;
+}
+
+void respond(RouteContext& ctx, bool chat, HttpRequest& req, HttpResponse& res) {
+  auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
+  std::optional<OpenAiCall> call;
   Submission submission;
-  if (auto e = submit(ctx, std::move(call->items), *recorder, &submission)) return fail(*e);
+  if (auto e = prepare_openai(ctx, req, chat, *recorder, &call, &submission)) {
+    return send_error(res, *e, ErrorWire::kOpenAi);
+  }
+  auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e, ErrorWire::kOpenAi); };
   submission.client_gone = req.client_gone;
   if (call->stream) {
     return start_stream(ctx, res, std::move(submission),
@@ -346,22 +376,10 @@ void respond(RouteContext& ctx, Result<OpenAiCall> call, const HttpRequest& req,
 // The JSON tree is dropped and the body released once the call is validated.
 void add_openai_routes(RouteTable& routes, RouteContext& ctx) {
   routes.post("/v1/completions", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
-    auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
-    Result<json> body = parse_request_json(req.body);
-    if (!body) return send_error(res, api_error(body.error()), ErrorWire::kOpenAi);
-    Result<OpenAiCall> call = parse_completion_call(ctx, *body);
-    release_json(*body);
-    req.release_body();
-    respond(ctx, std::move(call), req, res, recorder);
+    respond(ctx, false, req, res);
   }));
   routes.post("/v1/chat/completions", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
-    auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
-    Result<json> body = parse_request_json(req.body);
-    if (!body) return send_error(res, api_error(body.error()), ErrorWire::kOpenAi);
-    Result<OpenAiCall> call = parse_chat_call(ctx, *body, req.body);
-    release_json(*body);
-    req.release_body();
-    respond(ctx, std::move(call), req, res, recorder);
+    respond(ctx, true, req, res);
   }));
 }
 

@@ -39,13 +39,12 @@ int64_t text_bytes(size_t length) {
 constexpr std::chrono::milliseconds kRoomWait{1000};
 constexpr std::chrono::milliseconds kRoomPoll{2};
 
-// The tree's bytes as charged to the request's reservation: prepaid credit
-// first, then steps taken from the budget.
+// The tree's bytes as charged to the request's reservation, in steps taken
+// from the budget.
 class TreeCharge {
  public:
   TreeCharge(BodyReservation* reservation, int64_t cap) : reservation_(reservation), cap_(cap) {
     if (reservation_ && !reservation_->budget()) reservation_ = nullptr;  // nothing to charge
-    if (reservation_) credit_ = std::min(reservation_->prepaid_tree_bytes(), reservation_->bytes());
   }
 
   // The tree now counts `tree_bytes` (at most the cap): charge up to it.
@@ -53,26 +52,18 @@ class TreeCharge {
     if (!reservation_) return std::nullopt;
     while (charged_ < tree_bytes) {
       const int64_t step = std::min(std::max(kTreeChargeStepBytes, tree_bytes - charged_), cap_ - charged_);
-      if (credit_ > 0) {
-        const int64_t use = std::min(credit_, step);
-        credit_ -= use;
-        charged_ += use;
-        continue;
-      }
       if (!take(step)) return overloaded(step);
       charged_ += step;
     }
     return std::nullopt;
   }
 
-  // The parse is over: unused credit goes back; on an error (the tree is
-  // destroyed) so does every byte charged for it.
+  // The parse is over; on an error (the tree is destroyed) every byte
+  // charged for it goes back.
   void finish(bool ok) {
-    if (!reservation_) return;
-    reservation_->shrink(credit_ + (ok ? 0 : charged_));
-    reservation_->set_prepaid_tree_bytes(0);
-    credit_ = 0;
-    if (!ok) charged_ = 0;
+    if (!reservation_ || ok) return;
+    reservation_->shrink(charged_);
+    charged_ = 0;
   }
 
  private:
@@ -98,7 +89,6 @@ class TreeCharge {
 
   BodyReservation* reservation_;
   const int64_t cap_;
-  int64_t credit_ = 0;
   int64_t charged_ = 0;
 };
 

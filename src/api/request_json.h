@@ -38,8 +38,7 @@ struct JsonLimits {
 
 // Parses a request body, charging the tree to `reservation` (the request's
 // HttpRequest::body_reservation) as it is built, in steps of
-// kTreeChargeStepBytes (body_budget.h), spending any bytes the transport
-// prepaid for it first and giving back what the tree did not need. Errors
+// kTreeChargeStepBytes (body_budget.h). Errors
 // name the limit: invalid JSON (with the parser's position), nesting deeper
 // than max_depth, or a tree larger than max_tree_bytes (kInvalidArgument,
 // answered 422); the body budget (--max-body-bytes-in-flight) has no room

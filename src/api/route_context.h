@@ -11,6 +11,7 @@
 #include "api/api_config.h"
 #include "api/chat_template.h"
 #include "api/http_message.h"
+#include "api/prep_pool.h"
 #include "metrics/server_metrics.h"
 #include "sched/generation_service.h"
 #include "tokenizer/text_tokenizer.h"
@@ -26,6 +27,7 @@ struct RouteContext {
   std::function<void()> scrape_hook;  // refreshes server-owned gauges before /metrics renders
   std::atomic<bool> stopping{false};
   std::atomic<int> open_streams{0};  // SSE responses not yet destroyed (StreamPump counts them)
+  PrepPool* prep = nullptr;          // the preparation stage (null: prepare() runs inline, as in tests)
 
   // ApiConfig::model_id, else the service's.
   std::string model_id() const;
@@ -69,6 +71,11 @@ Handler route_edge(RouteContext& ctx, Handler handler);
 void add_tgi_routes(RouteTable& routes, RouteContext& ctx);
 void add_openai_routes(RouteTable& routes, RouteContext& ctx);
 void add_info_routes(RouteTable& routes, RouteContext& ctx);
+
+// Runs a request's preparation (body -> validated call -> submitted) on
+// ctx.prep, cancelled when req's client leaves (PrepPool::run); inline, under
+// no deadline, when the context has no pool.
+Status prepare(RouteContext& ctx, const HttpRequest& req, const std::function<Status()>& fn);
 
 // Sends `body` as application/json with status 200.
 void send_json(HttpResponse& res, const std::string& body);

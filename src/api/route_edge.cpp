@@ -55,6 +55,11 @@ std::string RouteContext::model_id() const {
   return config.model_id.empty() ? service.limits().model_id : config.model_id;
 }
 
+Status prepare(RouteContext& ctx, const HttpRequest& req, const std::function<Status()>& fn) {
+  if (!ctx.prep) return fn();
+  return ctx.prep->run(fn, req.client_gone.get());
+}
+
 void send_json(HttpResponse& res, const std::string& body) {
   res.status = 200;
   res.set_content(body, "application/json");

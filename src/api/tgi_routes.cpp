@@ -222,61 +222,85 @@ void done_with_body(json& body, HttpRequest& req) {
   req.release_body();
 }
 
-void generate(RouteContext& ctx, json body, bool compat, HttpRequest& req, HttpResponse& res) {
-  auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
-  auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
-  Result<TgiCall> call = parse_call(ctx, body, /*streaming=*/false, /*default_full_text=*/compat);
-  done_with_body(body, req);  // the validated call holds what is needed
-  if (!call) return fail(api_error(call.error()));
-  call->build_hold = {};  // the submission's charge covers the items from here
+// A request after its preparation: submitted, or failed with what to answer.
+struct Prepared {
+  std::optional<TgiCall> call;
   Submission submission;
-  if (auto e = submit(ctx, std::move(call->items), *recorder, &submission)) return fail(*e);
-  submission.client_gone = req.client_gone;
-  std::vector<ItemOutcome> items;
-  if (auto e = collect(ctx, submission, *recorder, &items, wants_details(call->parameters.options), TokenText::kAdded)) {
-    return fail(*e);
-  }
-  json out = json::array();
-  for (size_t i = 0; i < call->inputs.size(); ++i) out.push_back(generate_json(*call, i, items));
-  set_generate_headers(items, res);
-  recorder->succeed();
-  send_json(res, dump_json(call->list_input || compat ? out : out[0]));
+  std::shared_ptr<RequestRecorder> recorder;  // set once the body parsed
+  bool streaming = false;
+  std::optional<ApiError> failure;
+};
+
+// The preparation stage (route_context.h's prepare): body -> validated call ->
+// submitted. `streaming` unset: the body's "stream" decides (TGI's "/").
+Prepared prepare_tgi(RouteContext& ctx, HttpRequest& req, std::optional<bool> streaming, bool compat) {
+  Prepared p;
+  const Status status = prepare(ctx, req, [&]() -> Status {
+    PLIMSOLL_ASSIGN(json body, parse_request_json(req.body, req.body_reservation));
+    if (streaming) {
+      p.streaming = *streaming;
+    } else {
+      PLIMSOLL_ASSIGN(std::optional<bool> stream, FieldReader(body).boolean("stream"));
+      p.streaming = stream.value_or(false);
+    }
+    p.recorder = std::make_shared<RequestRecorder>(ctx.metrics);
+    Result<TgiCall> call = parse_call(ctx, body, p.streaming, /*default_full_text=*/compat);
+    done_with_body(body, req);  // the validated call holds what is needed
+    if (!call) return call.error();
+    call->build_hold = {};  // the submission's charge covers the items from here
+    if (auto e = submit(ctx, std::move(call->items), *p.recorder, &p.submission)) {
+      p.failure = *e;
+      return {};
+    }
+    p.call = std::move(*call);
+    return {};
+  });
+  if (!status.ok()) p.failure = api_error(status.error());
+  if (p.failure && p.recorder) p.recorder->fail(*p.failure);
+  return p;
 }
 
-void generate_stream(RouteContext& ctx, json body, bool compat, HttpRequest& req, HttpResponse& res) {
-  auto recorder = std::make_shared<RequestRecorder>(ctx.metrics);
-  auto fail = [&](const ApiError& e) { recorder->fail(e); send_error(res, e); };
-  Result<TgiCall> call = parse_call(ctx, body, /*streaming=*/true, /*default_full_text=*/compat);
-  done_with_body(body, req);
-  if (!call) return fail(api_error(call.error()));
-  call->build_hold = {};
-  Submission submission;
-  if (auto e = submit(ctx, std::move(call->items), *recorder, &submission)) return fail(*e);
-  start_stream(ctx, res, std::move(submission),
-               std::make_unique<TgiStreamFormatter>(std::move(*call)), recorder);
+void generate(RouteContext& ctx, Prepared p, bool compat, HttpRequest& req, HttpResponse& res) {
+  p.submission.client_gone = req.client_gone;
+  std::vector<ItemOutcome> items;
+  const TgiCall& call = *p.call;
+  if (auto e = collect(ctx, p.submission, *p.recorder, &items, wants_details(call.parameters.options),
+                       TokenText::kAdded)) {
+    p.recorder->fail(*e);
+    return send_error(res, *e);
+  }
+  json out = json::array();
+  for (size_t i = 0; i < call.inputs.size(); ++i) out.push_back(generate_json(call, i, items));
+  set_generate_headers(items, res);
+  p.recorder->succeed();
+  send_json(res, dump_json(call.list_input || compat ? out : out[0]));
+}
+
+void generate_stream(RouteContext& ctx, Prepared p, HttpResponse& res) {
+  start_stream(ctx, res, std::move(p.submission), std::make_unique<TgiStreamFormatter>(std::move(*p.call)),
+               p.recorder);
+}
+
+// One TGI generation route: prepared, then answered whole or streamed.
+void serve_tgi(RouteContext& ctx, HttpRequest& req, HttpResponse& res, std::optional<bool> streaming, bool compat) {
+  Prepared p = prepare_tgi(ctx, req, streaming, compat);
+  if (p.failure) return send_error(res, *p.failure);
+  if (p.streaming) return generate_stream(ctx, std::move(p), res);
+  generate(ctx, std::move(p), compat, req, res);
 }
 
 }  // namespace
 
 void add_tgi_routes(RouteTable& routes, RouteContext& ctx) {
   routes.post("/generate", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
-    Result<json> body = parse_request_json(req.body);
-    if (!body) return send_error(res, api_error(body.error()));
-    generate(ctx, std::move(*body), false, req, res);
+    serve_tgi(ctx, req, res, false, false);
   }));
   routes.post("/generate_stream", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
-    Result<json> body = parse_request_json(req.body);
-    if (!body) return send_error(res, api_error(body.error()));
-    generate_stream(ctx, std::move(*body), false, req, res);
+    serve_tgi(ctx, req, res, true, false);
   }));
   // TGI's compat route: streams when "stream" is true, else a one-element list.
   routes.post("/", Access::kKey, route_edge(ctx, [&ctx](HttpRequest& req, HttpResponse& res) {
-    Result<json> body = parse_request_json(req.body);
-    if (!body) return send_error(res, api_error(body.error()));
-    Result<std::optional<bool>> stream = FieldReader(*body).boolean("stream");
-    if (!stream) return send_error(res, api_error(stream.error()));
-    if (stream->value_or(false)) return generate_stream(ctx, std::move(*body), true, req, res);
-    generate(ctx, std::move(*body), true, req, res);
+    serve_tgi(ctx, req, res, std::nullopt, true);
   }));
 }
 

@@ -105,7 +105,8 @@ OrderedJson tools_in_order(std::string_view body_text) {
 }
 
 Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format,
-                               const ToolLimits& limits, const GrammarLimits& grammar_limits) {
+                               const ToolLimits& limits, const GrammarLimits& grammar_limits,
+                               bool response_format_grammar) {
   for (const char* key : {"functions", "function_call"}) {
     if (f.raw(key)) return invalid(std::string("`") + key + "` (deprecated by OpenAI) is not supported; send `tools` and `tool_choice`");
   }
@@ -143,6 +144,10 @@ Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format,
     std::vector<ToolFunction> forced;
     for (const ToolFunction& fn : out.functions) {
       if (choice == ToolChoice::kRequired || fn.name == named) forced.push_back(fn);
+    }
+    // Refused before compiling: a request's preparation holds one grammar at a time.
+    if (response_format_grammar) {
+      return invalid("`response_format` cannot be combined with `tool_choice` \"required\" or a named function");
     }
     PLIMSOLL_ASSIGN(out.grammar, tool_call_grammar(format, forced, grammar_limits));
   }

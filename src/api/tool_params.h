@@ -38,8 +38,10 @@ struct ToolRequest {
 // call is one call), leaving `tools` null. `format` is the chat template's family:
 // tools with a template that has none are refused unless tool_choice is "none"
 // (then tools are not rendered and nothing is parsed, as vLLM and TGI do).
+// `response_format_grammar`: the request's response_format already compiled
+// a grammar, so a forced call (which needs its own) is refused before compiling.
 Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format, const ToolLimits& limits,
-                               const GrammarLimits& grammar_limits);
+                               const GrammarLimits& grammar_limits, bool response_format_grammar = false);
 
 // The top-level `tools` of a request body, read again from its text in
 // document order (transformers renders a tool's keys in the client's order;

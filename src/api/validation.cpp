@@ -237,7 +237,8 @@ Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
   if (!plan.max_new_tokens && bounded) {
     max_new = std::min(max_new, limits.max_total_tokens - input_tokens);
   }
-  if (bounded && (max_new <= 0 || input_tokens + max_new > limits.max_total_tokens)) {
+  // (Compared without adding: a client's max_new may be as large as int64 goes.)
+  if (bounded && (max_new <= 0 || max_new > limits.max_total_tokens - input_tokens)) {
     return invalid(field + " tokens + " + max_field + " must be <= " + std::to_string(limits.max_total_tokens) +
                    ". Given: " + std::to_string(input_tokens) + " " + field + " tokens and " +
                    std::to_string(std::max<int64_t>(max_new, 1)) + " " + max_field);

@@ -12,6 +12,7 @@ std::string at(SourcePos pos) { return "chat template " + pos.text() + ": "; }
 
 Status Budget::step(SourcePos pos, int64_t bytes) {
   steps_ += 1 + std::max<int64_t>(bytes, 0) / 1024;
+  PLIMSOLL_TRY(poll_());  // the preparation's deadline and cancel flag, every few thousand steps
   if (steps_ <= limits_.max_steps) return Status::ok_status();
   return make_error(ErrorCode::kInvalidArgument,
                     at(pos) + "the render passed its step budget of " + std::to_string(limits_.max_steps) + " steps");

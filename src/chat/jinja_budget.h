@@ -10,6 +10,7 @@
 #include "chat/jinja_lexer.h"
 #include "chat/jinja_value.h"
 #include "core/result.h"
+#include "core/work_control.h"
 
 namespace plimsoll::jinja {
 
@@ -48,6 +49,7 @@ class Budget {
 
  private:
   RenderLimits limits_;
+  WorkPoll poll_;
   ByteMeter meter_;
   int64_t steps_ = 0;
   int call_depth_ = 0;

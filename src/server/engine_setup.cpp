@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "engine/grammar/grammar_sources.h"
 #include "memory/process_memory.h"
 #include "memory/resident_model.h"
 #include "server/serve.h"
@@ -26,6 +27,11 @@ Result<EngineSetup> load_engine_model(const EngineOptions& o) {
   PLIMSOLL_ASSIGN(s.tokenizer, load_model_tokenizer(s.model, o.tokenizer_path));
   s.token_trie = std::make_shared<const TokenTrie>(TokenTrie::build(*s.tokenizer.tokenizer));
   spdlog::info("grammar: token trie of {} nodes, {} bytes", s.token_trie->num_nodes(), s.token_trie->bytes());
+  // The free-form JSON automaton (json_object, untyped schemas) is compiled
+  // once, here, so no request's preparation pays for it; it is resident from
+  // now on and counted below with the rest of the process.
+  PLIMSOLL_ASSIGN(const std::shared_ptr<const Grammar> any_json, grammar_any_json_object(GrammarLimits{}));
+  spdlog::info("grammar: free-form JSON automaton of {} states, {} bytes", any_json->num_states(), any_json->bytes());
   PLIMSOLL_ASSIGN(s.weights, bind_llama_weights(s.model.config, s.model.tensors));
   s.runtime_base_bytes = resident_bytes_besides_weights(s.model);
   return s;

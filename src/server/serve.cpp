@@ -171,6 +171,7 @@ int run_serve(ServeConfig c) {
   sigwait(&signals, &sig);
   std::fprintf(stderr, "received %s: draining for up to %.0f s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT",
                c.graceful_timeout_seconds);
+  http.stop_preparing();  // compiles and renders in progress stop at once; admitted work drains
   service.shutdown(c.graceful_timeout_seconds);
   http.stop();
   http.wait();

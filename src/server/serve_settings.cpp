@@ -196,6 +196,16 @@ std::vector<ServeSetting> make_table() {
       "max-concurrent-requests when more)", kPlanInput));
   t.push_back(row<int>("--http-threads", "PLIMSOLL_HTTP_THREADS", K::kInt, [](ServeConfig& c) -> auto& { return c.api.threads; },
       "HTTP handler workers (a non-streamed generation holds one until it ends; streams hold none)", kPlanInput));
+  t.push_back(row<int>("--prep-threads", "PLIMSOLL_PREP_THREADS", K::kInt, [](ServeConfig& c) -> auto& { return c.api.prep_threads; },
+      "Threads preparing requests (body parse, validation, chat template, tokenization, grammar compile)"));
+  t.push_back(row<int>("--max-concurrent-compiles", "PLIMSOLL_MAX_CONCURRENT_COMPILES", K::kInt, [](ServeConfig& c) -> auto& { return c.api.max_concurrent_compiles; },
+      "Grammar compiles (regex, JSON schema, tool calls) running at once, each in a 24Mi workspace counted in "
+      "the plan; the others wait, within --prep-timeout-ms", kPlanInput));
+  t.push_back(row<int>("--prep-queue", "PLIMSOLL_PREP_QUEUE", K::kInt, [](ServeConfig& c) -> auto& { return c.api.prep_queue; },
+      "Requests waiting for a preparation thread; beyond: 429"));
+  t.push_back(row<int>("--prep-timeout-ms", "PLIMSOLL_PREP_TIMEOUT_MS", K::kInt, [](ServeConfig& c) -> auto& { return c.api.prep_timeout_ms; },
+      "Milliseconds a request's preparation may take, its wait for a thread included: past it 422 "
+      "(429 when it never started); a client that leaves cancels it at once"));
   t.push_back(row<std::string>("--api-key", "API_KEY", K::kString, [](ServeConfig& c) -> auto& { return c.api.api_key; },
       "Require `Authorization: Bearer KEY` (checked before the body is read)"));
   t.push_back(row<int64_t>("--payload-limit", "PAYLOAD_LIMIT", K::kBytes, [](ServeConfig& c) -> auto& { return c.api.payload_limit_bytes; },

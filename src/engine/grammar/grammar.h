@@ -1,7 +1,10 @@
 // Grammar: a byte-level deterministic automaton that says which outputs are
 // valid (a JSON schema, any JSON object, a regular expression). Built as a
-// Thompson NFA (Nfa), then determinized once per request (compile_grammar)
-// under a state limit, so its memory is known before any work starts.
+// Thompson NFA (Nfa), then determinized once per request (compile_grammar).
+// A compile is bounded as it runs, not afterwards: every byte it holds is
+// counted before it is allocated (max_compile_bytes), every piece of work is
+// a step (max_compile_steps), and the thread's WorkControl (deadline, cancel)
+// is polled; the first limit reached stops it with an error naming that limit.
 #pragma once
 
 #include <array>
@@ -20,18 +23,64 @@ struct GrammarLimits {
   int64_t max_nfa_states = 200000;   // while building
   int64_t max_dfa_states = 8192;     // the compiled automaton
   int64_t any_json_depth = 4;        // nesting of free-form JSON values (json_object, untyped schemas)
+  // What one compile may hold at once (source tree, NFA, subsets, the automaton
+  // being built); the preparation pool's per-request workspace is sized from it.
+  // A forced call to one of two small tools (tool_calls_test) peaks at ~16 MB.
+  int64_t max_compile_bytes = int64_t{24} << 20;
+  // NFA states and edges built, closure and transition work: ~1-2 s of one core.
+  int64_t max_compile_steps = 200'000'000;
 };
 
+// What one compile spends: bytes held (counted before they are allocated)
+// and steps, against GrammarLimits; the thread's WorkControl is polled per
+// step. The first limit reached is kept (failure()) and every later charge fails.
+class CompileMeter {
+ public:
+  explicit CompileMeter(const GrammarLimits& limits) : limits_(limits) {}
+  // False (and failure() set) when `bytes` more would pass max_compile_bytes.
+  bool charge(int64_t bytes);
+  void release(int64_t bytes) { held_bytes_ -= bytes; }
+  // One or more steps of work; false once any limit was reached.
+  bool step(int64_t n = 1);
+  // Sets the failure (the first one stays).
+  void fail(Error error);
+  bool failed() const { return failed_; }
+  const Error& failure() const { return failure_; }
+  int64_t held_bytes() const { return held_bytes_; }
+  int64_t peak_bytes() const { return peak_bytes_; }
+  int64_t steps() const { return steps_; }
+  const GrammarLimits& limits() const { return limits_; }
+
+ private:
+  const GrammarLimits& limits_;
+  int64_t held_bytes_ = 0;
+  int64_t peak_bytes_ = 0;
+  int64_t steps_ = 0;
+  int64_t next_poll_ = 0;
+  bool failed_ = false;
+  Error failure_;
+};
+
+// Bytes a vector's buffer takes on the heap (malloc's header and rounding included).
+template <typename V>
+int64_t heap_bytes(const V& v) {
+  return v.capacity() ? static_cast<int64_t>(v.capacity() * sizeof(typename V::value_type)) + 32 : 0;
+}
+
 // A Thompson NFA under construction. States are ids; a fragment is a piece
-// with one entry and one exit. Building past max_states sets exceeded() and
-// returns dummy ids (callers check once at the end).
+// with one entry and one exit. Every state and edge is charged to the meter
+// before it is added; past max_nfa_states or the meter's limits failed() is
+// set and dummy ids come back (builders check failed() as they go).
 class Nfa {
  public:
   struct Frag {
     int32_t start = 0;
     int32_t end = 0;
   };
-  explicit Nfa(int64_t max_states) : max_states_(max_states) {}
+  Nfa(const GrammarLimits& limits, CompileMeter& meter) : max_states_(limits.max_nfa_states), meter_(meter) {}
+  ~Nfa();
+  Nfa(const Nfa&) = delete;
+  Nfa& operator=(const Nfa&) = delete;
 
   int32_t add_state();
   void add_epsilon(int32_t from, int32_t to);
@@ -47,7 +96,9 @@ class Nfa {
   Frag star(Frag f);  // f*
   Frag plus(Frag f);  // f+ (f once, looping back)
 
-  bool exceeded() const { return exceeded_; }
+  // A limit was reached (meter().failure() says which).
+  bool failed() const { return meter_.failed(); }
+  CompileMeter& meter() const { return meter_; }
   int64_t size() const { return static_cast<int64_t>(states_.size()); }
 
   struct Edge {
@@ -61,8 +112,12 @@ class Nfa {
   const std::vector<State>& states() const { return states_; }
 
  private:
+  template <typename V>
+  bool grow(V& v);  // charges v's next buffer before a push_back that reallocates
+
   int64_t max_states_;
-  bool exceeded_ = false;
+  CompileMeter& meter_;
+  int64_t charged_bytes_ = 0;  // what this NFA charged (released when it dies)
   std::vector<State> states_;
 };
 
@@ -106,8 +161,9 @@ class Grammar {
   uint64_t id_ = 0;
 };
 
-// Determinizes `root` of `nfa` (subset construction). Errors (kInvalidArgument)
-// name the limit: NFA states while building, DFA states here.
+// Determinizes `root` of `nfa` (subset construction) under nfa's meter.
+// Errors (kInvalidArgument) name the limit reached: NFA or DFA states,
+// compile bytes or steps, the deadline (kCancelled when cancelled).
 Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, Nfa::Frag root, const GrammarLimits& limits);
 
 // A fragment that matches any one valid UTF-8 character with the given ASCII

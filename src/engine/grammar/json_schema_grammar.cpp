@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 
+#include "core/work_control.h"
 #include "engine/grammar/grammar_sources.h"
 
 namespace plimsoll {
@@ -123,6 +124,9 @@ class SchemaCompiler {
   }
 
   Result<Frag> value(const json& s, const std::string& path, int depth) {
+    // A limit reached deeper down ends the walk here (a $ref fan-out would
+    // otherwise go on expanding after the NFA stopped growing).
+    if (nfa_.failed() || !nfa_.meter().step()) return nfa_.meter().failure();
     if (depth > kMaxSchemaDepth) return bad(path, "nested deeper than " + std::to_string(kMaxSchemaDepth) + " levels (recursive $ref is not supported)");
     if (s.is_boolean()) {
       if (!s.get<bool>()) return bad(path, "the schema `false` accepts nothing");
@@ -381,7 +385,10 @@ Result<std::shared_ptr<const Grammar>> grammar_from_json_schema(const json& sche
                                                        " bytes as JSON, over the limit of " +
                                                        std::to_string(limits.max_source_bytes));
   }
-  Nfa nfa(limits.max_nfa_states);
+  const WorkspaceLease lease;  // one of the preparations' compile workspaces
+  PLIMSOLL_TRY(lease.status());
+  CompileMeter meter(limits);
+  Nfa nfa(limits, meter);
   SchemaCompiler c(nfa, schema, limits);
   const Frag lead = c.ws();
   PLIMSOLL_ASSIGN(const Frag v, c.value(schema, "", 0));
@@ -400,7 +407,10 @@ Result<std::shared_ptr<const Grammar>> grammar_from_sequences(
                                                        std::to_string(limits.max_source_bytes));
   }
   if (alternatives.empty()) return make_error(ErrorCode::kInvalidArgument, "no alternatives to choose from");
-  Nfa nfa(limits.max_nfa_states);
+  const WorkspaceLease lease;  // one of the preparations' compile workspaces
+  PLIMSOLL_TRY(lease.status());
+  CompileMeter meter(limits);
+  Nfa nfa(limits, meter);
   std::vector<Frag> options;
   for (size_t i = 0; i < alternatives.size(); ++i) {
     Frag seq = nfa.empty();
@@ -431,12 +441,16 @@ Result<std::shared_ptr<const Grammar>> grammar_any_json_object(const GrammarLimi
   static int64_t cached_depth = -1;
   std::lock_guard<std::mutex> lock(mu);
   if (cached && cached_depth == limits.any_json_depth) return cached;
-  Nfa nfa(limits.max_nfa_states);
-  SchemaCompiler c(nfa, json::object(), limits);
-  const Frag lead = c.ws();
-  const Frag v = c.any_object(limits.any_json_depth - 1);
+  // Compiled once per process (not per request): its own wider limits.
   GrammarLimits wide = limits;
   wide.max_dfa_states = std::max<int64_t>(limits.max_dfa_states, 65536);
+  wide.max_compile_bytes = std::max<int64_t>(limits.max_compile_bytes, int64_t{256} << 20);
+  wide.max_compile_steps = std::max<int64_t>(limits.max_compile_steps, int64_t{2'000'000'000});
+  CompileMeter meter(wide);
+  Nfa nfa(wide, meter);
+  SchemaCompiler c(nfa, json::object(), wide);
+  const Frag lead = c.ws();
+  const Frag v = c.any_object(wide.any_json_depth - 1);
   PLIMSOLL_ASSIGN(std::shared_ptr<const Grammar> g, compile_grammar(nfa, nfa.seq(lead, v), wide));
   cached = g;
   cached_depth = limits.any_json_depth;

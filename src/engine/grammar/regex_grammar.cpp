@@ -1,10 +1,14 @@
 // Regular expression -> NFA: a recursive-descent parser into a small tree,
 // emitted as Thompson fragments (a repeat emits its child once per copy).
+// Recursion is bounded by the group nesting limit (a quantifier cannot follow
+// a quantifier, as in Python and JavaScript), and every tree node is charged
+// to the compile's meter before it is made.
 #include <array>
 #include <cctype>
 #include <memory>
 #include <string>
 
+#include "core/work_control.h"
 #include "engine/grammar/grammar_sources.h"
 
 namespace plimsoll {
@@ -25,10 +29,18 @@ struct Node {
 };
 using NodePtr = std::unique_ptr<Node>;
 
+// What one tree node holds on the heap (the node, malloc's header and
+// rounding, its slot in the parent's vector as that vector doubles).
+constexpr int64_t kNodeBytes = static_cast<int64_t>(sizeof(Node)) + 32 + 24;
+
 class Parser {
  public:
-  explicit Parser(std::string_view p) : p_(p) {}
+  Parser(std::string_view p, CompileMeter& meter) : p_(p), meter_(meter) {}
+  ~Parser() { meter_.release(charged_); }
+  Parser(const Parser&) = delete;
+  Parser& operator=(const Parser&) = delete;
 
+  // The tree; the Parser must outlive it (it holds the tree's charge).
   Result<NodePtr> parse() {
     if (!p_.empty() && p_.front() == '^') ++pos_;
     PLIMSOLL_ASSIGN(NodePtr n, alternation(0));
@@ -37,6 +49,16 @@ class Parser {
   }
 
  private:
+  // A new node, charged first.
+  Result<NodePtr> node(Node::Kind kind) {
+    const int64_t bytes = kNodeBytes;
+    if (!meter_.charge(bytes) || !meter_.step()) return meter_.failure();
+    charged_ += bytes;
+    auto n = std::make_unique<Node>();
+    n->kind = kind;
+    return n;
+  }
+
   Error bad(const std::string& what) const {
     return make_error(ErrorCode::kInvalidArgument, "regex at offset " + std::to_string(pos_) + ": " + what);
   }
@@ -45,8 +67,7 @@ class Parser {
 
   Result<NodePtr> alternation(int nesting) {
     if (nesting > kMaxNesting) return bad("groups nested deeper than " + std::to_string(kMaxNesting));
-    auto alt = std::make_unique<Node>();
-    alt->kind = Node::kAlt;
+    PLIMSOLL_ASSIGN(NodePtr alt, node(Node::kAlt));
     while (true) {
       PLIMSOLL_ASSIGN(NodePtr c, concat(nesting));
       alt->children.push_back(std::move(c));
@@ -58,8 +79,7 @@ class Parser {
   }
 
   Result<NodePtr> concat(int nesting) {
-    auto cat = std::make_unique<Node>();
-    cat->kind = Node::kConcat;
+    PLIMSOLL_ASSIGN(NodePtr cat, node(Node::kConcat));
     while (!at_end() && peek() != '|' && peek() != ')') {
       if (peek() == '$' && pos_ + 1 == p_.size()) {
         ++pos_;
@@ -84,52 +104,63 @@ class Parser {
     return v;
   }
 
+  static bool is_quantifier(char c) { return c == '*' || c == '+' || c == '?' || c == '{'; }
+
+  // `a` with at most one quantifier (and its lazy `?` or possessive `+`).
   Result<NodePtr> quantified(NodePtr a) {
-    while (!at_end()) {
-      int64_t min = 0, max = -1;
-      const char c = peek();
-      if (c == '*') {
+    if (at_end() || !is_quantifier(peek())) return a;
+    int64_t min = 0, max = -1;
+    const char c = peek();
+    if (c == '*') {
+      ++pos_;
+    } else if (c == '+') {
+      min = 1;
+      ++pos_;
+    } else if (c == '?') {
+      max = 1;
+      ++pos_;
+    } else {
+      ++pos_;
+      PLIMSOLL_ASSIGN(min, number());
+      max = min;
+      if (!at_end() && peek() == ',') {
         ++pos_;
-      } else if (c == '+') {
-        min = 1;
-        ++pos_;
-      } else if (c == '?') {
-        max = 1;
-        ++pos_;
-      } else if (c == '{') {
-        ++pos_;
-        PLIMSOLL_ASSIGN(min, number());
-        max = min;
-        if (!at_end() && peek() == ',') {
-          ++pos_;
-          max = -1;
-          if (!at_end() && peek() != '}') {
-            PLIMSOLL_ASSIGN(max, number());
-          }
+        max = -1;
+        if (!at_end() && peek() != '}') {
+          PLIMSOLL_ASSIGN(max, number());
         }
-        if (at_end() || peek() != '}') return bad("expected `}`");
-        ++pos_;
-        if (max >= 0 && max < min) return bad("repeat {n,m} with m < n");
-      } else {
-        break;
       }
-      if (!at_end() && (peek() == '?' || peek() == '+')) ++pos_;  // lazy / possessive: same language
-      auto r = std::make_unique<Node>();
-      r->kind = Node::kRepeat;
-      r->min = min;
-      r->max = max;
-      r->children.push_back(std::move(a));
-      a = std::move(r);
+      if (at_end() || peek() != '}') return bad("expected `}`");
+      ++pos_;
+      if (max >= 0 && max < min) return bad("repeat {n,m} with m < n");
     }
-    return a;
+    if (!at_end() && (peek() == '?' || peek() == '+')) ++pos_;  // lazy / possessive: same language
+    if (!at_end() && is_quantifier(peek())) {
+      return bad("a quantifier cannot follow a quantifier (multiple repeat); put the first in a group `(?:...)`");
+    }
+    PLIMSOLL_ASSIGN(NodePtr r, node(Node::kRepeat));
+    r->min = min;
+    r->max = max;
+    r->children.push_back(std::move(a));
+    return r;
   }
 
-  static NodePtr set_of(const std::array<bool, 128>& ascii, bool multibyte) {
-    auto n = std::make_unique<Node>();
-    n->kind = Node::kSet;
+  Result<NodePtr> set_of(const std::array<bool, 128>& ascii, bool multibyte) {
+    PLIMSOLL_ASSIGN(NodePtr n, node(Node::kSet));
     n->ascii = ascii;
     n->multibyte = multibyte;
     return n;
+  }
+  Result<NodePtr> literal_of(std::string bytes) {
+    PLIMSOLL_ASSIGN(NodePtr n, node(Node::kLiteral));
+    n->bytes = std::move(bytes);
+    return n;
+  }
+  static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
   }
 
   // Class escapes: \d \w \s and their complements. Returns false when `c` is not one.
@@ -163,8 +194,10 @@ class Parser {
       case 'v': return '\v';
       case '0': return '\0';
       case 'x': {
-        if (pos_ + 2 > p_.size()) return bad("`\\x` needs two hex digits");
-        const int v = std::stoi(std::string(p_.substr(pos_, 2)), nullptr, 16);
+        const int hi = pos_ + 2 <= p_.size() ? hex_digit(p_[pos_]) : -1;
+        const int lo = hi >= 0 ? hex_digit(p_[pos_ + 1]) : -1;
+        if (lo < 0) return bad("`\\x` needs two hex digits");
+        const int v = hi * 16 + lo;
         pos_ += 2;
         if (v >= 0x80) return bad("`\\x` escapes above 7F are not supported");
         return static_cast<char>(v);
@@ -260,10 +293,7 @@ class Parser {
           return bad("anchors and word boundaries are not supported");
         }
         PLIMSOLL_ASSIGN(const char e, escaped_char());
-        auto n = std::make_unique<Node>();
-        n->kind = Node::kLiteral;
-        n->bytes = std::string(1, e);
-        return n;
+        return literal_of(std::string(1, e));
       }
       case '*': case '+': case '?': case '{':
         --pos_;
@@ -272,19 +302,19 @@ class Parser {
         --pos_;
         return bad("`^` and `$` are only supported at the ends of the pattern");
       default: {
-        auto n = std::make_unique<Node>();
-        n->kind = Node::kLiteral;
-        n->bytes = std::string(1, c);
+        std::string bytes(1, c);
         // A multi-byte UTF-8 character is one atom (a quantifier repeats all of it).
         const auto lead = static_cast<unsigned char>(c);
         const size_t extra = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : lead >= 0xC0 ? 1 : 0;
-        for (size_t k = 0; k < extra && !at_end(); ++k) n->bytes += p_[pos_++];
-        return n;
+        for (size_t k = 0; k < extra && !at_end(); ++k) bytes += p_[pos_++];
+        return literal_of(std::move(bytes));
       }
     }
   }
 
   std::string_view p_;
+  CompileMeter& meter_;
+  int64_t charged_ = 0;
   size_t pos_ = 0;
 };
 
@@ -313,6 +343,7 @@ class Emitter {
   Emitter(Nfa& nfa, bool json_escape) : nfa_(nfa), json_escape_(json_escape) {}
 
   Frag emit(const Node& n) {
+    if (nfa_.failed()) return {};
     switch (n.kind) {
       case Node::kEmpty:
         return nfa_.empty();
@@ -333,10 +364,10 @@ class Emitter {
       case Node::kRepeat: {
         const Node& c = *n.children[0];
         Frag out = nfa_.empty();
-        for (int64_t k = 0; k < n.min && !nfa_.exceeded(); ++k) out = nfa_.seq(out, emit(c));
+        for (int64_t k = 0; k < n.min && !nfa_.failed(); ++k) out = nfa_.seq(out, emit(c));
         if (n.max < 0) return nfa_.seq(out, nfa_.star(emit(c)));
         Frag tail = nfa_.empty();
-        for (int64_t k = n.min; k < n.max && !nfa_.exceeded(); ++k) tail = nfa_.optional(nfa_.seq(emit(c), tail));
+        for (int64_t k = n.min; k < n.max && !nfa_.failed(); ++k) tail = nfa_.optional(nfa_.seq(emit(c), tail));
         return nfa_.seq(out, tail);
       }
     }
@@ -401,14 +432,19 @@ Result<std::shared_ptr<const Grammar>> grammar_from_regex(std::string_view patte
                                                        " bytes, over the limit of " +
                                                        std::to_string(limits.max_source_bytes));
   }
-  PLIMSOLL_ASSIGN(NodePtr tree, Parser(pattern).parse());
-  Nfa nfa(limits.max_nfa_states);
+  const WorkspaceLease lease;  // one of the preparations' compile workspaces
+  PLIMSOLL_TRY(lease.status());
+  CompileMeter meter(limits);
+  Parser parser(pattern, meter);
+  PLIMSOLL_ASSIGN(NodePtr tree, parser.parse());
+  Nfa nfa(limits, meter);
   const Frag f = Emitter(nfa, false).emit(*tree);
   return compile_grammar(nfa, f, limits);
 }
 
 Result<JsonStringPattern> json_string_pattern(Nfa& nfa, std::string_view pattern) {
-  PLIMSOLL_ASSIGN(NodePtr tree, Parser(pattern).parse());
+  Parser parser(pattern, nfa.meter());
+  PLIMSOLL_ASSIGN(NodePtr tree, parser.parse());
   JsonStringPattern out;
   out.body = Emitter(nfa, true).emit(*tree);
   out.anchored_start = !pattern.empty() && pattern.front() == '^';

@@ -198,21 +198,6 @@ TEST(BodyBudgetTree, TheTreeIsChargedInStepsAsItIsBuilt) {
   EXPECT_EQ(budget->used_bytes(), 0);
 }
 
-TEST(BodyBudgetTree, PrepaidBytesAreSpentFirstAndTheRestReturned) {
-  auto budget = BodyBudget::create(int64_t{1} << 30);
-  const std::string body = prompts_body(100);
-  const int64_t worst = api::json_tree_limit_bytes(static_cast<int64_t>(body.size()));
-  api::BodyReservation r = budget->open();
-  ASSERT_TRUE(r.try_grow(1000 + worst));  // the body's bytes and the prepaid tree
-  r.set_prepaid_tree_bytes(worst);
-  Result<json> j = api::parse_request_json(body, r);
-  ASSERT_TRUE(j.ok());
-  EXPECT_EQ(r.prepaid_tree_bytes(), 0);
-  EXPECT_GE(r.bytes() - 1000, api::counted_tree_bytes(*j));
-  EXPECT_LT(r.bytes() - 1000, worst);
-  EXPECT_EQ(budget->used_bytes(), r.bytes());
-}
-
 TEST(BodyBudgetTree, AFullBudgetIsOverloadedAndTheCapStaysAValidationError) {
   const std::string body = prompts_body(5000);
   auto budget = BodyBudget::create(100'000);
@@ -350,9 +335,8 @@ TEST_F(BodyBudgetWireTest, ARequesterSlowerThanEveryHolderIs429WithRetryAfter) {
   EXPECT_NE(refused.find("Retry-After: 1"), std::string::npos) << refused;
   EXPECT_NE(refused.find("--max-body-bytes-in-flight"), std::string::npos) << refused;
   for (auto& h : holders) EXPECT_FALSE(h->closed_within(milliseconds(1)));  // faster: kept
-  // One finishes. Served, or (while the transport prepays a tree's worst case,
-  // kPrepayJsonTree) 429: either way the others, which arrive about as fast,
-  // are not cut for it.
+  // One finishes. Served, or 429 when its tree finds no room: either way the
+  // others, which arrive about as fast, are not cut for it.
   ASSERT_TRUE(holders.back()->send(std::string(100, ' ')));
   const std::string finished = holders.back()->read_all(seconds(10));
   EXPECT_TRUE(status_of(finished) == 200 || status_of(finished) == 429) << finished;

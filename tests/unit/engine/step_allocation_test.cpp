@@ -1,54 +1,14 @@
 // The step path makes no heap allocation: operator new is counted while
-// BatchEngine::step runs (after warm-up), on every thread.
+// BatchEngine::step runs (after warm-up), on every thread (heap_counter.h).
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
+#include "heap_counter.h"
 
 #include "convert/random_model.h"
 #include "engine/batch_engine.h"
 
-// The replacement operators below pair malloc with free by design; GCC 12
-// under -fsanitize=address still flags the pairing once it inlines them.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-// The nothrow forms too (std::stable_sort's temporary buffer uses them), so
-// every allocation and release in the binary pairs malloc with free.
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n ? n : 1);
-}
-void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-
 namespace plimsoll {
 namespace {
-
-TEST(StepAllocation, TheCounterSeesAllocations) {
-  g_allocations = 0;
-  g_counting = true;
-  auto* v = new std::vector<int>(100);
-  g_counting = false;
-  delete v;
-  EXPECT_GE(g_allocations.load(), 2);  // the vector and its buffer
-}
 
 TEST(StepAllocation, NoHeapAllocationDuringSteps) {
   ModelConfig c;
@@ -79,13 +39,13 @@ TEST(StepAllocation, NoHeapAllocationDuringSteps) {
     std::vector<SeqStep> prefill, decode;
     for (int s = 0; s < 8; ++s) prefill.push_back({std::span(tokens[s]).first(8), 0, &tables[s], true});
     for (int s = 0; s < 8; ++s) decode.push_back({std::span(tokens[s]).subspan(8, 1), 8, &tables[s], true});
-    g_allocations = 0;
-    g_counting = true;
+    heap_counter::allocations = 0;
+    heap_counter::counting = true;
     const bool ok1 = (*engine)->step(prefill).ok();
     const bool ok2 = (*engine)->step(decode).ok();
-    g_counting = false;
+    heap_counter::counting = false;
     EXPECT_TRUE(ok1 && ok2);
-    EXPECT_EQ(g_allocations.load(), 0) << "heap allocations during steps, dtype " << dtype_name(dtype);
+    EXPECT_EQ(heap_counter::allocations.load(), 0) << "heap allocations during steps, dtype " << dtype_name(dtype);
   }
 }
 
