@@ -27,7 +27,7 @@ struct ApiConfig {
   // The preparation stage (api/prep_pool.h): body parse, validation, template,
   // tokenization, grammar compile and submission, off the handler workers.
   int prep_threads = 2;                         // preparations running at once
-  int max_concurrent_compiles = 1;              // grammar compiles at once, each prep_workspace_bytes() (in the plan)
+  int max_concurrent_compiles = 1;              // grammar compiles at once, each reserving prep_workspace_bytes() of request memory
   int prep_queue = 256;                         // preparations waiting for a thread; beyond: 429
   int prep_timeout_ms = 10000;                  // a preparation's deadline, waiting included
   std::string model_id;                         // "": ServiceLimits::model_id

@@ -59,7 +59,13 @@ struct ApiServer::Impl {
         connections(config.max_connections),
         workers(std::max(config.threads, 4), static_cast<size_t>(std::max(config.max_connections, 1))),
         prep(config.prep_threads, static_cast<size_t>(std::max(config.prep_queue, 1)),
-             std::chrono::milliseconds(config.prep_timeout_ms), config.max_concurrent_compiles),
+             std::chrono::milliseconds(config.prep_timeout_ms), config.max_concurrent_compiles,
+             [&service](int64_t bytes) -> Result<std::shared_ptr<void>> {
+               sched::ByteReservation r =
+                   service.reserve_bytes(bytes, "compiling a grammar", sched::ReserveFor::kSubmission);
+               if (!r.ok()) return r.rejection->error;
+               return r.hold;
+             }),
         transport{config, ctx, routes, workers, BodyBudget::create(body_budget_bytes(config)), connections} {
     ctx.prep = &prep;
     add_info_routes(routes, ctx);

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "api/api_config.h"
-#include "api/prep_pool.h"
 
 namespace plimsoll::api {
 namespace {
@@ -201,13 +200,9 @@ int64_t connection_buffer_bytes(const ApiConfig& config) {
   return config.max_header_bytes + kReadChunkBytes + kStreamWriteBytes + kSessionStateBytes;
 }
 
-int64_t prep_stage_bytes(const ApiConfig& config) {
-  return static_cast<int64_t>(std::max(1, config.max_concurrent_compiles)) * prep_workspace_bytes();
-}
-
 int64_t transport_worst_case_bytes(const ApiConfig& config, int64_t max_concurrent_requests) {
   return body_budget_bytes(config) + connection_buffer_bytes(config) * config.max_connections +
-         config.stream_queue_bytes * max_concurrent_requests + prep_stage_bytes(config);
+         config.stream_queue_bytes * max_concurrent_requests;
 }
 
 }  // namespace plimsoll::api

@@ -169,13 +169,9 @@ int64_t body_budget_bytes(const ApiConfig& config);
 // its read buffer (the head limit + one read) and the session's fixed state.
 int64_t connection_buffer_bytes(const ApiConfig& config);
 
-// The preparation stage's workspace: max_concurrent_compiles x prep_workspace_bytes().
-int64_t prep_stage_bytes(const ApiConfig& config);
-
 // The transport's own worst case, for the memory plan: the body budget +
 // connection_buffer_bytes x max_connections + stream_queue_bytes x the
-// submissions that can be in flight (`max_concurrent_requests`) + the
-// preparation stage's workspace.
+// submissions that can be in flight (`max_concurrent_requests`).
 int64_t transport_worst_case_bytes(const ApiConfig& config, int64_t max_concurrent_requests);
 
 }  // namespace plimsoll::api

@@ -42,8 +42,11 @@ struct PrepPool::Job {
   }
 };
 
-PrepPool::PrepPool(int threads, size_t max_queued, std::chrono::milliseconds timeout, int compile_slots)
-    : timeout_(timeout), compile_slots_(std::max(1, compile_slots)), pool_(std::max(1, threads), max_queued) {}
+PrepPool::PrepPool(int threads, size_t max_queued, std::chrono::milliseconds timeout, int compile_slots,
+                   WorkspaceSlots::Reserver reserve)
+    : timeout_(timeout),
+      compile_slots_(std::max(1, compile_slots), prep_workspace_bytes(), std::move(reserve)),
+      pool_(std::max(1, threads), max_queued) {}
 
 PrepPool::~PrepPool() { stop(); }
 

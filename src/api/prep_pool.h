@@ -6,12 +6,14 @@
 // cancel flag set when its client leaves or the server stops. Work that grows
 // with the input polls it (engine/grammar, chat/jinja) and stops.
 //
-// Memory: what a preparation may hold beyond admission's charges is a
-// grammar compile and the automaton it keeps until admission takes it
-// (prep_workspace_bytes); compiles take one of `compile_slots` workspaces
-// (WorkspaceSlots, waiting when none is free), so the stage's worst case —
-// compile_slots x that — is a line of the memory plan
-// (transport_worst_case_bytes), however many threads prepare. The JSON tree is the body budget's; the
+// Memory: what a preparation holds besides the JSON tree (the body budget's),
+// the template render and the prompts' tokens (reserved from admission's
+// request budget before they are built) is a grammar compile and the
+// automaton it keeps until admission takes it (prep_workspace_bytes). A
+// compile takes one of `compile_slots` workspaces (WorkspaceSlots, waiting
+// when none is free) and reserves its bytes from the request budget too
+// while it runs, so the stage is inside the memory plan however many
+// requests arrive and however many threads prepare them. The JSON tree is the body budget's; the
 // template's output and the prompts' tokens are reserved from admission
 // before they are built.
 #pragma once
@@ -42,9 +44,11 @@ class PrepPool {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `compile_slots`: grammar compiles that may run at once (each holds up to
-  // prep_workspace_bytes(); the others wait for a slot, cancellable).
-  PrepPool(int threads, size_t max_queued, std::chrono::milliseconds timeout, int compile_slots = 1);
+  // `compile_slots`: grammar compiles that may run at once, each reserving
+  // prep_workspace_bytes() through `reserve` (none when null, as in tests);
+  // the others wait for a slot, cancellable.
+  PrepPool(int threads, size_t max_queued, std::chrono::milliseconds timeout, int compile_slots = 1,
+           WorkspaceSlots::Reserver reserve = nullptr);
   ~PrepPool();  // stop()
   PrepPool(const PrepPool&) = delete;
   PrepPool& operator=(const PrepPool&) = delete;

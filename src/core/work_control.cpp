@@ -19,14 +19,19 @@ Status WorkControl::check() const {
 
 const WorkControl* current_work_control() { return g_current; }
 
-Status WorkspaceSlots::acquire(const WorkControl& control) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (free_ == 0) {
-    PLIMSOLL_TRY(control.check());
-    freed_.wait_for(lock, std::chrono::milliseconds(20));
+Result<std::shared_ptr<void>> WorkspaceSlots::acquire(const WorkControl& control) {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (free_ == 0) {
+      PLIMSOLL_TRY(control.check());
+      freed_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    --free_;
   }
-  --free_;
-  return {};
+  if (!reserve_) return std::shared_ptr<void>();
+  Result<std::shared_ptr<void>> bytes = reserve_(bytes_each_);
+  if (!bytes.ok()) release();
+  return bytes;
 }
 
 void WorkspaceSlots::release() {
@@ -40,11 +45,17 @@ void WorkspaceSlots::release() {
 WorkspaceLease::WorkspaceLease() {
   const WorkControl* c = current_work_control();
   if (!c || !c->slots()) return;
-  status_ = c->slots()->acquire(*c);
-  if (status_.ok()) held_ = c->slots();
+  Result<std::shared_ptr<void>> bytes = c->slots()->acquire(*c);
+  if (!bytes.ok()) {
+    status_ = bytes.error();
+    return;
+  }
+  bytes_ = std::move(*bytes);
+  held_ = c->slots();
 }
 
 WorkspaceLease::~WorkspaceLease() {
+  bytes_.reset();  // the bytes go back before the slot does
   if (held_) held_->release();
 }
 

@@ -6,14 +6,15 @@
 // and return its error. With no current control nothing is ever stopped.
 //
 // A control may also name WorkspaceSlots: the few large workspaces (a
-// grammar compile's) that preparations share, each counted once in the
-// memory plan; work that needs one holds a WorkspaceLease while it runs.
+// grammar compile's) that preparations share, each reserved from the memory
+// plan while it is held; work that needs one holds a WorkspaceLease.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,18 +48,27 @@ class WorkControl {
   WorkspaceSlots* slots_;
 };
 
-// `count` workspaces shared by the preparations of one pool.
+// `count` workspaces of `bytes_each` shared by the preparations of one pool.
 class WorkspaceSlots {
  public:
-  explicit WorkspaceSlots(int count) : free_(count) {}
-  // Waits for a free slot, polling `control` (its cancel flag and deadline).
-  Status acquire(const WorkControl& control);
+  // Takes `bytes` from the memory plan; the hold gives them back when dropped.
+  // Errors as the plan's owner answers them (kOverloaded: not now; kOutOfMemory:
+  // never).
+  using Reserver = std::function<Result<std::shared_ptr<void>>(int64_t bytes)>;
+
+  WorkspaceSlots(int count, int64_t bytes_each = 0, Reserver reserve = nullptr)
+      : free_(count), bytes_each_(bytes_each), reserve_(std::move(reserve)) {}
+  // Waits for a free slot, polling `control` (its cancel flag and deadline),
+  // then reserves its bytes (the slot is given back when they are refused).
+  Result<std::shared_ptr<void>> acquire(const WorkControl& control);
   void release();
 
  private:
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::condition_variable freed_;
   int free_;
+  int64_t bytes_each_;
+  Reserver reserve_;
 };
 
 // One of the current control's workspace slots, held for its lifetime; with
@@ -74,6 +84,7 @@ class WorkspaceLease {
 
  private:
   WorkspaceSlots* held_ = nullptr;
+  std::shared_ptr<void> bytes_;  // the workspace's reservation
   Status status_;
 };
 

@@ -185,7 +185,7 @@ Status SamplingParams::validate() const {
     if (e.first < 0 || !std::isfinite(e.second)) return bad("`logit_bias` holds a negative token id or a non-finite bias");
   }
   if (!(repetition_penalty > 0.0f) || !std::isfinite(repetition_penalty)) {
-    return bad("`repetition_penalty` must be > 0");
+    return bad("`repetition_penalty` must be a finite number > 0 (as a float: at most ~3.4e38)");
   }
   if (!std::isfinite(frequency_penalty) || frequency_penalty < -2.0f || frequency_penalty > 2.0f) {
     return bad("`frequency_penalty` must be >= -2.0 and <= 2.0");

@@ -199,8 +199,8 @@ std::vector<ServeSetting> make_table() {
   t.push_back(row<int>("--prep-threads", "PLIMSOLL_PREP_THREADS", K::kInt, [](ServeConfig& c) -> auto& { return c.api.prep_threads; },
       "Threads preparing requests (body parse, validation, chat template, tokenization, grammar compile)"));
   t.push_back(row<int>("--max-concurrent-compiles", "PLIMSOLL_MAX_CONCURRENT_COMPILES", K::kInt, [](ServeConfig& c) -> auto& { return c.api.max_concurrent_compiles; },
-      "Grammar compiles (regex, JSON schema, tool calls) running at once, each in a 24Mi workspace counted in "
-      "the plan; the others wait, within --prep-timeout-ms", kPlanInput));
+      "Grammar compiles (regex, JSON schema, tool calls) running at once, each reserving a 24Mi workspace "
+      "from the request memory (--max-request-memory) while it runs; the others wait, within --prep-timeout-ms"));
   t.push_back(row<int>("--prep-queue", "PLIMSOLL_PREP_QUEUE", K::kInt, [](ServeConfig& c) -> auto& { return c.api.prep_queue; },
       "Requests waiting for a preparation thread; beyond: 429"));
   t.push_back(row<int>("--prep-timeout-ms", "PLIMSOLL_PREP_TIMEOUT_MS", K::kInt, [](ServeConfig& c) -> auto& { return c.api.prep_timeout_ms; },

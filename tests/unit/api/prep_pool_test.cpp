@@ -11,6 +11,7 @@
 
 #include "api/prep_pool.h"
 #include "core/work_control.h"
+#include "engine/grammar/grammar_sources.h"
 
 namespace plimsoll::api {
 namespace {
@@ -137,6 +138,61 @@ TEST(PrepPool, StopCancelsRunningAndQueuedWork) {
   const Status after = pool.run([] { return Status{}; }, nullptr);
   ASSERT_FALSE(after.ok());
   EXPECT_EQ(after.error().code, ErrorCode::kUnavailable);
+}
+
+TEST(PrepPool, ACompileReservesItsWorkspaceWhileItRuns) {
+  std::atomic<int> held{0};
+  std::atomic<int64_t> asked{0};
+  std::atomic<bool> refuse{true};
+  auto reserve = [&](int64_t bytes) -> Result<std::shared_ptr<void>> {
+    asked = bytes;
+    if (refuse) return make_error(ErrorCode::kOverloaded, "request memory is in use (--max-request-memory)");
+    ++held;
+    return std::shared_ptr<void>(nullptr, [&](void*) { --held; });
+  };
+  PrepPool pool(2, 8, milliseconds(10000), 1, reserve);
+  int held_during = -1;
+  const Status refused = pool.run([]() -> Status {
+    auto g = grammar_from_regex("a+", GrammarLimits{});
+    return g.ok() ? Status{} : Status(g.error());
+  }, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kOverloaded);
+  EXPECT_EQ(asked.load(), prep_workspace_bytes());
+  refuse = false;
+  const Status ok = pool.run([&]() -> Status {
+    auto g = grammar_from_regex("[a-z]{3}", GrammarLimits{});
+    held_during = held.load();  // the compile returned: its workspace is back
+    return g.ok() ? Status{} : Status(g.error());
+  }, nullptr);
+  EXPECT_TRUE(ok.ok());
+  EXPECT_EQ(held_during, 0);
+  EXPECT_EQ(held.load(), 0);
+}
+
+TEST(PrepPool, OneCompileSlotRunsCompilesOneAtATime) {
+  std::atomic<int> inside{0};
+  std::atomic<int> most{0};
+  auto reserve = [&](int64_t) -> Result<std::shared_ptr<void>> {
+    const int now = ++inside;
+    int seen = most.load();
+    while (now > seen && !most.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(milliseconds(20));  // hold the slot a while
+    return std::shared_ptr<void>(nullptr, [&](void*) { --inside; });
+  };
+  PrepPool pool(4, 8, milliseconds(10000), 1, reserve);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 4; ++i) {
+    callers.emplace_back([&] {
+      EXPECT_TRUE(pool.run([] {
+        auto g = grammar_from_regex("(?:ab|cd)+", GrammarLimits{});
+        return g.ok() ? Status{} : Status(g.error());
+      }, nullptr).ok());
+    });
+  }
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(most.load(), 1);
 }
 
 }  // namespace

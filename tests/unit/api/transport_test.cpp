@@ -4,7 +4,6 @@
 #include <thread>
 
 #include "api/body_budget.h"
-#include "api/prep_pool.h"
 #include "api_fixture.h"
 #include "raw_socket.h"
 
@@ -278,15 +277,11 @@ TEST_F(TransportTest, StopAnswersAWaitingRequest503) {
   expect_raw_error(r, 503, "unavailable", "shutting down");
 }
 
-TEST(TransportBudget, WorstCaseCountsBudgetConnectionsQueuesAndPreparation) {
+TEST(TransportBudget, WorstCaseCountsBudgetConnectionsAndQueues) {
   api::ApiConfig c;
   c.max_connections = 10;
   c.stream_queue_bytes = 1000;
-  c.prep_threads = 5;  // threads share the compile workspaces: only those count
-  c.max_concurrent_compiles = 3;
-  const int64_t prep = 3 * api::prep_workspace_bytes();
-  EXPECT_EQ(api::prep_stage_bytes(c), prep);
-  const int64_t expected = api::body_budget_bytes(c) + api::connection_buffer_bytes(c) * 10 + 1000 * 7 + prep;
+  const int64_t expected = api::body_budget_bytes(c) + api::connection_buffer_bytes(c) * 10 + 1000 * 7;
   EXPECT_EQ(api::transport_worst_case_bytes(c, 7), expected);
   // Auto: one payload-limit body and the largest tree it may parse into.
   EXPECT_EQ(api::body_budget_bytes(c), c.payload_limit_bytes + api::json_tree_limit_bytes(c.payload_limit_bytes));

@@ -43,8 +43,7 @@ TEST(PlanMatch, EqualsPlanMemoryOnEngineSetupsInputs) {
                      "--max-concurrent-requests", "40", "--block-size", "8", "--threads", "3",
                      "--http-threads", "16", "--payload-limit", "1000000", "--max-connections", "64",
                      "--memory-fraction", "0.8"};
-  // (160Mi: the plan holds a 24 MiB grammar compile workspace besides the transport.)
-  const json c = testing::serve_container(json::array(), testing::memory("160Mi", "160Mi"), args);
+  const json c = testing::serve_container(json::array(), testing::memory("128Mi", "128Mi"), args);
   const Decision d = decide(testing::deployment(c, annotations_for(*model, "40Mi")), {});
   ASSERT_TRUE(d.allowed) << d.message;
   ASSERT_TRUE(d.verdicts.at(0).plan);
@@ -66,7 +65,7 @@ TEST(PlanMatch, EqualsPlanMemoryOnEngineSetupsInputs) {
   http.payload_limit_bytes = 1'000'000;
   http.max_connections = 64;
   in.transport_bytes = api::transport_worst_case_bytes(http, 40);
-  in.budget_bytes = static_cast<int64_t>(static_cast<double>(160 * kMiB) * 0.8);
+  in.budget_bytes = static_cast<int64_t>(static_cast<double>(128 * kMiB) * 0.8);
   auto want = plan_memory(in);
   ASSERT_TRUE(want.ok()) << want.error().message;
   EXPECT_EQ(got.table(), want->table());
