@@ -27,8 +27,9 @@ struct GrammarLimits {
   // being built); the preparation pool's per-request workspace is sized from it.
   // A forced call to one of two small tools (tool_calls_test) peaks at ~16 MB.
   int64_t max_compile_bytes = int64_t{24} << 20;
-  // NFA states and edges built, closure and transition work: ~1-2 s of one core.
-  int64_t max_compile_steps = 200'000'000;
+  // NFA states and edges built, closure and transition work (~10 ns each:
+  // ~0.5 s of one core; a forced call to one of two small tools takes ~16M).
+  int64_t max_compile_steps = 50'000'000;
 };
 
 // What one compile spends: bytes held (counted before they are allocated)
