@@ -178,7 +178,8 @@ class SchemaCompiler {
     } else {
       return any_value(limits_.any_json_depth);
     }
-    if (s.value("nullable", false)) types.push_back("null");
+    PLIMSOLL_ASSIGN(const bool nullable, flag(s, "nullable", path));
+    if (nullable) types.push_back("null");
     std::vector<Frag> options;
     for (const std::string& t : types) {
       PLIMSOLL_ASSIGN(Frag f, typed(s, t, path, depth));
@@ -205,6 +206,14 @@ class SchemaCompiler {
       return bad(path, "`$ref` \"" + r + "\" names no definition");
     }
     return bad(path, "`$ref` \"" + r + "\": only local #/$defs/... and #/definitions/... references are supported");
+  }
+
+  // A boolean keyword: false when absent; anything but a boolean is an error.
+  static Result<bool> flag(const json& s, const char* key, const std::string& path) {
+    const auto it = s.find(key);
+    if (it == s.end()) return false;
+    if (!it->is_boolean()) return bad(path, std::string("`") + key + "` must be a boolean");
+    return it->get<bool>();
   }
 
   Result<int64_t> count(const json& s, const char* key, int64_t fallback, const std::string& path) {
@@ -284,7 +293,8 @@ class SchemaCompiler {
   }
 
   Result<Frag> array(const json& s, const std::string& path, int depth) {
-    if (s.value("uniqueItems", false)) return bad(path, "`uniqueItems` is not supported");
+    PLIMSOLL_ASSIGN(const bool unique, flag(s, "uniqueItems", path));
+    if (unique) return bad(path, "`uniqueItems` is not supported");
     PLIMSOLL_ASSIGN(const int64_t min, count(s, "minItems", 0, path));
     PLIMSOLL_ASSIGN(const int64_t max, count(s, "maxItems", -1, path));
     if (max >= 0 && min > max) return bad(path, "`minItems` is over `maxItems`");

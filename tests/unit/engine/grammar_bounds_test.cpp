@@ -98,6 +98,16 @@ TEST(GrammarBounds, BadEscapesAreErrorsNamingThem) {
   EXPECT_TRUE((*ok)->accepting((*ok)->walk(0, "AA")));
 }
 
+TEST(GrammarBounds, MistypedBooleanKeywordsAreErrorsNotExceptions) {
+  for (const char* key : {"nullable", "uniqueItems"}) {
+    const json schema = {{"type", "array"}, {"items", {{"type", "integer"}}}, {key, 4}};
+    auto g = grammar_from_json_schema(schema, GrammarLimits{});
+    ASSERT_FALSE(g.ok()) << key;
+    EXPECT_NE(g.error().message.find(std::string("`") + key + "` must be a boolean"), std::string::npos)
+        << g.error().message;
+  }
+}
+
 TEST(GrammarBounds, HostileCompilesStayWithinTheirBytes) {
   GrammarLimits limits;
   limits.max_compile_bytes = int64_t{4} << 20;
