@@ -4,38 +4,16 @@
 // budget; a compiled grammar's start state can reach acceptance and its
 // reported bytes() stay under the DFA state limit's size.
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string_view>
 
 #include "engine/grammar/grammar_sources.h"
 #include "fuzz_target.h"
 #include "grammar_budget.h"
 
-namespace {
-
-void check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "regex_fuzz: check failed: %s\n", what);
-    std::abort();
-  }
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view pattern(reinterpret_cast<const char*>(data), size);
   const plimsoll::GrammarLimits limits;
-  auto grammar = plimsoll::grammar_from_regex(pattern, limits);
-  if (grammar.ok()) {
-    const plimsoll::Grammar& g = **grammar;
-    check(g.num_states() >= 1 && g.num_states() <= limits.max_dfa_states, "DFA states within max_dfa_states");
-    check(g.alive(g.start()), "the start state can reach acceptance");
-    // [states x classes] int32 transitions + two per-state arrays.
-    check(g.bytes() <= limits.max_dfa_states * (256 * 4 + 8) + 4096, "compiled bytes within the state limit");
-  } else {
-    check(!grammar.error().message.empty(), "a refusal says why");
-  }
+  plimsoll::fuzz::check_compiled(plimsoll::grammar_from_regex(pattern, limits), limits, "regex_fuzz");
   return 0;
 }
 

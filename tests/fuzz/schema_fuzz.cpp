@@ -16,13 +16,6 @@
 
 namespace {
 
-void check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "schema_fuzz: check failed: %s\n", what);
-    std::abort();
-  }
-}
-
 // Arrays and objects nested at most `limit` deep (api::kJsonMaxDepth, which
 // parse_request_json enforces on every body); brackets inside strings skipped.
 bool nesting_within(std::string_view text, int limit) {
@@ -55,14 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json schema = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (schema.is_discarded()) return 0;
   const plimsoll::GrammarLimits limits;
-  auto grammar = plimsoll::grammar_from_json_schema(schema, limits);
-  if (grammar.ok()) {
-    const plimsoll::Grammar& g = **grammar;
-    check(g.num_states() >= 1 && g.num_states() <= limits.max_dfa_states, "DFA states within max_dfa_states");
-    check(g.alive(g.start()), "the start state can reach acceptance");
-  } else {
-    check(!grammar.error().message.empty(), "a refusal says why");
-  }
+  plimsoll::fuzz::check_compiled(plimsoll::grammar_from_json_schema(schema, limits), limits, "schema_fuzz");
   return 0;
 }
 
