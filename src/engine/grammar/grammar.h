@@ -62,12 +62,6 @@ class CompileMeter {
   Error failure_;
 };
 
-// Bytes a vector's buffer takes on the heap (malloc's header and rounding included).
-template <typename V>
-int64_t heap_bytes(const V& v) {
-  return v.capacity() ? static_cast<int64_t>(v.capacity() * sizeof(typename V::value_type)) + 32 : 0;
-}
-
 // A Thompson NFA under construction. States are ids; a fragment is a piece
 // with one entry and one exit. Every state and edge is charged to the meter
 // before it is added; past max_nfa_states or the meter's limits failed() is
