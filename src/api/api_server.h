@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "api/api_config.h"
-#include "api/chat_template.h"
+#include "api/chat_prompt.h"
 #include "core/result.h"
 #include "metrics/server_metrics.h"
 #include "sched/generation_service.h"

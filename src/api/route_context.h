@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "api/api_config.h"
-#include "api/chat_template.h"
+#include "api/chat_prompt.h"
 #include "api/http_message.h"
 #include "api/prep_pool.h"
 #include "metrics/server_metrics.h"

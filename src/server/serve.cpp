@@ -8,7 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/api_server.h"
-#include "api/chat_template.h"
+#include "api/chat_prompt.h"
 #include "core/bytes.h"
 #include "memory/heap_arenas.h"
 #include "memory/process_memory.h"

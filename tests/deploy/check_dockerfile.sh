@@ -46,7 +46,7 @@ done < <(ldd "$binary" | awk '/=> \// {print $1, $3}')
 [ "$missing" = 0 ] || fail "the runtime stage lacks libraries the binary links"
 
 echo "== the entrypoint as the image runs it (non-root, settings by environment)"
-model=${PLIMSOLL_SHARED_DIR:-$root/../shared}/models/stories260K/stories260K.gguf
+model=$root/models/stories260K/stories260K.gguf
 if [ ! -r "$model" ]; then echo "not run: no model at $model" >&2; exit 77; fi
 work=$(mktemp -d); chmod 755 "$work"
 trap 'kill "${pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT

@@ -1,6 +1,8 @@
 // Test path helpers.
 #include "test_paths.h"
 
+#include "test_locations.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -10,16 +12,19 @@ namespace plimsoll::testing {
 
 std::string shared_dir() {
   if (const char* env = std::getenv("PLIMSOLL_SHARED_DIR")) return env;
-  return PLIMSOLL_DEFAULT_SHARED_DIR;
+  return PLIMSOLL_TEST_SHARED_DIR;
 }
 
 std::string stories_path(const std::string& file) {
-  return shared_dir() + "/models/stories260K/" + file;
+  const char* env = std::getenv("PLIMSOLL_STORIES_DIR");
+  return std::string(env ? env : PLIMSOLL_TEST_STORIES_DIR) + "/" + file;
 }
+
+std::string source_dir() { return PLIMSOLL_TEST_SOURCE_DIR; }
 
 std::string plimsoll_binary() {
   if (const char* env = std::getenv("PLIMSOLL_BINARY")) return env;
-  return PLIMSOLL_DEFAULT_BINARY;
+  return PLIMSOLL_TEST_BINARY;
 }
 
 std::string make_temp_dir() {

@@ -7,8 +7,12 @@ namespace plimsoll::testing {
 
 // ../shared beside the repo (read-only); env PLIMSOLL_SHARED_DIR overrides.
 std::string shared_dir();
-// ../shared/models/stories260K/<file>
+// stories260K's <file> (stories260K.gguf, stories260K.bin, tok512.bin, greedy_from_bos_256_steps.txt):
+// build/<config>/stories260K/, the shipped models/stories260K/ and its llama2.c checkpoint
+// (env PLIMSOLL_STORIES_DIR overrides).
 std::string stories_path(const std::string& file);
+// The repository's root (tests/data/... are below it).
+std::string source_dir();
 // The plimsoll executable under test (env PLIMSOLL_BINARY).
 std::string plimsoll_binary();
 // A fresh temporary directory for one test (removed by the OS's tmp cleanup).

@@ -20,11 +20,11 @@ import time
 
 import memcg
 import rawhttp
-from server import SHARED, Server
+from server import STORIES_DIR, Server
 
 MIB = 1 << 20
 LIMIT_BYTES = int(os.environ.get("PLIMSOLL_HOSTILE_LIMIT_MIB", "512")) * MIB
-MODEL_DIR = os.path.join(SHARED, "models", "stories260K")
+MODEL_DIR = STORIES_DIR
 MODEL = os.path.join(MODEL_DIR, "stories260K.bin")
 TOKENIZER = os.path.join(MODEL_DIR, "tok512.bin")
 OK_BODY = {"inputs": "Once upon a time", "parameters": {"max_new_tokens": 4}}

@@ -13,7 +13,10 @@ import urllib.request
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BINARY = os.environ.get("PLIMSOLL_BINARY", os.path.join(REPO, "build", "release", "plimsoll"))
 SHARED = os.environ.get("PLIMSOLL_SHARED_DIR", os.path.join(os.path.dirname(REPO), "shared"))
-STORIES = os.path.join(SHARED, "models", "stories260K", "stories260K.gguf")
+# stories260K's files: the shipped models/stories260K/ plus its llama2.c checkpoint, in the
+# build folder (tests/CMakeLists.txt, target stories260K_fixture).
+STORIES_DIR = os.environ.get("PLIMSOLL_STORIES_DIR", os.path.join(REPO, "build", "release", "stories260K"))
+STORIES = os.path.join(STORIES_DIR, "stories260K.gguf")
 
 
 def free_port():

@@ -18,7 +18,7 @@ from server import BINARY, REPO, STORIES
 SCRIPT = os.path.join(REPO, "bench", "compare")
 
 
-@unittest.skipUnless(os.path.exists(STORIES), "no stories260K model in the shared folder")
+@unittest.skipUnless(os.path.exists(STORIES), "no stories260K model: build the stories260K_fixture target")
 class CompareQuick(unittest.TestCase):
     def test_quick_run_on_plimsoll_alone(self):
         with tempfile.TemporaryDirectory() as out:

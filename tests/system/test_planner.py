@@ -16,7 +16,7 @@ import unittest
 import urllib.request
 
 import memcg
-from server import BINARY, REPO, SHARED, STORIES, Server
+from server import BINARY, REPO, STORIES, STORIES_DIR, Server
 
 SKIP = memcg.unavailable_reason()
 MIB = 1024 * 1024
@@ -182,7 +182,7 @@ class PlannedCommandTest(unittest.TestCase):
     a llama2.c model needs its --tokenizer, which the command must carry."""
 
     def test_printed_command_starts_a_server(self):
-        folder = os.path.join(SHARED, "models", "stories260K")
+        folder = STORIES_DIR
         model, tokenizer = os.path.join(folder, "stories260K.bin"), os.path.join(folder, "tok512.bin")
         p = subprocess.run([BINARY, "plan", "--model", model, "--tokenizer", tokenizer, "--memory-limit", "256Mi",
                             "--prompt-tokens", "16", "--max-new-tokens", "64"],

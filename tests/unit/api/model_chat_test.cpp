@@ -12,11 +12,12 @@
 #include <sstream>
 
 #include "api/api_server.h"
-#include "api/chat_template.h"
+#include "api/chat_prompt.h"
 #include "fake_service.h"
 #include "metrics/registry.h"
 #include "metrics/server_metrics.h"
 #include "tokenizer/hf_tokenizer.h"
+#include "test_paths.h"
 
 namespace plimsoll::testing {
 namespace {
@@ -24,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const fs::path kDataDir = fs::path(__FILE__).parent_path().parent_path().parent_path() / "data";
+const fs::path kDataDir = fs::path(testing::source_dir()) / "tests" / "data";
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);

@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const fs::path kData = fs::path(__FILE__).parent_path().parent_path().parent_path() / "data";
+const fs::path kData = fs::path(testing::source_dir()) / "tests" / "data";
 
 TEST(ToolFormat, DetectedFromRealTemplates) {
   EXPECT_EQ(detect_tool_format(testing::read_file((kData / "chat_templates" / "qwen2_5.jinja").string())),

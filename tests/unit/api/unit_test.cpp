@@ -2,7 +2,7 @@
 // the default chat template, lossy JSON.
 #include <gtest/gtest.h>
 
-#include "api/chat_template.h"
+#include "api/chat_prompt.h"
 #include "api/field_reader.h"
 #include "api/json_text.h"
 

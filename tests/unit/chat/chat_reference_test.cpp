@@ -11,6 +11,7 @@
 #include <string>
 
 #include "chat/chat_template.h"
+#include "test_paths.h"
 
 namespace plimsoll {
 namespace {
@@ -18,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-const fs::path kDir = fs::path(__FILE__).parent_path().parent_path().parent_path() / "data" / "chat_templates";
+const fs::path kDir = fs::path(testing::source_dir()) / "tests" / "data" / "chat_templates";
 
 std::string read_all(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

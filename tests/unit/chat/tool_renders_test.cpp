@@ -10,6 +10,7 @@
 #include <string>
 
 #include "chat/chat_template.h"
+#include "test_paths.h"
 
 namespace plimsoll {
 namespace {
@@ -17,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-const fs::path kData = fs::path(__FILE__).parent_path().parent_path().parent_path() / "data";
+const fs::path kData = fs::path(testing::source_dir()) / "tests" / "data";
 
 std::string read_all(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -65,7 +65,7 @@ std::string unescape(const std::string& s) {
 }
 
 std::vector<PromptCase> load_cases() {
-  std::ifstream in(std::string(PLIMSOLL_SOURCE_DIR) + "/tests/data/llama2c_reference_prompts.txt");
+  std::ifstream in(testing::source_dir() + "/tests/data/llama2c_reference_prompts.txt");
   std::vector<PromptCase> cases;
   std::string line;
   PromptCase c;

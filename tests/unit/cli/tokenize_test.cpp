@@ -38,7 +38,7 @@ TEST(Tokenize, VocabularyOnlyGgufAsModelOrTokenizer) {
 }
 
 TEST(Tokenize, TokenizerJsonAlone) {
-  const std::string json = std::string(PLIMSOLL_SOURCE_DIR) + "/tests/data/hf_tokenizer/gpt2-small/tokenizer.json";
+  const std::string json = testing::source_dir() + "/tests/data/hf_tokenizer/gpt2-small/tokenizer.json";
   const auto r = tokenize("--tokenizer " + json + " --no-bos -p 'Hello'");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_FALSE(r.out.empty());

@@ -117,7 +117,7 @@ TEST(DtypeAccuracy, Stories260kEachDtypeAgainstF32) {
     const std::vector<int32_t> ids = greedy(m, 1, 64);
     std::string got;
     for (int32_t id : ids) got += std::to_string(id) + " ";
-    const std::string file = std::string(PLIMSOLL_SOURCE_DIR) + "/tests/data/greedy_stories260K_" +
+    const std::string file = testing::source_dir() + "/tests/data/greedy_stories260K_" +
                              std::string(dtype_name(c.dtype)) + ".txt";
     if (std::getenv("PLIMSOLL_RECORD")) std::ofstream(file) << got << "\n";  // regenerate on purpose only
     std::string recorded = testing::read_file(file);

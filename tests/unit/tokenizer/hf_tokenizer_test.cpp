@@ -12,6 +12,7 @@
 #include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/stream_decoder.h"
 #include "tokenizer/text_tokenizer.h"
+#include "test_paths.h"
 
 namespace plimsoll {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const fs::path kDataDir = fs::path(__FILE__).parent_path().parent_path().parent_path() / "data";
+const fs::path kDataDir = fs::path(testing::source_dir()) / "tests" / "data";
 
 // Characters a..e and their merges "a b" -> ab, "ab c" -> abc; byte-level off.
 json tiny_bpe() {

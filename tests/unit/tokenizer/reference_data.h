@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "test_paths.h"
+
 namespace plimsoll::testing {
 
-inline const std::filesystem::path kTestsDir = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+inline const std::filesystem::path kTestsDir = std::filesystem::path(source_dir()) / "tests";
 inline const std::filesystem::path kHfDataDir = kTestsDir / "data" / "hf_tokenizer";
 
 inline std::vector<nlohmann::json> read_jsonl(const std::filesystem::path& path) {

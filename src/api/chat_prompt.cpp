@@ -1,6 +1,6 @@
 // The fallback chat template (one "<role>: <content>" line per message and an
 // open "assistant:" turn) and the model's own Jinja template.
-#include "api/chat_template.h"
+#include "api/chat_prompt.h"
 
 #include <memory>
 
