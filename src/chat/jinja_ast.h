@@ -25,15 +25,15 @@ enum class ExprKind {
   kName,      // name
   kList,      // items
   kDict,      // entries
-  kMember,    // a.name
-  kIndex,     // a[b]
-  kSlice,     // a[b:c:d] (missing parts null)
-  kCall,      // a(args)
-  kFilter,    // a | name(args)
-  kTest,      // a is [not] name(args)
-  kUnary,     // name=op ("not", "-", "+") applied to a
-  kBinary,    // a name=op b
-  kTernary,   // a if b else c (c may be null)
+  kMember,    // operand.name
+  kIndex,     // operand[index]
+  kSlice,     // operand[slice[0]:slice[1]:slice[2]] (start, stop, step; missing parts null)
+  kCall,      // operand(args)
+  kFilter,    // operand | name(args)
+  kTest,      // operand is [not] name(args)
+  kUnary,     // name=op ("not", "-", "+") applied to operand
+  kBinary,    // operand name=op rhs
+  kTernary,   // operand if condition else otherwise (otherwise may be null)
 };
 
 struct Expr {
@@ -41,7 +41,12 @@ struct Expr {
   SourcePos pos;
   Value literal;
   std::string name;
-  ExprPtr a, b, c, d;
+  ExprPtr operand;    // what the member, index, slice, call, filter, test or unary acts on; binary's left
+  ExprPtr rhs;        // binary: the right side
+  ExprPtr index;      // index: the subscript
+  ExprPtr slice[3];   // slice: start, stop, step
+  ExprPtr condition;  // ternary: the test
+  ExprPtr otherwise;  // ternary: the else value (null: none)
   std::vector<ExprPtr> items;
   std::vector<std::pair<ExprPtr, ExprPtr>> entries;
   ArgExprs args;

@@ -327,29 +327,29 @@ Result<Value> Evaluator::eval_node(const Expr& e, Scope& scope) {
       return Value::object(std::move(o));
     }
     case ExprKind::kMember: {
-      PLIMSOLL_ASSIGN(const Value object, eval(*e.a, scope));
+      PLIMSOLL_ASSIGN(const Value object, eval(*e.operand, scope));
       return eval_member(object, e.name, e.pos);
     }
     case ExprKind::kIndex: {
-      PLIMSOLL_ASSIGN(const Value object, eval(*e.a, scope));
-      PLIMSOLL_ASSIGN(const Value index, eval(*e.b, scope));
+      PLIMSOLL_ASSIGN(const Value object, eval(*e.operand, scope));
+      PLIMSOLL_ASSIGN(const Value index, eval(*e.index, scope));
       return eval_index(object, index, e.pos);
     }
     case ExprKind::kSlice: return eval_slice(e, scope);
     case ExprKind::kCall: return eval_call(e, scope);
     case ExprKind::kFilter: {
-      PLIMSOLL_ASSIGN(const Value operand, eval(*e.a, scope));
+      PLIMSOLL_ASSIGN(const Value operand, eval(*e.operand, scope));
       PLIMSOLL_ASSIGN(CallArgs args, eval_args(e.args, scope, e.pos));
       return apply_filter(e.name, operand, args, e.pos);
     }
     case ExprKind::kTest: {
-      PLIMSOLL_ASSIGN(const Value operand, eval(*e.a, scope));
+      PLIMSOLL_ASSIGN(const Value operand, eval(*e.operand, scope));
       PLIMSOLL_ASSIGN(CallArgs args, eval_args(e.args, scope, e.pos));
       PLIMSOLL_ASSIGN(const bool result, apply_test(e.name, operand, args, e.pos));
       return Value(result != e.negated);
     }
     case ExprKind::kUnary: {
-      PLIMSOLL_ASSIGN(const Value v, eval(*e.a, scope));
+      PLIMSOLL_ASSIGN(const Value v, eval(*e.operand, scope));
       if (e.name == "not") return Value(!v.truthy());
       if (!v.is_number()) return eval_error(e.pos, "unary " + e.name + " on a " + v.type_name());
       if (e.name == "+") return v;
@@ -359,9 +359,9 @@ Result<Value> Evaluator::eval_node(const Expr& e, Scope& scope) {
     }
     case ExprKind::kBinary: return eval_binary(e, scope);
     case ExprKind::kTernary: {
-      PLIMSOLL_ASSIGN(const Value cond, eval(*e.b, scope));
-      if (cond.truthy()) return eval(*e.a, scope);
-      return e.c ? eval(*e.c, scope) : Result<Value>(Value());
+      PLIMSOLL_ASSIGN(const Value cond, eval(*e.condition, scope));
+      if (cond.truthy()) return eval(*e.operand, scope);
+      return e.otherwise ? eval(*e.otherwise, scope) : Result<Value>(Value());
     }
   }
   return eval_error(e.pos, "unknown expression");
@@ -409,10 +409,10 @@ Result<Value> Evaluator::eval_index(const Value& object, const Value& index, Sou
 }
 
 Result<Value> Evaluator::eval_slice(const Expr& e, Scope& scope) {
-  PLIMSOLL_ASSIGN(const Value object, eval(*e.a, scope));
+  PLIMSOLL_ASSIGN(const Value object, eval(*e.operand, scope));
   int64_t parts[3] = {0, 0, 1};
   bool given[3] = {false, false, false};
-  const Expr* exprs[3] = {e.b.get(), e.c.get(), e.d.get()};
+  const Expr* exprs[3] = {e.slice[0].get(), e.slice[1].get(), e.slice[2].get()};
   for (int k = 0; k < 3; ++k) {
     if (exprs[k] == nullptr) continue;
     PLIMSOLL_ASSIGN(const Value v, eval(*exprs[k], scope));
@@ -452,10 +452,10 @@ Result<Value> Evaluator::eval_slice(const Expr& e, Scope& scope) {
 }
 
 Result<Value> Evaluator::eval_call(const Expr& e, Scope& scope) {
-  PLIMSOLL_ASSIGN(const Value callee, eval(*e.a, scope));
+  PLIMSOLL_ASSIGN(const Value callee, eval(*e.operand, scope));
   if (callee.kind() != Kind::kFunction) {
-    std::string what = e.a->kind == ExprKind::kName     ? "function '" + e.a->name + "'"
-                       : e.a->kind == ExprKind::kMember ? "method '" + e.a->name + "'"
+    std::string what = e.operand->kind == ExprKind::kName     ? "function '" + e.operand->name + "'"
+                       : e.operand->kind == ExprKind::kMember ? "method '" + e.operand->name + "'"
                                                         : std::string("this call");
     return unsupported_error(e.pos, what);
   }
@@ -562,10 +562,10 @@ Result<Value> Evaluator::repeat_text(const std::string& text, int64_t times, Sou
 
 Result<Value> Evaluator::eval_binary(const Expr& e, Scope& scope) {
   const std::string& op = e.name;
-  PLIMSOLL_ASSIGN(const Value l, eval(*e.a, scope));
-  if (op == "and") return l.truthy() ? eval(*e.b, scope) : Result<Value>(l);
-  if (op == "or") return l.truthy() ? Result<Value>(l) : eval(*e.b, scope);
-  PLIMSOLL_ASSIGN(const Value r, eval(*e.b, scope));
+  PLIMSOLL_ASSIGN(const Value l, eval(*e.operand, scope));
+  if (op == "and") return l.truthy() ? eval(*e.rhs, scope) : Result<Value>(l);
+  if (op == "or") return l.truthy() ? Result<Value>(l) : eval(*e.rhs, scope);
+  PLIMSOLL_ASSIGN(const Value r, eval(*e.rhs, scope));
   if (op == "==" || op == "!=") {
     if (l.is_string() && r.is_string()) {
       PLIMSOLL_TRY(budget_.step(e.pos, static_cast<int64_t>(std::min(l.as_string().size(), r.as_string().size()))));

@@ -89,8 +89,8 @@ ExprPtr make_expr(ExprKind kind, const Token& at) {
 ExprPtr binary(const Token& op, ExprPtr left, ExprPtr right) {
   ExprPtr e = make_expr(ExprKind::kBinary, op);
   e->name = op.text;
-  e->a = std::move(left);
-  e->b = std::move(right);
+  e->operand = std::move(left);
+  e->rhs = std::move(right);
   return e;
 }
 
@@ -99,7 +99,8 @@ Result<ExprPtr> Parser::finish(ExprPtr e) const {
   const auto see = [&](const ExprPtr& child) {
     if (child) deepest = std::max(deepest, child->depth);
   };
-  see(e->a), see(e->b), see(e->c), see(e->d);
+  see(e->operand), see(e->rhs), see(e->index), see(e->condition), see(e->otherwise);
+  for (const ExprPtr& part : e->slice) see(part);
   for (const ExprPtr& item : e->items) see(item);
   for (const auto& [key, value] : e->entries) see(key), see(value);
   for (const ExprPtr& arg : e->args.positional) see(arg);
@@ -308,11 +309,11 @@ Result<ExprPtr> Parser::parse_expression() {
   if (!is_name("if")) return value;
   const Token& token = next();
   ExprPtr e = make_expr(ExprKind::kTernary, token);
-  e->a = std::move(value);
-  PLIMSOLL_ASSIGN(e->b, parse_or());
+  e->operand = std::move(value);
+  PLIMSOLL_ASSIGN(e->condition, parse_or());
   if (is_name("else")) {
     next();
-    PLIMSOLL_ASSIGN(e->c, parse_expression());
+    PLIMSOLL_ASSIGN(e->otherwise, parse_expression());
   }
   return finish(std::move(e));
 }
@@ -344,7 +345,7 @@ Result<ExprPtr> Parser::parse_not() {
   const Token& token = next();
   ExprPtr e = make_expr(ExprKind::kUnary, token);
   e->name = "not";
-  PLIMSOLL_ASSIGN(e->a, parse_not());
+  PLIMSOLL_ASSIGN(e->operand, parse_not());
   return finish(std::move(e));
 }
 
@@ -402,7 +403,7 @@ Result<ExprPtr> Parser::parse_unary() {
   const Token& token = next();
   ExprPtr e = make_expr(ExprKind::kUnary, token);
   e->name = token.text;
-  PLIMSOLL_ASSIGN(e->a, parse_unary());
+  PLIMSOLL_ASSIGN(e->operand, parse_unary());
   return finish(std::move(e));
 }
 
@@ -425,7 +426,7 @@ Result<ExprPtr> Parser::parse_test() {
       PLIMSOLL_ASSIGN(ExprPtr arg, parse_primary());  // "is equalto 'x'"
       e->args.positional.push_back(std::move(arg));
     }
-    e->a = std::move(operand);
+    e->operand = std::move(operand);
     PLIMSOLL_ASSIGN(operand, finish(std::move(e)));
   }
   return operand;
@@ -441,7 +442,7 @@ Result<ExprPtr> Parser::parse_filter() {
       next();
       PLIMSOLL_TRY(parse_args(&e->args));
     }
-    e->a = std::move(operand);
+    e->operand = std::move(operand);
     PLIMSOLL_ASSIGN(operand, finish(std::move(e)));
   }
   return operand;
@@ -471,7 +472,7 @@ Result<ExprPtr> Parser::parse_postfix() {
       const Token& token = next();
       ExprPtr member = make_expr(ExprKind::kMember, token);
       PLIMSOLL_ASSIGN(member->name, expect_name());
-      member->a = std::move(e);
+      member->operand = std::move(e);
       PLIMSOLL_ASSIGN(e, finish(std::move(member)));
     } else if (is_op("[")) {
       const Token& token = next();
@@ -481,7 +482,7 @@ Result<ExprPtr> Parser::parse_postfix() {
       const Token& token = next();
       ExprPtr call = make_expr(ExprKind::kCall, token);
       PLIMSOLL_TRY(parse_args(&call->args));
-      call->a = std::move(e);
+      call->operand = std::move(e);
       PLIMSOLL_ASSIGN(e, finish(std::move(call)));
     } else {
       return e;
@@ -505,15 +506,13 @@ Result<ExprPtr> Parser::parse_subscript(ExprPtr object, const Token& open) {
   if (colons == 0) {
     if (!parts[0]) return error_at(open, "empty subscript");
     ExprPtr e = make_expr(ExprKind::kIndex, open);
-    e->a = std::move(object);
-    e->b = std::move(parts[0]);
+    e->operand = std::move(object);
+    e->index = std::move(parts[0]);
     return e;
   }
   ExprPtr e = make_expr(ExprKind::kSlice, open);
-  e->a = std::move(object);
-  e->b = std::move(parts[0]);
-  e->c = std::move(parts[1]);
-  e->d = std::move(parts[2]);
+  e->operand = std::move(object);
+  for (int k = 0; k < 3; ++k) e->slice[k] = std::move(parts[k]);
   return e;
 }
 

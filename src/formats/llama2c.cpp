@@ -172,7 +172,7 @@ Result<LoadedModel> parse_llama2c_model(std::span<const std::byte> bytes, const 
   }
   Status added = add_views(layout, bytes.data(), m.tensors);
   if (!added.ok()) return added.error().with_context(path);
-  PLIMSOLL_TRY(validate_llama_tensors(m.config, m.tensors, path));
+  PLIMSOLL_TRY(validate_decoder_tensors(m.config, m.tensors, path));
   return m;
 }
 

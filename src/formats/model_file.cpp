@@ -339,7 +339,7 @@ Result<LoadedModel> model_from_gguf(const GgufFile& g, std::span<const std::byte
   }
   m.config.tied_embeddings = g.find_tensor("output.weight") == nullptr;
   PLIMSOLL_TRY(add_gguf_tensors(g, bytes, m.tensors));
-  PLIMSOLL_TRY(validate_llama_tensors(m.config, m.tensors, g.name));
+  PLIMSOLL_TRY(validate_decoder_tensors(m.config, m.tensors, g.name));
   return m;
 }
 

@@ -56,11 +56,6 @@ Result<std::optional<Vocab>> vocab_from_gguf(const GgufFile& gguf);
 // or fused as attn_qkv). `path` names the file in errors.
 Status validate_decoder_tensors(const ModelConfig& config, const TensorStore& tensors,
                                 const std::string& path);
-// The earlier name, kept for callers in flight.
-inline Status validate_llama_tensors(const ModelConfig& config, const TensorStore& tensors,
-                                     const std::string& path) {
-  return validate_decoder_tensors(config, tensors, path);
-}
 
 // Loads a vocabulary from a GGUF file (its tokenizer.ggml.* keys; a model or a
 // vocabulary-only file), or a llama2.c tokenizer (tokenizer.bin), which does

@@ -24,14 +24,14 @@ if [ ! -d "$here/node_modules/kubernetes-models" ] || [ ! -d "$here/node_modules
 fi
 
 echo "== render"
-for overlay in overlays/cpu overlays/gpu overlays/inference-gateway webhook; do
+for overlay in overlays/cpu overlays/inference-gateway webhook; do
   name=$(basename "$overlay")
   render "$k8s/$overlay" > "$out/$name.yaml"
   echo "rendered $overlay: $(grep -c '^kind:' "$out/$name.yaml") objects"
 done
 
 echo "== schemas"
-node "$here/validate_manifests.mjs" "$out/cpu.yaml" "$out/gpu.yaml" "$out/inference-gateway.yaml" "$out/webhook.yaml"
+node "$here/validate_manifests.mjs" "$out/cpu.yaml" "$out/inference-gateway.yaml" "$out/webhook.yaml"
 echo "== the validator rejects broken objects"
 if node "$here/validate_manifests.mjs" "$here/invalid/bad-objects.yaml" > "$out/bad.log"; then
   cat "$out/bad.log"; echo "FAIL: the validator accepted invalid objects" >&2; exit 1
@@ -42,7 +42,7 @@ echo "all $docs invalid objects rejected"
 
 echo "== invariants"
 python3 "$here/manifest_invariants.py" "$root/deploy/prometheus/plimsoll.rules.yaml" \
-  "$out/cpu.yaml" "$out/gpu.yaml" "$out/inference-gateway.yaml" "$out/webhook.yaml"
+  "$out/cpu.yaml" "$out/inference-gateway.yaml" "$out/webhook.yaml"
 
 echo "== plimsoll webhook admits the rendered servers (certificates from make-certs.sh)"
 binary=${PLIMSOLL_BINARY:-$root/build/release/plimsoll}
@@ -61,7 +61,7 @@ for _ in $(seq 50); do
   curl -sf --cacert "$out/certs/ca.crt" --resolve "$host:$port:127.0.0.1" "https://$host:$port/healthz" >/dev/null && break
   sleep 0.2
 done
-for overlay in cpu gpu inference-gateway; do
+for overlay in cpu inference-gateway; do
   python3 - "$out/$overlay.yaml" > "$out/review-$overlay.json" <<'PY'
 import json, sys, yaml
 d = next(o for o in yaml.safe_load_all(open(sys.argv[1])) if o and o["kind"] == "Deployment" and o["metadata"]["name"] == "plimsoll")
@@ -81,8 +81,8 @@ if not r["allowed"] or "plimsoll.planned-bytes" not in r.get("auditAnnotations",
 PY
 done
 echo "== the endpoint picker's metric specs name what plimsoll serve exports"
-model=${PLIMSOLL_SHARED_DIR:-$root/../shared}/models/stories260K/stories260K.gguf
-if [ ! -f "$model" ]; then echo "FAIL: $model is missing (set PLIMSOLL_SHARED_DIR)" >&2; exit 1; fi
+model=$root/models/stories260K/stories260K.gguf
+if [ ! -f "$model" ]; then echo "FAIL: $model is missing" >&2; exit 1; fi
 serve_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$binary" serve --model "$model" --hostname 127.0.0.1 --port "$serve_port" --memory-limit 256Mi 2> "$out/serve.log" &
 serve_pid=$!
