@@ -228,17 +228,17 @@ void neon_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv&
 void neon_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
                         int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride);
 
-// AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).
+// AVX-512 twins of the ops (ops_avx512.cpp) and of attend / attend_causal
+// (attention_avx512.cpp; x86 builds only; attention takes head_dim % 16 == 0, <= 512,
+// else runs the scalar twin).
 float avx512_dot_f32(const float* a, const float* b, int64_t n);
 void avx512_axpy_f32(float* y, float a, const float* x, int64_t n);
 void avx512_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
-// AVX-512 twins of attend, attend_causal (attention.h; head_dim % 16 == 0,
-// <= 512; slope 0 without ALiBi) and swiglu.
-void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
-                   const float* slopes, float* out);
 void avx512_swiglu(float* out, const float* gate, const float* up, int64_t n);
 double avx512_sum_exp(const float* x, int64_t n, float shift);
+void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
+                   const float* slopes, float* out);
 void avx512_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
-                          int64_t first_pos, float scale, float slope, float* out, int64_t out_stride);
+                          int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride);
 
 }  // namespace plimsoll::kernels

@@ -2,12 +2,60 @@
 // so the "on every ISA" tests elsewhere really run them against the scalar twins.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "kernel_test_util.h"
 #include "kernels/isa_table.h"
 #include "kernels/scratch.h"
 
 namespace plimsoll::kernels {
 namespace {
+
+// PLIMSOLL_ISA: unset or a level this CPU has is fine; any other value is an error that
+// names it and the levels this CPU has (serve and generate fail with it).
+TEST(IsaTable, PlimsollIsaNotOnThisCpuIsAnErrorNamingItsLevels) {
+  const char* was = std::getenv("PLIMSOLL_ISA");
+  const std::string saved = was != nullptr ? was : "";
+  unsetenv("PLIMSOLL_ISA");
+  EXPECT_TRUE(isa_env_status().ok());
+  setenv("PLIMSOLL_ISA", "scalar", 1);
+  EXPECT_TRUE(isa_env_status().ok());
+  setenv("PLIMSOLL_ISA", isa_name(cpu_isas().front()), 1);
+  EXPECT_TRUE(isa_env_status().ok());
+  for (const char* bad : {"avx9000", "AVX2", ""}) {
+    setenv("PLIMSOLL_ISA", bad, 1);
+    const Status st = isa_env_status();
+    ASSERT_FALSE(st.ok()) << bad;
+    EXPECT_EQ(st.error().code, ErrorCode::kInvalidArgument);
+    const std::string& m = st.error().message;
+    EXPECT_NE(m.find(std::string("PLIMSOLL_ISA=") + bad + ":"), std::string::npos) << m;
+    for (Isa isa : cpu_isas()) EXPECT_NE(m.find(isa_name(isa)), std::string::npos) << m;
+  }
+  const std::vector<Isa> have = cpu_isas();
+  for (Isa isa : {Isa::kAvx2, Isa::kAmx, Isa::kNeon}) {  // a real level this CPU may lack
+    if (std::find(have.begin(), have.end(), isa) != have.end()) continue;
+    setenv("PLIMSOLL_ISA", isa_name(isa), 1);
+    const Status st = isa_env_status();
+    ASSERT_FALSE(st.ok()) << isa_name(isa);
+    EXPECT_NE(st.error().message.find("lacks"), std::string::npos) << st.error().message;
+  }
+  if (was != nullptr) {
+    setenv("PLIMSOLL_ISA", saved.c_str(), 1);
+  } else {
+    unsetenv("PLIMSOLL_ISA");
+  }
+}
+
+TEST(IsaTable, CpuIsasAreBestFirstAndEndInScalar) {
+  testing::IsaGuard guard;
+  const std::vector<Isa> isas = cpu_isas();
+  ASSERT_FALSE(isas.empty());
+  EXPECT_EQ(isas.back(), Isa::kScalar);
+  for (Isa isa : isas) EXPECT_TRUE(set_isa(isa)) << isa_name(isa);
+}
 
 TEST(IsaTable, ScalarTableHoldsTheTwins) {
   const IsaTable& t = isa_table(Isa::kScalar);
