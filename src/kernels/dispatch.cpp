@@ -76,13 +76,12 @@ bool has_avx512() {
   return has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 }
-bool has_amx() { return has_avx512() && amx_usable(); }
 #else
 bool has_avx2() { return false; }
 bool has_avx2_vnni() { return false; }
 bool has_avx512() { return false; }
-bool has_amx() { return false; }
 #endif
+bool has_amx() { return has_avx512() && amx_usable(); }
 
 #if defined(__aarch64__)
 bool has_neon() { return true; }  // Advanced SIMD is part of the AArch64 baseline
@@ -100,13 +99,8 @@ bool has_neon_i8mm() { return false; }
 IsaTable scalar_table() {
   IsaTable t;
   t.rows = &scalar_row_kernels();
-  t.dot_f32 = dot_f32_scalar;
-  t.axpy_f32 = axpy_f32_scalar;
-  t.swiglu = swiglu_scalar;
-  t.sum_exp = sum_exp_scalar;
-  t.f32_to_f16_row = f32_to_f16_row_scalar;
-  t.attend = attend_scalar;
-  t.attend_causal = attend_causal_scalar;
+  t.vec = {dot_f32_scalar, axpy_f32_scalar, swiglu_scalar, sum_exp_scalar, f32_to_f16_row_scalar, attend_scalar,
+           attend_causal_scalar};
   return t;
 }
 
@@ -117,13 +111,7 @@ IsaTable avx2_table() {
   t.panels[0] = &avx2_panel_kernels();
   t.quantize_q8_0 = avx2_quantize_q8_0;
   t.quantize_q8_k = avx2_quantize_q8_k;
-  t.dot_f32 = avx2_dot_f32;
-  t.axpy_f32 = avx2_axpy_f32;
-  t.swiglu = avx2_swiglu;
-  t.sum_exp = avx2_sum_exp;
-  t.f32_to_f16_row = avx2_f32_to_f16_row;
-  t.attend = avx2_attend;
-  t.attend_causal = avx2_attend_causal;
+  t.vec = avx2_vec_kernels();
   return t;
 }
 
@@ -143,13 +131,7 @@ IsaTable avx512_table() {
   t.panels[1] = &avx512_ymm_panel_kernels();  // Q8_0 / Q4_0 batches (the AMX table replaces both)
   t.quantize_q8_0 = avx2_quantize_q8_0;  // an AVX-512 CPU has AVX2
   t.quantize_q8_k = avx2_quantize_q8_k;
-  t.dot_f32 = avx512_dot_f32;
-  t.axpy_f32 = avx512_axpy_f32;
-  t.swiglu = avx512_swiglu;
-  t.sum_exp = avx512_sum_exp;
-  t.f32_to_f16_row = avx512_f32_to_f16_row;
-  t.attend = avx512_attend;
-  t.attend_causal = avx512_attend_causal;
+  t.vec = avx512_vec_kernels();
   return t;
 }
 
@@ -178,13 +160,7 @@ IsaTable neon_table() {
   IsaTable t;
   t.rows = &neon_row_kernels();
   t.panels[0] = &neon_panel_kernels();
-  t.dot_f32 = neon_dot_f32;
-  t.axpy_f32 = neon_axpy_f32;
-  t.swiglu = neon_swiglu;
-  t.sum_exp = neon_sum_exp;
-  t.f32_to_f16_row = neon_f32_to_f16_row;
-  t.attend = neon_attend;
-  t.attend_causal = neon_attend_causal;
+  t.vec = neon_vec_kernels();
   return t;
 }
 

@@ -203,42 +203,31 @@ void axpy_f32_scalar(float* y, float a, const float* x, int64_t n);
 void swiglu_scalar(float* out, const float* gate, const float* up, int64_t n);
 void f32_to_f16_row_scalar(const float* src, uint16_t* dst, int64_t n);
 
-// AVX2 twins of the ops and of attend / attend_causal (ops_avx2.cpp; x86 builds
-// only; attention takes head_dim % 8 == 0, <= 512, else runs the scalar twin).
+// The element-wise ops and attention of one level (an ISA table's entries): the SIMD
+// levels' are the shared drivers (simd_ops.h, attention_driver.h) over the level's
+// vector trait; their attention runs the scalar twin for head sizes it does not take.
 struct PagedKv;
-float avx2_dot_f32(const float* a, const float* b, int64_t n);
-void avx2_axpy_f32(float* y, float a, const float* x, int64_t n);
-void avx2_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
-void avx2_swiglu(float* out, const float* gate, const float* up, int64_t n);
-double avx2_sum_exp(const float* x, int64_t n, float shift);
-void avx2_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
-                 const float* slopes, float* out);
-void avx2_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
-                        int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride);
-
-// NEON twins of the ops and of attend / attend_causal (arm/ops_neon.cpp; aarch64
-// builds only; attention takes head_dim % 4 == 0, <= 512, else runs the scalar twin).
-float neon_dot_f32(const float* a, const float* b, int64_t n);
-void neon_axpy_f32(float* y, float a, const float* x, int64_t n);
-void neon_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
-void neon_swiglu(float* out, const float* gate, const float* up, int64_t n);
-double neon_sum_exp(const float* x, int64_t n, float shift);
-void neon_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
-                 const float* slopes, float* out);
-void neon_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
-                        int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride);
-
-// AVX-512 twins of the ops (ops_avx512.cpp) and of attend / attend_causal
-// (attention_avx512.cpp; x86 builds only; attention takes head_dim % 16 == 0, <= 512,
-// else runs the scalar twin).
-float avx512_dot_f32(const float* a, const float* b, int64_t n);
-void avx512_axpy_f32(float* y, float a, const float* x, int64_t n);
-void avx512_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
-void avx512_swiglu(float* out, const float* gate, const float* up, int64_t n);
-double avx512_sum_exp(const float* x, int64_t n, float shift);
+struct VecKernels {
+  float (*dot_f32)(const float* a, const float* b, int64_t n) = nullptr;
+  void (*axpy_f32)(float* y, float a, const float* x, int64_t n) = nullptr;
+  void (*swiglu)(float* out, const float* gate, const float* up, int64_t n) = nullptr;
+  double (*sum_exp)(const float* x, int64_t n, float shift) = nullptr;
+  void (*f32_to_f16_row)(const float* src, uint16_t* dst, int64_t n) = nullptr;
+  void (*attend)(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
+                 const float* slopes, float* out) = nullptr;
+  void (*attend_causal)(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
+                        int64_t first_pos, float scale, const float* slope, float* out,
+                        int64_t out_stride) = nullptr;
+};
+// x86 builds only: AVX2 + FMA + F16C (x86/ops_avx2.cpp; attention: head_dim % 8 == 0, <= 512)
+// and AVX-512 (x86/ops_avx512.cpp with x86/attention_avx512.cpp's; head_dim % 16 == 0, <= 512).
+const VecKernels& avx2_vec_kernels();
+const VecKernels& avx512_vec_kernels();
 void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
                    const float* slopes, float* out);
 void avx512_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
                           int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride);
+// aarch64 builds only (arm/ops_neon.cpp; attention: head_dim % 4 == 0, <= 512).
+const VecKernels& neon_vec_kernels();
 
 }  // namespace plimsoll::kernels

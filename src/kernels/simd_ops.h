@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/matmul_impl.h"
 #include "kernels/simd_math.h"
 
 namespace plimsoll::kernels {
@@ -78,6 +79,13 @@ void simd_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) {
   int64_t i = 0;
   for (; i + V::kLanes <= n; i += V::kLanes) V::store_f16(dst + i, V::loadu(src + i));
   if (i < n) V::store_f16_first(dst + i, V::load_first(src + i, n - i), n - i);
+}
+
+// A level's VecKernels: these drivers over V, and its attention entries.
+template <class V>
+constexpr VecKernels simd_vec_kernels(decltype(VecKernels::attend) attend,
+                                      decltype(VecKernels::attend_causal) attend_causal) {
+  return {simd_dot<V>, simd_axpy<V>, simd_swiglu<V>, simd_sum_exp<V>, simd_f32_to_f16_row<V>, attend, attend_causal};
 }
 
 }  // namespace

@@ -128,20 +128,9 @@ struct Avx2Attention : SimdAttention<V> {
 
 }  // namespace
 
-void avx2_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
-                 const float* slopes, float* out) {
-  attend_with<Avx2Attention>(q, group, head_dim, kv, n_pos, scale, slopes, out);
+const VecKernels& avx2_vec_kernels() {
+  static constexpr VecKernels k = simd_vec_kernels<V>(attend_with<Avx2Attention>, attend_causal_with<Avx2Attention>);
+  return k;
 }
-
-void avx2_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
-                        int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride) {
-  attend_causal_with<Avx2Attention>(q, q_stride, n_q, head_dim, kv, first_pos, scale, slope, out, out_stride);
-}
-
-float avx2_dot_f32(const float* a, const float* b, int64_t n) { return simd_dot<V>(a, b, n); }
-void avx2_axpy_f32(float* y, float a, const float* x, int64_t n) { simd_axpy<V>(y, a, x, n); }
-void avx2_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) { simd_f32_to_f16_row<V>(src, dst, n); }
-void avx2_swiglu(float* out, const float* gate, const float* up, int64_t n) { simd_swiglu<V>(out, gate, up, n); }
-double avx2_sum_exp(const float* x, int64_t n, float shift) { return simd_sum_exp<V>(x, n, shift); }
 
 }  // namespace plimsoll::kernels

@@ -1,5 +1,6 @@
 // AVX-512 twins of the f32 vector ops (dot_f32, axpy_f32, swiglu, sum_exp,
-// f32_to_f16_row): the shared drivers (simd_ops.h) over the AVX-512 vector trait.
+// f32_to_f16_row): the shared drivers (simd_ops.h) over the AVX-512 vector trait, with
+// attention_avx512.cpp's attention: the AVX-512 table's VecKernels.
 // GCC 12's AVX-512 headers self-initialize their "undefined" vectors (GCC PR105593).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
@@ -12,12 +13,10 @@
 
 namespace plimsoll::kernels {
 
-using V512 = Avx512Vec;
-
-float avx512_dot_f32(const float* a, const float* b, int64_t n) { return simd_dot<V512>(a, b, n); }
-void avx512_axpy_f32(float* y, float a, const float* x, int64_t n) { simd_axpy<V512>(y, a, x, n); }
-void avx512_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) { simd_f32_to_f16_row<V512>(src, dst, n); }
-void avx512_swiglu(float* out, const float* gate, const float* up, int64_t n) { simd_swiglu<V512>(out, gate, up, n); }
-double avx512_sum_exp(const float* x, int64_t n, float shift) { return simd_sum_exp<V512>(x, n, shift); }
+// attention: attention_avx512.cpp's entries
+const VecKernels& avx512_vec_kernels() {
+  static constexpr VecKernels k = simd_vec_kernels<Avx512Vec>(avx512_attend, avx512_attend_causal);
+  return k;
+}
 
 }  // namespace plimsoll::kernels
