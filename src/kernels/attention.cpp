@@ -78,12 +78,12 @@ void attend_causal_scalar(const float* q, int64_t q_stride, int64_t n_q, int64_t
 
 void attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
             const float* slopes, float* out) {
-  active_table().attend(q, group, head_dim, kv, n_pos, scale, slopes, out);
+  active_table().vec.attend(q, group, head_dim, kv, n_pos, scale, slopes, out);
 }
 
 void attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
                    int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride) {
-  active_table().attend_causal(q, q_stride, n_q, head_dim, kv, first_pos, scale, slope, out, out_stride);
+  active_table().vec.attend_causal(q, q_stride, n_q, head_dim, kv, first_pos, scale, slope, out, out_stride);
 }
 
 }  // namespace plimsoll::kernels

@@ -1,8 +1,14 @@
 // The CPU feature check (once per process) and the kernel table of each ISA
 // level (isa_table.h): the one place that knows which kernels each level runs.
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -58,119 +64,54 @@ bool avx_vnni() {
 }
 #endif
 
-bool cpu_has(Isa isa) {
-  switch (isa) {
-    case Isa::kScalar: return true;
-    case Isa::kAvx2:
+// ---- each level's CPU check (its row in kLevels below) ----
+bool has_scalar() { return true; }
+
 #if defined(__x86_64__) || defined(__i386__)
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
+bool has_avx2() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+}
+bool has_avx2_vnni() { return has_avx2() && avx_vnni(); }
+bool has_avx512() {
+  return has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+}
 #else
-      return false;
+bool has_avx2() { return false; }
+bool has_avx2_vnni() { return false; }
+bool has_avx512() { return false; }
 #endif
-    case Isa::kAvx2Vnni:
-#if defined(__x86_64__) || defined(__i386__)
-      return cpu_has(Isa::kAvx2) && avx_vnni();
-#else
-      return false;
-#endif
-    case Isa::kAvx512:
-#if defined(__x86_64__) || defined(__i386__)
-      return cpu_has(Isa::kAvx2) && __builtin_cpu_supports("avx512f") &&
-             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("avx512vnni");
-#else
-      return false;
-#endif
-    case Isa::kAmx: return cpu_has(Isa::kAvx512) && amx_usable();
-    case Isa::kNeon:
+bool has_amx() { return has_avx512() && amx_usable(); }
+
 #if defined(__aarch64__)
-      return true;  // Advanced SIMD is part of the AArch64 baseline
+bool has_neon() { return true; }  // Advanced SIMD is part of the AArch64 baseline
 #else
-      return false;
+bool has_neon() { return false; }
 #endif
-    case Isa::kNeonDot:
 #if defined(__aarch64__) && defined(__linux__)
-      return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+bool has_neon_dot() { return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0; }
+bool has_neon_i8mm() { return has_neon_dot() && (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0; }
 #else
-      return false;
+bool has_neon_dot() { return false; }
+bool has_neon_i8mm() { return false; }
 #endif
-    case Isa::kNeonI8mm:
-#if defined(__aarch64__) && defined(__linux__)
-      return cpu_has(Isa::kNeonDot) && (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
-#else
-      return false;
-#endif
-  }
-  return false;
-}
-
-Isa best_isa() {
-  if (const char* env = std::getenv("PLIMSOLL_ISA")) {
-    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAmx, Isa::kNeon, Isa::kNeonDot,
-                    Isa::kNeonI8mm}) {
-      if (std::strcmp(env, isa_name(isa)) == 0 && cpu_has(isa)) return isa;
-    }
-  }
-  if (cpu_has(Isa::kAmx)) return Isa::kAmx;
-  if (cpu_has(Isa::kAvx512)) return Isa::kAvx512;
-  if (cpu_has(Isa::kAvx2Vnni)) return Isa::kAvx2Vnni;
-  if (cpu_has(Isa::kAvx2)) return Isa::kAvx2;
-  if (cpu_has(Isa::kNeonI8mm)) return Isa::kNeonI8mm;
-  if (cpu_has(Isa::kNeonDot)) return Isa::kNeonDot;
-  if (cpu_has(Isa::kNeon)) return Isa::kNeon;
-  return Isa::kScalar;
-}
-
-std::atomic<Isa>& current_isa() {
-  static std::atomic<Isa> isa{best_isa()};
-  return isa;
-}
 
 IsaTable scalar_table() {
   IsaTable t;
   t.rows = &scalar_row_kernels();
-  t.dot_f32 = dot_f32_scalar;
-  t.axpy_f32 = axpy_f32_scalar;
-  t.swiglu = swiglu_scalar;
-  t.sum_exp = sum_exp_scalar;
-  t.f32_to_f16_row = f32_to_f16_row_scalar;
-  t.attend = attend_scalar;
-  t.attend_causal = attend_causal_scalar;
+  t.vec = {dot_f32_scalar, axpy_f32_scalar, swiglu_scalar, sum_exp_scalar, f32_to_f16_row_scalar, attend_scalar,
+           attend_causal_scalar};
   return t;
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-// AVX-512 attention takes head_dim % 16 == 0, <= 512; other heads run the scalar twin.
-bool avx512_fits(int64_t head_dim) { return head_dim % 16 == 0 && head_dim <= 512; }
-
-void attend_avx512(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
-                   const float* slopes, float* out) {
-  if (!avx512_fits(head_dim)) return attend_scalar(q, group, head_dim, kv, n_pos, scale, slopes, out);
-  avx512_attend(q, group, head_dim, kv, n_pos, scale, slopes, out);
-}
-
-void attend_causal_avx512(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
-                          int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride) {
-  if (!avx512_fits(head_dim)) {
-    return attend_causal_scalar(q, q_stride, n_q, head_dim, kv, first_pos, scale, slope, out, out_stride);
-  }
-  avx512_attend_causal(q, q_stride, n_q, head_dim, kv, first_pos, scale, slope ? *slope : 0.0f, out, out_stride);
-}
-
 IsaTable avx2_table() {
   IsaTable t;
   t.rows = &avx2_row_kernels();
   t.panels[0] = &avx2_panel_kernels();
   t.quantize_q8_0 = avx2_quantize_q8_0;
   t.quantize_q8_k = avx2_quantize_q8_k;
-  t.dot_f32 = avx2_dot_f32;
-  t.axpy_f32 = avx2_axpy_f32;
-  t.swiglu = avx2_swiglu;
-  t.sum_exp = avx2_sum_exp;
-  t.f32_to_f16_row = avx2_f32_to_f16_row;
-  t.attend = avx2_attend;
-  t.attend_causal = avx2_attend_causal;
+  t.vec = avx2_vec_kernels();
   return t;
 }
 
@@ -190,13 +131,7 @@ IsaTable avx512_table() {
   t.panels[1] = &avx512_ymm_panel_kernels();  // Q8_0 / Q4_0 batches (the AMX table replaces both)
   t.quantize_q8_0 = avx2_quantize_q8_0;  // an AVX-512 CPU has AVX2
   t.quantize_q8_k = avx2_quantize_q8_k;
-  t.dot_f32 = avx512_dot_f32;
-  t.axpy_f32 = avx512_axpy_f32;
-  t.swiglu = avx512_swiglu;
-  t.sum_exp = avx512_sum_exp;
-  t.f32_to_f16_row = avx512_f32_to_f16_row;
-  t.attend = attend_avx512;
-  t.attend_causal = attend_causal_avx512;
+  t.vec = avx512_vec_kernels();
   return t;
 }
 
@@ -225,13 +160,7 @@ IsaTable neon_table() {
   IsaTable t;
   t.rows = &neon_row_kernels();
   t.panels[0] = &neon_panel_kernels();
-  t.dot_f32 = neon_dot_f32;
-  t.axpy_f32 = neon_axpy_f32;
-  t.swiglu = neon_swiglu;
-  t.sum_exp = neon_sum_exp;
-  t.f32_to_f16_row = neon_f32_to_f16_row;
-  t.attend = neon_attend;
-  t.attend_causal = neon_attend_causal;
+  t.vec = neon_vec_kernels();
   return t;
 }
 
@@ -253,6 +182,77 @@ IsaTable neon_dot_table() { return scalar_table(); }
 IsaTable neon_i8mm_table() { return scalar_table(); }
 #endif
 
+// The ISA levels, best first: the one list of them (names, CPU checks, tables).
+struct IsaLevel {
+  Isa isa;
+  const char* name;  // as PLIMSOLL_ISA spells it
+  bool (*detect)();
+  IsaTable (*table)();
+};
+constexpr IsaLevel kLevels[] = {
+    {Isa::kAmx, "amx", has_amx, amx_table},
+    {Isa::kAvx512, "avx512", has_avx512, avx512_table},
+    {Isa::kAvx2Vnni, "avx2-vnni", has_avx2_vnni, avx2_vnni_table},
+    {Isa::kAvx2, "avx2", has_avx2, avx2_table},
+    {Isa::kNeonI8mm, "neon-i8mm", has_neon_i8mm, neon_i8mm_table},
+    {Isa::kNeonDot, "neon-dotprod", has_neon_dot, neon_dot_table},
+    {Isa::kNeon, "neon", has_neon, neon_table},
+    {Isa::kScalar, "scalar", has_scalar, scalar_table},
+};
+constexpr size_t kNumLevels = std::size(kLevels);
+
+const IsaLevel& level(Isa isa) {
+  for (const IsaLevel& l : kLevels) {
+    if (l.isa == isa) return l;
+  }
+  return kLevels[kNumLevels - 1];
+}
+
+// PLIMSOLL_ISA's level if it names one this CPU has; an error naming the levels it has otherwise.
+Result<Isa> isa_from_name(const char* name) {
+  std::string have;
+  for (const IsaLevel& l : kLevels) {
+    if (!l.detect()) continue;
+    if (std::strcmp(name, l.name) == 0) return l.isa;
+    have += have.empty() ? "" : ", ";
+    have += l.name;
+  }
+  const bool known = std::any_of(std::begin(kLevels), std::end(kLevels),
+                                 [name](const IsaLevel& l) { return std::strcmp(name, l.name) == 0; });
+  return make_error(ErrorCode::kInvalidArgument, std::string("PLIMSOLL_ISA=") + name +
+                                                     (known ? ": this CPU lacks that level" : ": no such ISA level") +
+                                                     "; this CPU has: " + have);
+}
+
+// The environment's PLIMSOLL_ISA where valid (isa_env_status reports it otherwise), else the best level.
+Isa best_isa() {
+  if (const char* env = std::getenv("PLIMSOLL_ISA")) {
+    if (Result<Isa> isa = isa_from_name(env)) return *isa;
+  }
+  for (const IsaLevel& l : kLevels) {
+    if (l.detect()) return l.isa;
+  }
+  return Isa::kScalar;
+}
+
+std::atomic<Isa>& current_isa() {
+  static std::atomic<Isa> isa{best_isa()};
+  return isa;
+}
+
+// Each level's table, built on first use: only for a level set_isa accepted (the
+// ISA-flagged files may use their instructions even to fill a table).
+template <size_t I>
+const IsaTable& built_table() {
+  static const IsaTable t = kLevels[I].table();
+  return t;
+}
+template <size_t... I>
+constexpr std::array<const IsaTable& (*)(), sizeof...(I)> table_getters(std::index_sequence<I...>) {
+  return {built_table<I>...};
+}
+constexpr auto kTableOf = table_getters(std::make_index_sequence<kNumLevels>());
+
 }  // namespace
 
 // AMX-BF16 (TDPBF16PS) and AVX512-BF16 (the float kernels' conversions) on top of AMX-INT8's checks.
@@ -271,62 +271,35 @@ bool amx_bf16_usable() {
 
 Isa active_isa() { return current_isa().load(std::memory_order_relaxed); }
 
-const char* isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::kScalar: return "scalar";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx2Vnni: return "avx2-vnni";
-    case Isa::kAvx512: return "avx512";
-    case Isa::kAmx: return "amx";
-    case Isa::kNeon: return "neon";
-    case Isa::kNeonDot: return "neon-dotprod";
-    case Isa::kNeonI8mm: return "neon-i8mm";
+const char* isa_name(Isa isa) { return level(isa).name; }
+
+Status isa_env_status() {
+  const char* env = std::getenv("PLIMSOLL_ISA");
+  if (env == nullptr) return Status::ok_status();
+  Result<Isa> isa = isa_from_name(env);
+  if (!isa) return isa.error();
+  return Status::ok_status();
+}
+
+std::vector<Isa> cpu_isas() {
+  std::vector<Isa> isas;
+  for (const IsaLevel& l : kLevels) {
+    if (l.detect()) isas.push_back(l.isa);
   }
-  return "unknown";
+  return isas;
 }
 
 bool set_isa(Isa isa) {
-  if (!cpu_has(isa)) return false;
+  if (!level(isa).detect()) return false;
   current_isa().store(isa, std::memory_order_relaxed);
   return true;
 }
 
-// Each table is built on first use, only for a level set_isa accepted (the
-// ISA-flagged files may use their instructions even to fill a table).
 const IsaTable& isa_table(Isa isa) {
-  switch (isa) {
-    case Isa::kAvx2: {
-      static const IsaTable t = avx2_table();
-      return t;
-    }
-    case Isa::kAvx2Vnni: {
-      static const IsaTable t = avx2_vnni_table();
-      return t;
-    }
-    case Isa::kAvx512: {
-      static const IsaTable t = avx512_table();
-      return t;
-    }
-    case Isa::kAmx: {
-      static const IsaTable t = amx_table();
-      return t;
-    }
-    case Isa::kNeon: {
-      static const IsaTable t = neon_table();
-      return t;
-    }
-    case Isa::kNeonDot: {
-      static const IsaTable t = neon_dot_table();
-      return t;
-    }
-    case Isa::kNeonI8mm: {
-      static const IsaTable t = neon_i8mm_table();
-      return t;
-    }
-    case Isa::kScalar: break;
+  for (size_t i = 0; i < kNumLevels; ++i) {
+    if (kLevels[i].isa == isa) return kTableOf[i]();
   }
-  static const IsaTable t = scalar_table();
-  return t;
+  return kTableOf[kNumLevels - 1]();
 }
 
 const IsaTable& active_table() { return isa_table(active_isa()); }

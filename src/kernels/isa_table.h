@@ -25,18 +25,8 @@ struct IsaTable {
   // for byte as the scalar codecs (the default)
   void (*quantize_q8_0)(const float* x, BlockQ8_0* y, int64_t n) = kernels::quantize_q8_0;
   void (*quantize_q8_k)(const float* x, BlockQ8K* y, int64_t n) = kernels::quantize_q8_k;
-  // ---- element-wise ops (ops.cpp)
-  float (*dot_f32)(const float* a, const float* b, int64_t n) = nullptr;
-  void (*axpy_f32)(float* y, float a, const float* x, int64_t n) = nullptr;
-  void (*swiglu)(float* out, const float* gate, const float* up, int64_t n) = nullptr;
-  double (*sum_exp)(const float* x, int64_t n, float shift) = nullptr;
-  void (*f32_to_f16_row)(const float* src, uint16_t* dst, int64_t n) = nullptr;
-  // ---- attention (attention.cpp); head sizes a path does not take run the scalar twin
-  void (*attend)(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
-                 const float* slopes, float* out) = nullptr;
-  void (*attend_causal)(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
-                        int64_t first_pos, float scale, const float* slope, float* out,
-                        int64_t out_stride) = nullptr;
+  // ---- element-wise ops (ops.cpp) and attention (attention.cpp)
+  VecKernels vec;
 };
 
 // The table of an ISA level the CPU has (built on first use).

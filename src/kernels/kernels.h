@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/dtype.h"
+#include "core/result.h"
 #include "core/tensor.h"
 
 namespace plimsoll {
@@ -97,7 +99,7 @@ Isa active_isa();                  // what matmul uses now
 // "scalar", "avx2", "avx512", "amx", "neon", "neon-dotprod", "avx2-vnni", "neon-i8mm"
 const char* isa_name(Isa isa);
 // Default: the best the CPU has, or the environment's PLIMSOLL_ISA (an isa_name)
-// if the CPU has that. kAvx2 needs AVX2+FMA+F16C (quantized and float batches from the
+// if the CPU has that (isa_env_status reports any other value as an error). kAvx2 needs AVX2+FMA+F16C (quantized and float batches from the
 // kAvx2PanelMinTokens* sizes in matmul_impl.h take its panel kernels); kAvx2Vnni also needs
 // AVX-VNNI (the same table with vpdpbusd / vpdpwssd in the Q8_0, Q4_0 and K-quant row kernels
 // and the Q8_0 / Q4_0 panels; chosen only where AVX-512 is not); kAvx512 also needs AVX-512
@@ -116,6 +118,12 @@ const char* isa_name(Isa isa);
 // Process-wide (not per thread).
 // Forces a path (tests, benchmarks); returns false if the CPU lacks it.
 bool set_isa(Isa isa);
+// The levels this CPU has, best first (scalar last).
+std::vector<Isa> cpu_isas();
+// Whether the environment's PLIMSOLL_ISA, if set, names a level this CPU has: else an
+// error that names the levels it has (the commands that run a model fail with it; the
+// kernels themselves then run the best level).
+Status isa_env_status();
 // Whether kAmx also runs F32/F16/BF16 weights (AMX-BF16 and AVX512-BF16 here):
 // at 32+ tokens they are then multiplied as bf16 hi/lo splits, each dot within
 // 2^-15 of sum |w*x| of the f32 result (not f32-exact).

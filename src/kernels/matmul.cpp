@@ -195,8 +195,8 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
     matmul_panels(&job, 1, x, n_tokens, pool);
     return;
   }
-  // one token: the gemv where the table has one (ahead of the tiles: on a Zen 5 the AVX-512
-  // Q8_0 tile streams a 134M model's weights at 0.6x the gemv's speed, docs/benchmarks.md)
+  // one token: the gemv where the table has one (ahead of the tiles: the AVX-512 Q8_0 tile
+  // streams a decode step's weights slower than the gemv, docs/benchmarks.md)
   const GemvFn gemv = n_tokens == 1 ? table.rows->gemv[static_cast<int>(w.dtype)] : nullptr;
   const TileKernel* tile = gemv == nullptr ? tile_kernel_for(table, w.dtype, n_tokens) : nullptr;
   if (tile != nullptr) {

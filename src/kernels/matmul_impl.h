@@ -83,23 +83,17 @@ inline constexpr int kAmxTokens = kPanelTokens;
 inline constexpr int64_t kAmxMinTokens = 8;  // INT8; below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
 // AMX-BF16 for F16 / BF16 weights from kAmxBf16MinTokens tokens: below, converting
 // the weight panels (which stream from memory in a decode step) costs more than the
-// AVX-512 FMA kernels take (134M f16 decode, the dot-product tiles vs AMX-BF16,
-// batch 24: 538 vs 496 tok/s; 32: 544 vs 595; 64: 559 vs 857; the broadcast panels
-// vs AMX-BF16, batch 20: 591 vs 579, 28: 760 vs 703).
+// AVX-512 FMA kernels take (docs/benchmarks.md).
 inline constexpr int64_t kAmxBf16MinTokens = 32;
 // F32 weights from one token past a panel tile, which the panels would run as two
-// full tiles (134M f32 decode, tok/s AMX-BF16 vs panels: batch 16 566 vs 595, 17
-// 587 vs 456, 20 671 vs 552, 24 760 vs 655, 28 782 vs 737).
+// full tiles.
 inline constexpr int64_t kAmxBf16MinTokensF32 = kPanelTokens + 1;
 // Every float dtype from kPanelTokens tokens on rows of kAmxBf16WideCols+ columns,
 // where a token tile's f32 activations (128+ KiB) no longer fit L1 for the
-// broadcast panels (1.1B f16 decode, batch 16: 105.7 vs 81.8 tok/s; 134M f16 at
-// 16, rows of 768: 532 vs 683).
+// broadcast panels (on narrower rows the broadcast panels stay ahead).
 inline constexpr int64_t kAmxBf16WideCols = 2048;
-// AVX-512 broadcast kernels for float weights, from these batches up to AMX-BF16's
-// (plimsoll bench, 134M decode, tok/s against the dot-product tiles: f32 batch 8
-// 346 vs 421, 10 451 vs 446, 12 546 vs 496, 16 645 vs 536, 24 703 vs 627; f16
-// batch 12 646 vs 692, 16 812 vs 714, 24 775 vs 734).
+// AVX-512 broadcast kernels for float weights, from these batches (where they overtake
+// the dot-product tiles; docs/benchmarks.md) up to AMX-BF16's.
 inline constexpr int64_t kPanelMinTokensF32 = 10;
 inline constexpr int64_t kPanelMinTokensHalf = 16;  // F16, BF16: half the bytes to stream
 
@@ -131,10 +125,9 @@ const RowKernels& avx512_row_kernels();  // needs AVX-512 F/BW/VL/VNNI + F16C + 
 const RowKernels& amx_row_kernels();
 // same needs; F32/F16/BF16/Q8_0/Q4_0/Q4_K/Q6_K. Batches of 1-2 tokens run Q8_0 and the
 // floats on the row kernels (kAvx512TileMinTokens; one Q8_0 token takes its gemv). One float
-// token: the tiles' four interleaved row streams read a decode step's weights at 12-13 GB/s,
-// the 256-bit row kernel row after row at 24-26 (BM_DecodeStream F16, Zen 4). Two tokens: the
-// tiles' zmm steps, not the memory stream, bound them (134M decode, Zen 4, 1 thread: Q8_0 146
-// -> 224 tok/s, F16 112 -> 160-170; docs/benchmarks.md).
+// token: the tiles' four interleaved row streams read a decode step's weights at about half
+// the speed of the 256-bit row kernel row after row (BM_DecodeStream F16). Two tokens: the
+// tiles' zmm steps, not the memory stream, bound them (docs/benchmarks.md).
 inline constexpr int64_t kAvx512TileMinTokens = 3;
 const TileKernels& avx512_tile_kernels();
 // The same tiles from one float token and two Q8_0 tokens on (the AMX table's below its AMX
@@ -158,10 +151,7 @@ const PanelKernels& avx512_panel_kernels();
 // AVX2 + FMA + F16C), from these batch sizes (below: the AVX2 row kernels). A panel packs
 // every weight row it meets once per call, so a small batch pays the packing for few
 // tokens: the plain AVX2 build's Q8_0 (rows widened to int16) and K-quants start later
-// than Q4_0 (nibbles unpacked) and the VNNI builds (bytes as they are). 134M decode,
-// Zen 4 (docs/benchmarks.md): Q8_0 batch 2 90 -> 230 tok/s at 1 thread, 171 -> 375 at 2,
-// on the row kernels; Q4_K_M batch 2 and 3 +30-50 %. (Floats from 8: +6-8 % at 4-6
-// tokens on 1 thread, -4 % to equal on 2; not changed.)
+// than Q4_0 (nibbles unpacked) and the VNNI builds (bytes as they are) (docs/benchmarks.md).
 inline constexpr int64_t kAvx2PanelMinTokens = 2;          // Q4_0; every dtype in the VNNI builds
 inline constexpr int64_t kAvx2PanelMinTokensQ8_0Int16 = 8;  // Q8_0, plain AVX2 build
 inline constexpr int64_t kAvx2PanelMinTokensKQuant = 4;     // Q4_K / Q5_K / Q6_K, plain AVX2 build
@@ -171,8 +161,8 @@ const PanelKernels& avx2_panel_kernels();
 // (panels_kquants_avxvnni.cpp); the float entries are AVX2's
 const PanelKernels& avx2_vnni_panel_kernels();
 // The same 256-bit Q8_0 / Q4_0 panels with AVX-512 VNNI + VL's vpdpbusd (panels_avx512_ymm.cpp;
-// the AVX-512 tiles' needs), ahead of the AVX-512 tiles from these batch sizes: on a Zen 5
-// they run at 1.2-1.7x the tiles' GMAC/s from there (docs/benchmarks.md), below it slower.
+// the AVX-512 tiles' needs), ahead of the AVX-512 tiles from these batch sizes, where they
+// overtake them (docs/benchmarks.md).
 inline constexpr int64_t kAvx512YmmPanelMinTokensQ8_0 = 12;
 inline constexpr int64_t kAvx512YmmPanelMinTokensQ4_0 = 8;
 // The K-quant panels the same way (panels_kquants_avx512_ymm.cpp), ahead of the zmm K-quant
@@ -213,42 +203,31 @@ void axpy_f32_scalar(float* y, float a, const float* x, int64_t n);
 void swiglu_scalar(float* out, const float* gate, const float* up, int64_t n);
 void f32_to_f16_row_scalar(const float* src, uint16_t* dst, int64_t n);
 
-// AVX2 twins of the ops and of attend / attend_causal (ops_avx2.cpp; x86 builds
-// only; attention takes head_dim % 8 == 0, <= 512, else runs the scalar twin).
+// The element-wise ops and attention of one level (an ISA table's entries): the SIMD
+// levels' are the shared drivers (simd_ops.h, attention_driver.h) over the level's
+// vector trait; their attention runs the scalar twin for head sizes it does not take.
 struct PagedKv;
-float avx2_dot_f32(const float* a, const float* b, int64_t n);
-void avx2_axpy_f32(float* y, float a, const float* x, int64_t n);
-void avx2_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
-void avx2_swiglu(float* out, const float* gate, const float* up, int64_t n);
-double avx2_sum_exp(const float* x, int64_t n, float shift);
-void avx2_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
-                 const float* slopes, float* out);
-void avx2_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
-                        int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride);
-
-// NEON twins of the ops and of attend / attend_causal (arm/ops_neon.cpp; aarch64
-// builds only; attention takes head_dim % 4 == 0, <= 512, else runs the scalar twin).
-float neon_dot_f32(const float* a, const float* b, int64_t n);
-void neon_axpy_f32(float* y, float a, const float* x, int64_t n);
-void neon_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
-void neon_swiglu(float* out, const float* gate, const float* up, int64_t n);
-double neon_sum_exp(const float* x, int64_t n, float shift);
-void neon_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
-                 const float* slopes, float* out);
-void neon_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
-                        int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride);
-
-// AVX-512 twins of ops.cpp's dot_f32 / axpy_f32 (x86 builds only).
-float avx512_dot_f32(const float* a, const float* b, int64_t n);
-void avx512_axpy_f32(float* y, float a, const float* x, int64_t n);
-void avx512_f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
-// AVX-512 twins of attend, attend_causal (attention.h; head_dim % 16 == 0,
-// <= 512; slope 0 without ALiBi) and swiglu.
+struct VecKernels {
+  float (*dot_f32)(const float* a, const float* b, int64_t n) = nullptr;
+  void (*axpy_f32)(float* y, float a, const float* x, int64_t n) = nullptr;
+  void (*swiglu)(float* out, const float* gate, const float* up, int64_t n) = nullptr;
+  double (*sum_exp)(const float* x, int64_t n, float shift) = nullptr;
+  void (*f32_to_f16_row)(const float* src, uint16_t* dst, int64_t n) = nullptr;
+  void (*attend)(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
+                 const float* slopes, float* out) = nullptr;
+  void (*attend_causal)(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
+                        int64_t first_pos, float scale, const float* slope, float* out,
+                        int64_t out_stride) = nullptr;
+};
+// x86 builds only: AVX2 + FMA + F16C (x86/ops_avx2.cpp; attention: head_dim % 8 == 0, <= 512)
+// and AVX-512 (x86/ops_avx512.cpp with x86/attention_avx512.cpp's; head_dim % 16 == 0, <= 512).
+const VecKernels& avx2_vec_kernels();
+const VecKernels& avx512_vec_kernels();
 void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
                    const float* slopes, float* out);
-void avx512_swiglu(float* out, const float* gate, const float* up, int64_t n);
-double avx512_sum_exp(const float* x, int64_t n, float shift);
 void avx512_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
-                          int64_t first_pos, float scale, float slope, float* out, int64_t out_stride);
+                          int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride);
+// aarch64 builds only (arm/ops_neon.cpp; attention: head_dim % 4 == 0, <= 512).
+const VecKernels& neon_vec_kernels();
 
 }  // namespace plimsoll::kernels

@@ -67,7 +67,7 @@ double sum_exp_scalar(const float* x, int64_t n, float shift) {
   return sum;
 }
 
-double sum_exp(const float* x, int64_t n, float shift) { return active_table().sum_exp(x, n, shift); }
+double sum_exp(const float* x, int64_t n, float shift) { return active_table().vec.sum_exp(x, n, shift); }
 
 namespace {
 
@@ -114,13 +114,13 @@ void f32_to_f16_row_scalar(const float* src, uint16_t* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_f16(src[i]);
 }
 
-void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) { active_table().f32_to_f16_row(src, dst, n); }
+void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) { active_table().vec.f32_to_f16_row(src, dst, n); }
 
 void swiglu_scalar(float* out, const float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.f + std::exp(-gate[i])) * up[i];
 }
 
-void swiglu(float* out, const float* gate, const float* up, int64_t n) { active_table().swiglu(out, gate, up, n); }
+void swiglu(float* out, const float* gate, const float* up, int64_t n) { active_table().vec.swiglu(out, gate, up, n); }
 
 void gelu_tanh(float* x, int64_t n) {
   constexpr float kSqrt2OverPi = 0.7978845608028654f;
@@ -143,12 +143,12 @@ float dot_f32_scalar(const float* a, const float* b, int64_t n) {
   return sum;
 }
 
-float dot_f32(const float* a, const float* b, int64_t n) { return active_table().dot_f32(a, b, n); }
+float dot_f32(const float* a, const float* b, int64_t n) { return active_table().vec.dot_f32(a, b, n); }
 
 void axpy_f32_scalar(float* y, float a, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
-void axpy_f32(float* y, float a, const float* x, int64_t n) { active_table().axpy_f32(y, a, x, n); }
+void axpy_f32(float* y, float a, const float* x, int64_t n) { active_table().vec.axpy_f32(y, a, x, n); }
 
 }  // namespace plimsoll::kernels

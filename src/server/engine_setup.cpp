@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "engine/grammar/grammar_sources.h"
+#include "kernels/kernels.h"
 #include "memory/process_memory.h"
 #include "memory/resident_model.h"
 #include "server/serve.h"
@@ -22,6 +23,7 @@ Result<DType> kv_cache_dtype_from_name(const std::string& name) {
 }
 
 Result<EngineSetup> load_engine_model(const EngineOptions& o) {
+  PLIMSOLL_TRY(kernels::isa_env_status());  // a PLIMSOLL_ISA this CPU lacks: say so before loading
   EngineSetup s;
   PLIMSOLL_ASSIGN(s.model, load_model(o.model_path, weights_backing(o)));
   PLIMSOLL_ASSIGN(s.tokenizer, load_model_tokenizer(s.model, o.tokenizer_path));

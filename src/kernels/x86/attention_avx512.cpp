@@ -13,16 +13,17 @@
 #include <limits>
 
 #include "kernels/attention.h"
+#include "kernels/attention_driver.h"
 #include "kernels/paged_kv_rows.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/x86/transpose_avx512.h"
-#include "kernels/x86/vec_math_avx512.h"
+#include "kernels/x86/avx512_vec.h"
 
 namespace plimsoll::kernels {
 namespace {
 
-constexpr int kChunk = 16;       // positions per softmax update
-constexpr int64_t kMaxHeadDim = 512;
+constexpr int kChunk = 16;  // positions per softmax update
+constexpr int64_t kMaxHeadDim = kAttendMaxHeadDim;
 
 // 16 keys' or values' elements as f32.
 inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
@@ -208,7 +209,7 @@ inline void accumulate_rows(const float (*w)[kChunk], const T* const* v, int n, 
 // out_stride) sees positions [0, n_vis[r]) (n_vis[r] >= 1) with ALiBi slope slopes[r].
 // Flattened: with 32 instantiations GCC stopped inlining the chunk's pieces (the
 // gather, the transpose, the softmax step), and each call cost the loop the exp
-// constants it keeps in registers (4 % of BM_Attend at group 4 and 8, Zen 4).
+// constants it keeps in registers (BM_Attend at group 4 and 8).
 template <int R, class T>
 [[gnu::flatten]] void attend_block(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
                   float scale, const float* slopes, float* out, int64_t out_stride) {
@@ -239,63 +240,35 @@ template <int R, class T>
   for (int r = 0; r < R; ++r) finish(st[r], hd, out + r * out_stride);
 }
 
-// Decode: heads go kHeadBlock at a time (8 accumulators a pass); prefill rows
-// kCausalBlock at a time (16: each chunk's transpose shared by more rows).
-constexpr int kHeadBlock = 8;
-constexpr int kCausalBlock = 16;
-
-template <class T>
-void attend_block_any(int nr, const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
-                      float scale, const float* slopes, float* out, int64_t out_stride) {
-  using Block = void (*)(const float*, int64_t, int64_t, const PagedKv&, const int64_t*, float, const float*, float*,
-                         int64_t);
-  static constexpr Block kByRows[kCausalBlock] = {
-      attend_block<1, T>,  attend_block<2, T>,  attend_block<3, T>,  attend_block<4, T>,
-      attend_block<5, T>,  attend_block<6, T>,  attend_block<7, T>,  attend_block<8, T>,
-      attend_block<9, T>,  attend_block<10, T>, attend_block<11, T>, attend_block<12, T>,
-      attend_block<13, T>, attend_block<14, T>, attend_block<15, T>, attend_block<16, T>};
-  kByRows[nr - 1](q, q_stride, hd, kv, n_vis, scale, slopes, out, out_stride);
-}
-
-void attend_rows_any(int nr, const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv, const int64_t* n_vis,
-                     float scale, const float* slopes, float* out, int64_t out_stride) {
-  auto* block = kv.dtype == DType::kF16 ? &attend_block_any<uint16_t> : &attend_block_any<float>;
-  block(nr, q, q_stride, hd, kv, n_vis, scale, slopes, out, out_stride);
-}
+// attention_driver.h's kernels: decode heads go 8 at a time (8 accumulators a pass), one
+// head alone on attend_head; prefill rows 16 at a time (each chunk's transpose shared by
+// more rows).
+struct Avx512Attention {
+  static constexpr int kLanes = 16;
+  static constexpr int kDecodeRows = 8;
+  static constexpr int kCausalRows = 16;
+  static constexpr int64_t kMinSharedRows = 2;
+  template <class T, int nr>
+  static void rows(const float* q, int64_t q_stride, int64_t hd, const PagedKv& kv, const int64_t* n_vis, float scale,
+                   const float* slopes, float* out, int64_t out_stride) {
+    attend_block<nr, T>(q, q_stride, hd, kv, n_vis, scale, slopes, out, out_stride);
+  }
+  template <class T>
+  static void row(const float* q, int64_t hd, const PagedKv& kv, int64_t n_pos, float scale, float slope, float* out) {
+    attend_head<T>(q, hd, kv, n_pos, scale, slope, out);
+  }
+};
 
 }  // namespace
 
 void avx512_attend(const float* q, int64_t group, int64_t head_dim, const PagedKv& kv, int64_t n_pos, float scale,
                    const float* slopes, float* out) {
-  if (group > 1) {
-    int64_t n_vis[kHeadBlock];
-    float sl[kHeadBlock];
-    for (int64_t g0 = 0; g0 < group; g0 += kHeadBlock) {
-      const int nr = static_cast<int>(std::min<int64_t>(kHeadBlock, group - g0));
-      for (int r = 0; r < nr; ++r) {
-        n_vis[r] = n_pos;
-        sl[r] = slopes ? slopes[g0 + r] : 0.0f;
-      }
-      attend_rows_any(nr, q + g0 * head_dim, head_dim, head_dim, kv, n_vis, scale, sl, out + g0 * head_dim, head_dim);
-    }
-    return;
-  }
-  const float slope = slopes ? slopes[0] : 0.0f;
-  auto* head = kv.dtype == DType::kF16 ? &attend_head<uint16_t> : &attend_head<float>;
-  head(q, head_dim, kv, n_pos, scale, slope, out);
+  attend_with<Avx512Attention>(q, group, head_dim, kv, n_pos, scale, slopes, out);
 }
 
 void avx512_attend_causal(const float* q, int64_t q_stride, int64_t n_q, int64_t head_dim, const PagedKv& kv,
-                          int64_t first_pos, float scale, float slope, float* out, int64_t out_stride) {
-  int64_t n_vis[kCausalBlock];
-  float slopes[kCausalBlock];
-  std::fill(slopes, slopes + kCausalBlock, slope);
-  for (int64_t i0 = 0; i0 < n_q; i0 += kCausalBlock) {
-    const int nr = static_cast<int>(std::min<int64_t>(kCausalBlock, n_q - i0));
-    for (int r = 0; r < nr; ++r) n_vis[r] = first_pos + i0 + r + 1;  // row i0 + r is position first_pos + i0 + r
-    attend_rows_any(nr, q + i0 * q_stride, q_stride, head_dim, kv, n_vis, scale, slopes, out + i0 * out_stride,
-                    out_stride);
-  }
+                          int64_t first_pos, float scale, const float* slope, float* out, int64_t out_stride) {
+  attend_causal_with<Avx512Attention>(q, q_stride, n_q, head_dim, kv, first_pos, scale, slope, out, out_stride);
 }
 
 }  // namespace plimsoll::kernels

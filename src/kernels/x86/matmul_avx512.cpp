@@ -185,8 +185,8 @@ template <int NT> struct ZQ6K { static void run(const std::byte* w, const std::b
 
 RowKernels make_avx512_kernels() {
   // The float rows stay 256-bit (one and two tokens run them, kAvx512TileMinTokens): a zmm row
-  // kernel (F16, two tokens a row, 134M decode at batch 2, Zen 4) ran at 95-100 tok/s against
-  // 165-175, and at one token streamed 20-21 GB/s against 24-26.
+  // kernel (F16, two tokens a row) ran slower at batch 2, and streamed slower at one token
+  // (docs/benchmarks.md).
   RowKernels k = make_ymm_kernels();
   k.fn[static_cast<int>(DType::kQ8_0)] = by_tile<ZQ8_0>;
   k.fn[static_cast<int>(DType::kQ4_0)] = by_tile<ZQ4_0>;
@@ -194,11 +194,8 @@ RowKernels make_avx512_kernels() {
   k.fn[static_cast<int>(DType::kQ5_K)] = by_tile<ZQ5K>;
   k.fn[static_cast<int>(DType::kQ6_K)] = by_tile<ZQ6K>;
   // one K-quant token: the 256-bit gemv of ymm_kernels.inc (make_row_kernels) ahead of the zmm
-  // tiles. On matrices that stay in cache the tiles are faster (Zen 5, 768 columns: Q4_K 40-52
-  // against 29-36 GMAC/s; Zen 4, 2048 x 768: Q4_K 35-37 against 28-30), but a decode step streams
-  // its weights, and there the tiles fall behind: Zen 4, Q6_K 32000 x 768 (an output head) 12-14
-  // against 24-26 GMAC/s; 134M Q4_K_M decode batch 1, 4 alternations, 1 thread median 147 -> 190
-  // tok/s, 2 threads 210 -> 315 (docs/benchmarks.md).
+  // tiles. On matrices that stay in cache the tiles are faster, but a decode step streams its
+  // weights, and there the tiles fall behind (docs/benchmarks.md).
   return k;
 }
 

@@ -16,8 +16,7 @@
 //         when packed), so a group is 16 steps of 2 elements per block and each step
 //         one madd(w, x) added in int32. The sign trick (maddubs(|w|, sign(x, w))
 //         widened by madd) took one more instruction per 32 products, and on Zen 4
-//         vpsignb runs on the two pipes that multiply (kernel, 1 thread, 512 tokens:
-//         46-54 -> 62-63 GMAC/s; docs/benchmarks.md).
+//         vpsignb runs on the two pipes that multiply (docs/benchmarks.md).
 // The same source is built a second time with AVX-VNNI (panels_avxvnni.cpp,
 // __AVXVNNI__ defined; avx2_vnni_panel_kernels()) and a third with AVX-512 VNNI + VL
 // (panels_avx512_ymm.cpp: the EVEX form of the same 256-bit vpdpbusd;
@@ -275,8 +274,7 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
 // over the tokens kTok at a time (run_tile); Packed / Act are the layouts. Batches of
 // kBlockedMinTokens+ tokens whose prepared activations pass kTokBlockBytes (prefill) go
 // kPackRows rows at a time over blocks of kTokBlockBytes of activations, so both stay in L2
-// (a 512-token batch's are ~800 KiB at 768 columns): kernels_bench Q8_0 at 512 tokens
-// +1-7 % on the 134M and 1.1B shapes, Zen 4; at 16-64 tokens the blocks lost up to 12 %
+// (a 512-token batch's are ~800 KiB at 768 columns); at 16-64 tokens the blocks lost
 // on rows of 2048-5632 columns, so smaller batches take one pack at a time over every
 // token (docs/benchmarks.md).
 constexpr int kPackRows = 48;
@@ -444,13 +442,12 @@ void rows16(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::
 //    column by column (packed[c * kFPanelRows + r]); per column, the panel's 3
 //    vectors of rows times each token's element broadcast, so each accumulator holds
 //    8 rows' sums for one token and is stored to y as is. A 3 + 4 row dot tile (below)
-//    of 2048-column rows (56 KiB) did not stay in a 32 KiB L1 between token tiles:
-//    kernels_bench F16 768 x 2048 at 512 tokens, Zen 4: 43.7 -> 54.9 GMAC/s (2048 x 768
-//    51.7 -> 52.6).
+//    of 2048-column rows (56 KiB) did not stay in a 32 KiB L1 between token tiles
+//    (docs/benchmarks.md).
 //  - smaller batches: dots. kFRows rows widened as they are (same padding), tiles of
 //    kFRows rows x kFTok tokens, 8 columns per FMA, one horizontal sum per output; the
 //    outer tile's column-by-column packing (8 x 8 transposes) costs more than it
-//    saves there (F16 2048 x 768 at 4 tokens 28 against 22 GMAC/s, equal at 32).
+//    saves there (up to about 32 tokens).
 constexpr int kFRows = 3;
 constexpr int kFTok = 4;
 constexpr int kFPanelRows = 24;  // 3 vectors of 8 rows

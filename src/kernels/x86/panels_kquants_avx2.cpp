@@ -262,8 +262,8 @@ inline void vnni_block(const KPacked* p, const KAct* const* x, int64_t b, bool o
 
 // ---- kRows rows x kTok tokens over every super-block ------------------------------
 // w: [nb][kRows] packed super-blocks; x[t]: the token's nb prepared super-blocks.
-// Inlined into rows (GCC had kept it a call; Q4_K 2048 x 768 at 512 tokens, AVX2: 80 -> 93 GMAC/s in
-// kernels_bench, ~5 % less Q4_K time in a 134M Q4_K_M prefill).
+// Inlined into rows (GCC had kept it a call, which cost the prefill's Q4_K time;
+// docs/benchmarks.md).
 template <typename L>
 __attribute__((always_inline)) inline void tile(const KPacked* w, int64_t nb, const KAct* const* x, float (&out)[kRows][kTok]) {
   __m256 facc[kRows][kTok];

@@ -18,7 +18,7 @@ namespace {
 // Asks L2 for bytes [begin, end) in n_steps slices, one per step(): a panel kernel
 // names the weight rows it packs next and steps once per tile it computes on the rows
 // it packed, so packing reads them from L2, not memory (AVX2 F16 at 4-16 tokens,
-// kernels_bench BM_DecodeStream, Zen 4: +12-27 %; docs/benchmarks.md).
+// kernels_bench BM_DecodeStream; docs/benchmarks.md).
 class NextRowsPrefetch {
  public:
   NextRowsPrefetch(const std::byte* begin, const std::byte* end, int64_t n_steps)
@@ -45,7 +45,7 @@ inline __m256i q4_0_nibbles(const uint8_t* qs) {
 
 // acc += v in int16 / int32 lanes, written in place. In the panel tiles' step loops GCC
 // otherwise adds into a fresh register and moves it back, one move per accumulator a
-// step (8 of ~30 instructions; the Q8_0 tile ran ~10 % faster without them, Zen 4).
+// step (8 of ~30 instructions; the Q8_0 tile ran faster without them).
 inline void add_epi16_in_place(__m256i& acc, __m256i v) { __asm__("vpaddw %1, %0, %0" : "+x"(acc) : "x"(v)); }
 inline void add_epi32_in_place(__m256i& acc, __m256i v) { __asm__("vpaddd %1, %0, %0" : "+x"(acc) : "x"(v)); }
 

@@ -2,6 +2,11 @@
 // so the "on every ISA" tests elsewhere really run them against the scalar twins.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "kernel_test_util.h"
 #include "kernels/isa_table.h"
 #include "kernels/scratch.h"
@@ -9,18 +14,75 @@
 namespace plimsoll::kernels {
 namespace {
 
+// Every entry of a table's VecKernels is the level's (none is the scalar twin's).
+#define EXPECT_VEC_KERNELS(got, want)                          \
+  do {                                                         \
+    EXPECT_EQ((got).dot_f32, (want).dot_f32);                  \
+    EXPECT_EQ((got).axpy_f32, (want).axpy_f32);                \
+    EXPECT_EQ((got).swiglu, (want).swiglu);                    \
+    EXPECT_EQ((got).sum_exp, (want).sum_exp);                  \
+    EXPECT_EQ((got).f32_to_f16_row, (want).f32_to_f16_row);    \
+    EXPECT_EQ((got).attend, (want).attend);                    \
+    EXPECT_EQ((got).attend_causal, (want).attend_causal);      \
+    EXPECT_NE((got).dot_f32, dot_f32_scalar);                  \
+    EXPECT_NE((got).attend, attend_scalar);                    \
+  } while (0)
+
+// PLIMSOLL_ISA: unset or a level this CPU has is fine; any other value is an error that
+// names it and the levels this CPU has (serve and generate fail with it).
+TEST(IsaTable, PlimsollIsaNotOnThisCpuIsAnErrorNamingItsLevels) {
+  const char* was = std::getenv("PLIMSOLL_ISA");
+  const std::string saved = was != nullptr ? was : "";
+  unsetenv("PLIMSOLL_ISA");
+  EXPECT_TRUE(isa_env_status().ok());
+  setenv("PLIMSOLL_ISA", "scalar", 1);
+  EXPECT_TRUE(isa_env_status().ok());
+  setenv("PLIMSOLL_ISA", isa_name(cpu_isas().front()), 1);
+  EXPECT_TRUE(isa_env_status().ok());
+  for (const char* bad : {"avx9000", "AVX2", ""}) {
+    setenv("PLIMSOLL_ISA", bad, 1);
+    const Status st = isa_env_status();
+    ASSERT_FALSE(st.ok()) << bad;
+    EXPECT_EQ(st.error().code, ErrorCode::kInvalidArgument);
+    const std::string& m = st.error().message;
+    EXPECT_NE(m.find(std::string("PLIMSOLL_ISA=") + bad + ":"), std::string::npos) << m;
+    for (Isa isa : cpu_isas()) EXPECT_NE(m.find(isa_name(isa)), std::string::npos) << m;
+  }
+  const std::vector<Isa> have = cpu_isas();
+  for (Isa isa : {Isa::kAvx2, Isa::kAmx, Isa::kNeon}) {  // a real level this CPU may lack
+    if (std::find(have.begin(), have.end(), isa) != have.end()) continue;
+    setenv("PLIMSOLL_ISA", isa_name(isa), 1);
+    const Status st = isa_env_status();
+    ASSERT_FALSE(st.ok()) << isa_name(isa);
+    EXPECT_NE(st.error().message.find("lacks"), std::string::npos) << st.error().message;
+  }
+  if (was != nullptr) {
+    setenv("PLIMSOLL_ISA", saved.c_str(), 1);
+  } else {
+    unsetenv("PLIMSOLL_ISA");
+  }
+}
+
+TEST(IsaTable, CpuIsasAreBestFirstAndEndInScalar) {
+  testing::IsaGuard guard;
+  const std::vector<Isa> isas = cpu_isas();
+  ASSERT_FALSE(isas.empty());
+  EXPECT_EQ(isas.back(), Isa::kScalar);
+  for (Isa isa : isas) EXPECT_TRUE(set_isa(isa)) << isa_name(isa);
+}
+
 TEST(IsaTable, ScalarTableHoldsTheTwins) {
   const IsaTable& t = isa_table(Isa::kScalar);
   EXPECT_EQ(t.rows, &scalar_row_kernels());
   EXPECT_EQ(t.tiles, nullptr);
   for (const PanelKernels* p : t.panels) EXPECT_EQ(p, nullptr);
-  EXPECT_EQ(t.dot_f32, dot_f32_scalar);
-  EXPECT_EQ(t.axpy_f32, axpy_f32_scalar);
-  EXPECT_EQ(t.swiglu, swiglu_scalar);
-  EXPECT_EQ(t.sum_exp, sum_exp_scalar);
-  EXPECT_EQ(t.f32_to_f16_row, f32_to_f16_row_scalar);
-  EXPECT_EQ(t.attend, attend_scalar);
-  EXPECT_EQ(t.attend_causal, attend_causal_scalar);
+  EXPECT_EQ(t.vec.dot_f32, dot_f32_scalar);
+  EXPECT_EQ(t.vec.axpy_f32, axpy_f32_scalar);
+  EXPECT_EQ(t.vec.swiglu, swiglu_scalar);
+  EXPECT_EQ(t.vec.sum_exp, sum_exp_scalar);
+  EXPECT_EQ(t.vec.f32_to_f16_row, f32_to_f16_row_scalar);
+  EXPECT_EQ(t.vec.attend, attend_scalar);
+  EXPECT_EQ(t.vec.attend_causal, attend_causal_scalar);
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -47,13 +109,7 @@ TEST(IsaTable, Avx2TableHoldsTheAvx2Kernels) {
     EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
     EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kAvx2PanelMinTokensFloat) << dtype_name(d);
   }
-  EXPECT_EQ(t.dot_f32, avx2_dot_f32);
-  EXPECT_EQ(t.axpy_f32, avx2_axpy_f32);
-  EXPECT_EQ(t.swiglu, avx2_swiglu);
-  EXPECT_EQ(t.sum_exp, avx2_sum_exp);
-  EXPECT_EQ(t.f32_to_f16_row, avx2_f32_to_f16_row);
-  EXPECT_EQ(t.attend, avx2_attend);
-  EXPECT_EQ(t.attend_causal, avx2_attend_causal);
+  EXPECT_VEC_KERNELS(t.vec, avx2_vec_kernels());
 }
 
 // AVX2 + AVX-VNNI: the AVX2 table with its own row kernels and Q8_0 / Q4_0 panels
@@ -73,8 +129,7 @@ TEST(IsaTable, Avx2VnniTableSwapsInTheVnniDots) {
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
     EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].rows, avx2.panels[0]->k[static_cast<int>(d)].rows) << dtype_name(d);
   }
-  EXPECT_EQ(t.attend, avx2_attend);
-  EXPECT_EQ(t.dot_f32, avx2_dot_f32);
+  EXPECT_VEC_KERNELS(t.vec, avx2_vec_kernels());
 }
 
 TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
@@ -109,7 +164,8 @@ TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
   for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) EXPECT_EQ(amx_rows.gemv[static_cast<int>(d)], nullptr);
   EXPECT_EQ(amx_rows.gemv[static_cast<int>(DType::kQ8_0)], t.rows->gemv[static_cast<int>(DType::kQ8_0)]);
   EXPECT_EQ(amx_rows.fn[static_cast<int>(DType::kQ4_K)], t.rows->fn[static_cast<int>(DType::kQ4_K)]);
-  EXPECT_EQ(t.dot_f32, avx512_dot_f32);
+  EXPECT_VEC_KERNELS(t.vec, avx512_vec_kernels());
+  EXPECT_EQ(t.vec.attend, avx512_attend);
 }
 #endif
 
@@ -138,19 +194,13 @@ TEST(IsaTable, NeonTablesHoldTheNeonKernels) {
   }
   // Q8_K weights: the scalar twin's row kernel
   EXPECT_EQ(t.rows->fn[static_cast<int>(DType::kQ8_K)], scalar_row_kernels().fn[static_cast<int>(DType::kQ8_K)]);
-  EXPECT_EQ(t.dot_f32, neon_dot_f32);
-  EXPECT_EQ(t.axpy_f32, neon_axpy_f32);
-  EXPECT_EQ(t.swiglu, neon_swiglu);
-  EXPECT_EQ(t.sum_exp, neon_sum_exp);
-  EXPECT_EQ(t.f32_to_f16_row, neon_f32_to_f16_row);
-  EXPECT_EQ(t.attend, neon_attend);
-  EXPECT_EQ(t.attend_causal, neon_attend_causal);
+  EXPECT_VEC_KERNELS(t.vec, neon_vec_kernels());
   EXPECT_FALSE(set_isa(Isa::kAvx2));
   if (!set_isa(Isa::kNeonDot)) GTEST_SKIP() << "no dotprod (HWCAP_ASIMDDP)";
   const IsaTable& d = active_table();
   EXPECT_EQ(d.rows, &neon_dot_row_kernels());
   EXPECT_EQ(d.panels[0], &neon_dot_panel_kernels());
-  EXPECT_EQ(d.attend, neon_attend);
+  EXPECT_VEC_KERNELS(d.vec, neon_vec_kernels());
   EXPECT_STREQ(isa_name(Isa::kNeonI8mm), "neon-i8mm");
   if (!set_isa(Isa::kNeonI8mm)) GTEST_SKIP() << "no i8mm (HWCAP2_I8MM)";
   const IsaTable& m = active_table();
@@ -165,7 +215,7 @@ TEST(IsaTable, NeonTablesHoldTheNeonKernels) {
     const int i = static_cast<int>(dt);
     EXPECT_EQ(m.panels[0]->k[i].rows, neon_dot_panel_kernels().k[i].rows) << dtype_name(dt);
   }
-  EXPECT_EQ(m.attend, neon_attend);
+  EXPECT_VEC_KERNELS(m.vec, neon_vec_kernels());
 }
 #endif
 

@@ -2,6 +2,7 @@
 // weight matrices, and the list of ISA paths this CPU can run.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -51,13 +52,8 @@ inline Weights make_weights(DType dtype, int64_t rows, int64_t cols, uint32_t se
 }
 
 inline std::vector<Isa> available_isas() {
-  std::vector<Isa> isas;
-  const Isa saved = active_isa();
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAmx, Isa::kNeon, Isa::kNeonDot,
-                  Isa::kNeonI8mm}) {
-    if (set_isa(isa)) isas.push_back(isa);
-  }
-  set_isa(saved);
+  std::vector<Isa> isas = cpu_isas();  // best first
+  std::reverse(isas.begin(), isas.end());
   return isas;
 }
 
