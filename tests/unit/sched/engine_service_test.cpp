@@ -14,7 +14,8 @@
 
 #include "convert/random_model.h"
 #include "core/bytes.h"
-#include "engine/generate.h"
+#include "model/llama.h"
+#include "reference_generate.h"
 #include "sched/request_cost.h"
 
 namespace plimsoll::sched {
@@ -141,6 +142,36 @@ TEST(EngineService, GreedyAnswersEqualTheReferenceAloneAndConcurrently) {
     EXPECT_EQ(cs[static_cast<size_t>(i)]->ids(0), f.reference(rs[static_cast<size_t>(i)])) << i;
   }
   EXPECT_EQ(f.pool->used_blocks(), 0);
+}
+
+// The served text and finish reason equal the old single-sequence loop's
+// (tests/support/reference_generate.h): to the length, and to a stop sequence
+// taken from the middle of that text (kept in the text, as TGI).
+TEST(EngineService, TextAndFinishEqualTheReferenceLoopWithAndWithoutAStop) {
+  Fixture f(64);
+  LlamaReference ref(config(), std::move(bind_llama_weights(config(), f.model.tensors)).value());
+  SamplingParams params;
+  params.max_new_tokens = 12;
+  auto whole = reference_generate(ref, *f.tokenizer, "once upon a time", params, {});
+  ASSERT_TRUE(whole.ok());
+  ASSERT_GE(whole->text.size(), 6u);
+  SamplingParams stopped = params;
+  stopped.stop = std::vector<std::string>{whole->text.substr(3, 3)};
+  for (const SamplingParams& p : {params, stopped}) {
+    auto want = reference_generate(ref, *f.tokenizer, "once upon a time", p, {});
+    ASSERT_TRUE(want.ok());
+    GenerationRequest r;
+    r.prompt_ids = want->prompt_ids;
+    r.params = p;
+    Collector c;
+    ASSERT_TRUE(f.service->submit({r}, c.sink()).accepted());
+    ASSERT_TRUE(c.wait(1));
+    std::lock_guard<std::mutex> lock(c.mu);
+    const TokenEvent& last = c.events[0].back();
+    EXPECT_EQ(last.generated_text, want->text);
+    EXPECT_EQ(last.finish_reason, want->finish);
+    EXPECT_EQ(last.generated_tokens, static_cast<int64_t>(want->generated_ids.size()));
+  }
 }
 
 TEST(EngineService, ClientBatchLargerThanThePoolAllFinishInOrder) {
