@@ -235,9 +235,9 @@ TEST(EngineFaults, SamplingFaultOfOneRequestLeavesTheOtherInTheSameStep) {
 }
 
 TEST(EngineFaults, AFaultQueueingOneItemOfAClientBatchEndsOnlyThatItem) {
-  std::atomic<int> admits{0};
+  std::atomic<int> queued{0};
   FaultFixture f([&](FaultSite site, uint64_t) {
-    if (site == FaultSite::kAdmit && admits++ == 1) throw std::bad_alloc();
+    if (site == FaultSite::kQueueItem && queued++ == 1) throw std::bad_alloc();
   });
   Events c;
   ASSERT_TRUE(f.service->submit({f.request("a", 5), f.request("b", 5), f.request("c", 5)}, c.sink()).accepted());

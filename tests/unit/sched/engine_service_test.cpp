@@ -490,57 +490,5 @@ TEST(EngineService, PromptLogprobsAndRawLogprobsEqualTheReference) {
   EXPECT_NEAR(events.back().logprob_sum, sum, 1e-3);
 }
 
-// TGI: the token's logprob and its alternatives are of the distribution it was
-// drawn from; with top_k 3 and 5 alternatives asked, only the 3 kept come back,
-// their probabilities summing to 1.
-TEST(EngineService, TgiAlternativesAreOfTheWarpedDistribution) {
-  Fixture f(64);
-  GenerationRequest r = f.request("once upon a time", 4);
-  r.params.do_sample = true;
-  r.params.top_k = 3;
-  r.params.seed = 9;
-  r.top_n_tokens = 5;
-  Collector c;
-  ASSERT_TRUE(f.service->submit({r}, c.sink()).accepted());
-  ASSERT_TRUE(c.wait(1));
-  std::lock_guard<std::mutex> lock(c.mu);
-  for (const TokenEvent& e : c.events[0]) {
-    ASSERT_EQ(e.top_tokens.size(), 3u);
-    double mass = 0;
-    bool has_token = false;
-    for (const TokenInfo& t : e.top_tokens) {
-      mass += std::exp(t.logprob);
-      if (t.id == e.token.id) has_token = std::fabs(t.logprob - e.token.logprob) < 1e-6;
-    }
-    EXPECT_NEAR(mass, 1.0, 1e-4);
-    EXPECT_TRUE(has_token);
-  }
-}
-
-// A matched stop sequence: where it begins in generated_text, which keeps it (TGI).
-TEST(EngineService, StopOffsetMarksWhereTheStopSequenceBegins) {
-  Fixture f(64);
-  GenerationRequest r = f.request("once upon a time", 12);
-  Collector first;
-  ASSERT_TRUE(f.service->submit({r}, first.sink()).accepted());
-  ASSERT_TRUE(first.wait(1));
-  std::string text;
-  {
-    std::lock_guard<std::mutex> lock(first.mu);
-    text = first.events[0].back().generated_text;
-  }
-  ASSERT_GE(text.size(), 6u);
-  r.params.stop = std::vector<std::string>{text.substr(3, 3)};
-  Collector c;
-  ASSERT_TRUE(f.service->submit({r}, c.sink()).accepted());
-  ASSERT_TRUE(c.wait(1));
-  std::lock_guard<std::mutex> lock(c.mu);
-  const TokenEvent& last = c.events[0].back();
-  EXPECT_EQ(last.finish_reason, FinishReason::kStopSequence);
-  const size_t at = text.find(text.substr(3, 3));
-  EXPECT_EQ(last.stop_offset, static_cast<int64_t>(at));
-  EXPECT_EQ(last.generated_text.substr(static_cast<size_t>(last.stop_offset), 3), text.substr(3, 3));
-}
-
 }  // namespace
 }  // namespace plimsoll::sched
