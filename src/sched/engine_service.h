@@ -41,8 +41,8 @@ class EngineService final : public GenerationService {
   ~EngineService() override;
 
   SubmitResult submit(std::vector<GenerationRequest> items, EventSink sink) override;
-  ByteReservation reserve_bytes(int64_t bytes, const std::string& what, ReserveFor use) override {
-    return admission_.reserve(bytes, what, use);
+  ByteReservation reserve_bytes(int64_t bytes, const std::string& what, BackstopCheck backstop) override {
+    return admission_.reserve(bytes, what, backstop);
   }
   void cancel(uint64_t ticket) override;
   ServiceLimits limits() const override { return config_.limits; }
