@@ -1,5 +1,5 @@
 // Faults on the engine thread are contained: an exception (std::bad_alloc
-// included) while scheduling, admitting, stepping, sampling, detokenizing or
+// included) while scheduling, queueing an item, stepping, sampling, detokenizing or
 // delivering an event ends only the requests it hit, with an internal error
 // event; their KV blocks and admission slots return; the service goes on.
 // Faults are injected through EngineServiceConfig::fault_hook and a tokenizer
