@@ -62,7 +62,7 @@ struct ApiServer::Impl {
              std::chrono::milliseconds(config.prep_timeout_ms), config.max_concurrent_compiles,
              [&service](int64_t bytes) -> Result<std::shared_ptr<void>> {
                sched::ByteReservation r =
-                   service.reserve_bytes(bytes, "compiling a grammar", sched::ReserveFor::kSubmission);
+                   service.reserve_bytes(bytes, "compiling a grammar", sched::BackstopCheck::kAtSubmit);
                if (!r.ok()) return r.rejection->error;
                return r.hold;
              }),

@@ -88,7 +88,7 @@ Status tokenize_prepared(RouteContext& ctx, HttpRequest& req, std::string* out,
   cost.token_text_bytes = ctx.tokenizer.max_token_bytes();
   const sched::ByteReservation hold = ctx.service.reserve_bytes(
       sched::tokenize_cost_bytes(static_cast<int64_t>(text.size()), cost), "tokenizing " + std::to_string(text.size()) + " bytes",
-      sched::ReserveFor::kWholeRequest);
+      sched::BackstopCheck::kNow);
   if (!hold.ok()) {
     count_rejection(ctx.metrics, *hold.rejection);
     *rejected = *hold.rejection;

@@ -204,7 +204,7 @@ Status expand(RouteContext& ctx, std::optional<int64_t> max_tokens, int64_t defa
   }
   const int64_t n_items = static_cast<int64_t>(n_prompts) * call->best_of;
   call->build_hold = ctx.service.reserve_bytes(sched::prompt_build_bytes(n_items, call->best_of * units) + held,
-                                               "tokenizing this request", sched::ReserveFor::kSubmission);
+                                               "tokenizing this request", sched::BackstopCheck::kAtSubmit);
   if (!call->build_hold.ok()) return call->build_hold.rejection->error;
   call->items.reserve(static_cast<size_t>(n_items));
   const GenerationDefaults& d = ctx.config.generation_defaults;
@@ -393,7 +393,7 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
   const int64_t argument_bytes = tool_argument_bytes(f);
   const sched::ByteReservation tools_hold = ctx.service.reserve_bytes(
       (tools.parses_calls() ? tools.tree_bytes : 0) + (argument_bytes > 0 ? json_tree_limit_bytes(argument_bytes) : 0),
-      "reading tools", sched::ReserveFor::kSubmission);
+      "reading tools", sched::BackstopCheck::kAtSubmit);
   if (!tools_hold.ok()) return tools_hold.rejection->error;
   PLIMSOLL_ASSIGN(auto messages, read_messages(f));
   const OrderedJson tool_list = tools.parses_calls() ? tools_in_order(body_text) : OrderedJson();
@@ -404,7 +404,7 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
   // What the render may hold is request memory: reserved before it runs (429 / 422 like a prompt).
   const sched::ByteReservation render_hold =
       ctx.service.reserve_bytes(chat_render_reserve_bytes(budget), "rendering the chat template",
-                                sched::ReserveFor::kSubmission);
+                                sched::BackstopCheck::kAtSubmit);
   if (!render_hold.ok()) return render_hold.rejection->error;
   PLIMSOLL_ASSIGN(std::string prompt, render(messages, budget, tool_list));
   call.prompts = {std::move(prompt)};

@@ -57,7 +57,7 @@ Result<TgiCall> parse_call(RouteContext& ctx, const json& body, bool streaming, 
   for (const std::string& input : call.inputs) text_bytes += tokenized_bytes(input, ctx.tokenizer, limits);
   const int64_t n_items = static_cast<int64_t>(call.inputs.size()) * o.best_of;
   call.build_hold = ctx.service.reserve_bytes(sched::prompt_build_bytes(n_items, o.best_of * text_bytes),
-                                              "tokenizing this request", sched::ReserveFor::kSubmission);
+                                              "tokenizing this request", sched::BackstopCheck::kAtSubmit);
   if (!call.build_hold.ok()) return call.build_hold.rejection->error;
   call.items.reserve(static_cast<size_t>(n_items));
   for (const std::string& input : call.inputs) {

@@ -139,8 +139,8 @@ class KvBlockPool {
   std::atomic<int64_t> free_count_{0}, cached_count_{0}, reclaimable_count_{0}, evictions_{0};
 };
 
-// The blocks of one sequence, in position order. Capacity is reserved at
-// admission (blocks for the sequence's whole length) so appending never
+// The blocks of one sequence, in position order. Capacity is reserved when
+// it starts (blocks for the sequence's whole length) so appending never
 // allocates. The leading ones may be shared cached blocks (read only).
 struct BlockTable {
   std::vector<int32_t> blocks;

@@ -143,11 +143,11 @@ void Admission::release(uint64_t ticket) {
   active_.erase(it);
 }
 
-ByteReservation Admission::reserve(int64_t bytes, const std::string& what, ReserveFor use) {
+ByteReservation Admission::reserve(int64_t bytes, const std::string& what, BackstopCheck backstop) {
   std::lock_guard<std::mutex> lock(mu_);
   // The request and token bounds are for submissions; a reservation is held to bytes. The
-  // backstop refuses a whole request here, and a submission's preparation at its submit.
-  const bool check_pressure = use == ReserveFor::kWholeRequest;
+  // backstop refuses here only when asked (kNow); else at the submission that follows.
+  const bool check_pressure = backstop == BackstopCheck::kNow;
   if (auto r = check_bytes(bytes, what, 1.0, check_pressure)) return ByteReservation{nullptr, std::move(r)};
   return ByteReservation{take_bytes(bytes), std::nullopt};
 }

@@ -58,7 +58,7 @@ class Admission {
   void release(uint64_t ticket);
   // Holds bytes of request memory for a call that is not a submission
   // (/tokenize) or not one yet (prompts being tokenized).
-  ByteReservation reserve(int64_t bytes, const std::string& what, ReserveFor use);
+  ByteReservation reserve(int64_t bytes, const std::string& what, BackstopCheck backstop);
 
   void stop_accepting();
   // How full admission is, 0-1: the largest share of its in-flight bounds in use

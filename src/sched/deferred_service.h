@@ -20,8 +20,8 @@ class DeferredService final : public GenerationService {
     if (GenerationService* t = target()) return t->submit(std::move(items), std::move(sink));
     return SubmitResult{0, Rejection{Error{ErrorCode::kUnavailable, "the model is still loading"}, 1.0}};
   }
-  ByteReservation reserve_bytes(int64_t bytes, const std::string& what, ReserveFor use) override {
-    if (GenerationService* t = target()) return t->reserve_bytes(bytes, what, use);
+  ByteReservation reserve_bytes(int64_t bytes, const std::string& what, BackstopCheck backstop) override {
+    if (GenerationService* t = target()) return t->reserve_bytes(bytes, what, backstop);
     return ByteReservation{nullptr, Rejection{Error{ErrorCode::kUnavailable, "the model is still loading"}, 1.0}};
   }
   void cancel(uint64_t ticket) override {

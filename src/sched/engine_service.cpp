@@ -1,5 +1,5 @@
-// The engine thread: drain the inbox, schedule, step, update; admission
-// checks and load figures for the HTTP side.
+// The engine thread: drain the inbox, schedule, step, process the outputs,
+// deliver them; admission checks and load figures for the HTTP side.
 #include "sched/engine_service.h"
 
 #include <algorithm>
@@ -42,9 +42,11 @@ EngineService::EngineService(EngineServiceConfig config, std::unique_ptr<BatchEn
       pool_(std::move(pool)),
       engine_(std::move(engine)),
       tokenizer_(tokenizer),
-      scheduler_(config_.scheduler, *pool_, tokenizer, config_.token_trie),
+      scheduler_(config_.scheduler, *pool_, tokenizer),
+      output_(tokenizer, config_.extra_eos_ids, config_.token_trie),
       admission_(admission_limits(config_, *pool_, tokenizer, [this] { return check_memory_pressure(); })) {
   scheduler_.set_fault_hook(config_.fault_hook);
+  output_.set_fault_hook(config_.fault_hook);
   config_.limits.prefix_caching = pool_->prefix_caching();  // /info says what the pool does
   ready_ = true;
   thread_ = std::thread([this] { run(); });
@@ -190,7 +192,7 @@ int64_t EngineService::step_once() {
     plan = scheduler_.schedule();
     if (plan.empty()) return 0;
     scheduler_.inject_fault(FaultSite::kStep);
-    PromptRows rows(scheduler_, plan);
+    PromptRows rows(output_, plan);
     auto logits = engine_->step(plan.steps, plan.wants_rows ? &rows : nullptr);
     if (!logits.ok()) {
       spdlog::error("step of {} sequences failed: {}; they end with an error", plan.steps.size(),
@@ -198,7 +200,8 @@ int64_t EngineService::step_once() {
       scheduler_.fail_step(plan, Error{ErrorCode::kInternal, "generation failed: " + logits.error().message});
       return 0;
     }
-    scheduler_.update(plan, *logits, engine_->config().vocab_size);
+    scheduler_.record_written(plan);
+    scheduler_.deliver(output_.process(plan, *logits, engine_->config().vocab_size));
   } catch (...) {
     const std::string what = describe_current_exception();
     if (plan.empty()) {

@@ -1,7 +1,7 @@
 // EngineService: the GenerationService of a real model. One engine thread
-// owns the scheduler, the batch engine and the KV pool; HTTP threads submit
-// and cancel through a locked inbox. Admission (422 / 429 / 503) happens at
-// submit(), before the caller sends any byte.
+// owns the scheduler, the batch engine, the output processor and the KV
+// pool; HTTP threads submit and cancel through a locked inbox. Admission
+// (422 / 429 / 503) happens at submit(), before the caller sends any byte.
 #pragma once
 
 #include <atomic>
@@ -16,6 +16,7 @@
 #include "memory/memory_pressure.h"
 #include "sched/admission.h"
 #include "sched/generation_service.h"
+#include "sched/output_processor.h"
 #include "sched/scheduler.h"
 
 namespace plimsoll::sched {
@@ -23,6 +24,9 @@ namespace plimsoll::sched {
 struct EngineServiceConfig {
   ServiceLimits limits;            // published; validated against at submit
   SchedulerLimits scheduler;
+  // Ids that end a sequence besides the tokenizer's EOS (generation_config.json
+  // eos_token_id, an id or a list); finish reason eos_token, unless ignore_eos.
+  std::vector<int32_t> extra_eos_ids;
   const MemoryPressure* memory_pressure = nullptr;  // the backstop (memory/memory_watcher.h); null: none
   FaultHook fault_hook;            // tests only: throws at a chosen site (sched/fault.h)
   int64_t request_budget_bytes = 0;  // request memory in flight (the plan's request term); 0: not bounded
@@ -37,8 +41,8 @@ class EngineService final : public GenerationService {
   ~EngineService() override;
 
   SubmitResult submit(std::vector<GenerationRequest> items, EventSink sink) override;
-  ByteReservation reserve_bytes(int64_t bytes, const std::string& what, ReserveFor use) override {
-    return admission_.reserve(bytes, what, use);
+  ByteReservation reserve_bytes(int64_t bytes, const std::string& what, BackstopCheck backstop) override {
+    return admission_.reserve(bytes, what, backstop);
   }
   void cancel(uint64_t ticket) override;
   ServiceLimits limits() const override { return config_.limits; }
@@ -62,6 +66,7 @@ class EngineService final : public GenerationService {
   std::unique_ptr<BatchEngine> engine_;
   const TextTokenizer& tokenizer_;
   Scheduler scheduler_;  // engine thread only
+  OutputProcessor output_;  // engine thread only
   Admission admission_;  // limits, tickets, what is in flight (its own lock)
 
   mutable std::mutex mu_;

@@ -14,9 +14,9 @@
 namespace plimsoll::sched {
 
 // Where a test injects a fault (throws from the hook); production sets no hook.
-// kAdmit and kSample name a sequence (the ticket of its submission); kSchedule and
-// kStep the whole step (ticket 0).
-enum class FaultSite { kSchedule, kAdmit, kStep, kSample };
+// kQueueItem (turning a submitted item into a waiting sequence) and kSample name a
+// sequence (the ticket of its submission); kSchedule and kStep the whole step (ticket 0).
+enum class FaultSite { kSchedule, kQueueItem, kStep, kSample };
 using FaultHook = std::function<void(FaultSite site, uint64_t ticket)>;
 
 // The message of the exception being handled (call inside a catch block).

@@ -65,11 +65,11 @@ struct Rejection {
 // Rejection::reason of the memory backstop's 429s.
 inline constexpr const char* kMemoryPressureReason = "memory_pressure";
 
-// What a byte reservation is for: work before a submission (tokenizing its
-// prompts, rendering its chat), whose admission then applies the memory
-// backstop with its own reason; or a whole request with no submission after it
-// (/tokenize), which the backstop refuses here.
-enum class ReserveFor { kSubmission, kWholeRequest };
+// Where a byte reservation meets the memory backstop: at the submission that
+// follows (work before one: tokenizing its prompts, rendering its chat, whose
+// admission refuses with the backstop's own reason), or now (a request with no
+// submission after it: /tokenize).
+enum class BackstopCheck { kAtSubmit, kNow };
 // Bytes of request memory held by a call that is not a submission (/tokenize)
 // or not one yet; given back when the last copy of `hold` is dropped.
 struct ByteReservation {
@@ -102,8 +102,8 @@ class GenerationService {
 
   // Holds `bytes` of request memory while a call that is not a submission
   // runs, answered like a submission (429 / 422 / 503). Default: not counted.
-  virtual ByteReservation reserve_bytes(int64_t bytes, const std::string& what, ReserveFor use) {
-    (void)bytes, (void)what, (void)use;
+  virtual ByteReservation reserve_bytes(int64_t bytes, const std::string& what, BackstopCheck backstop) {
+    (void)bytes, (void)what, (void)backstop;
     return {};
   }
 

@@ -1,10 +1,9 @@
-// Scheduling policy: feed, admit (reserve to completion), build the step
-// (decode-first, chunked prefill), apply logits (sample, stop, emit, free).
+// Scheduling policy: feed, start (reserve to completion), build the step
+// (decode-first, chunked prefill), record what it wrote, deliver its events
+// and free the finished.
 #include "sched/scheduler.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <spdlog/spdlog.h>
 
 #include "sched/prefix_cache.h"
@@ -28,56 +27,10 @@ void send_error_final(Submission& sub, size_t index, const Error& error) noexcep
   }
 }
 
-// Sampler alternatives as token records (the token's own text, no context).
-void to_token_infos(const std::vector<SampledToken>& alternatives, const TextTokenizer& tok,
-                    std::vector<TokenInfo>& out) {
-  out.clear();
-  out.reserve(alternatives.size());
-  for (const SampledToken& a : alternatives) {
-    out.push_back({a.id, a.logprob, tok.piece_string(-1, a.id), tok.is_special(a.id)});
-  }
-}
-
 }  // namespace
 
-Sequence::Sequence(Submission* owner_, size_t index_, GenerationRequest request_, const TextTokenizer& tokenizer,
-                   uint64_t seed)
-    : owner(owner_),
-      index(index_),
-      request(std::move(request_)),
-      prompt_len(static_cast<int64_t>(request.prompt_ids.size())),
-      sampler(request.params, seed),
-      stops(request.params.stop),
-      grammar(request.params.grammar),
-      decoder(tokenizer, request.prompt_ids.empty() ? -1 : request.prompt_ids.back()) {
-  tokens.reserve(static_cast<size_t>(total_tokens()));
-  tokens = request.prompt_ids;
-  sampler.observe_prompt(tokens);
-  if (request.prompt_details && !tokens.empty()) {  // the first token has no logprob; the prefill's rows add the rest
-    prefill.reserve(static_cast<size_t>(prompt_len));
-    prefill.push_back({tokens[0], std::numeric_limits<float>::quiet_NaN(), tokenizer.piece_string(-1, tokens[0]),
-                       tokenizer.is_special(tokens[0])});
-    if (request.prompt_top_n > 0) {
-      prefill_top.reserve(static_cast<size_t>(prompt_len));
-      prefill_top.emplace_back();
-    }
-  }
-}
-
-void PromptRows::row(size_t seq, int64_t pos, std::span<const float> logits) {
-  scheduler_.record_prompt_row(*plan_.owners[seq], pos, logits);
-}
-
-Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokenizer& tokenizer,
-                     std::shared_ptr<const TokenTrie> trie)
-    : limits_(limits),
-      pool_(pool),
-      tokenizer_(tokenizer),
-      trie_(trie ? std::move(trie) : std::make_shared<const TokenTrie>(TokenTrie::build(tokenizer))) {
-  grammar_scratch_.reserve(*trie_);
-  end_ids_.assign(limits_.extra_eos_ids.begin(), limits_.extra_eos_ids.end());
-  end_ids_.push_back(tokenizer_.eos_id());
-}
+Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokenizer& tokenizer)
+    : limits_(limits), pool_(pool), tokenizer_(tokenizer) {}
 
 void Scheduler::add(std::unique_ptr<Submission> submission) {
   submission->unfinished = submission->pending.size();
@@ -126,9 +79,8 @@ void Scheduler::feed_waiting() {
       const size_t index = sub->next_index++;
       moved = true;
       try {
-        inject_fault(FaultSite::kAdmit, sub->ticket);
-        const uint64_t seed = req.params.seed.value_or(random_seed());
-        waiting_.push_back(std::make_unique<Sequence>(sub.get(), index, std::move(req), tokenizer_, seed));
+        inject_fault(FaultSite::kQueueItem, sub->ticket);
+        waiting_.push_back(std::make_unique<Sequence>(sub.get(), index, std::move(req), tokenizer_));
         waiting_.back()->queued_at = sub->submitted_at;
       } catch (...) {
         fail_item(*sub, index, describe_current_exception());
@@ -141,18 +93,18 @@ void Scheduler::feed_waiting() {
 // Reserves to completion: the blocks found in the prefix cache are shared (a
 // reclaimable one costs a free block, as taking it makes it unreclaimable),
 // the rest newly owned. Prefill then starts after the shared blocks.
-Scheduler::Admit Scheduler::try_admit(Sequence& seq) {
+Scheduler::Start Scheduler::try_start(Sequence& seq) {
   const int64_t bt = pool_.block_tokens();
   const int64_t need = blocks_for_tokens(seq.total_tokens(), bt);
   seq.table.blocks.reserve(static_cast<size_t>(need));
   const PrefixMatch match = find_cached_prefix(pool_, seq);  // appends the blocks found
   if (prefix_being_computed(pool_, seq, match.blocks, running_)) {
     seq.table.blocks.clear();
-    return Admit::kWaitForPrefix;
+    return Start::kWaitForPrefix;
   }
   if (need - match.blocks + match.reclaimable > pool_.free_blocks()) {
     seq.table.blocks.clear();
-    return Admit::kNoRoom;
+    return Start::kNoRoom;
   }
   for (int32_t b : seq.table.blocks) pool_.acquire(b);
   for (int64_t i = match.blocks; i < need; ++i) seq.table.blocks.push_back(*pool_.allocate());
@@ -163,7 +115,7 @@ Scheduler::Admit Scheduler::try_admit(Sequence& seq) {
     prefix_queried_tokens_ += seq.prompt_len;
     prefix_hit_tokens_ += seq.cached_tokens;
   }
-  return Admit::kAdmitted;
+  return Start::kStarted;
 }
 
 // FIFO with bounded overtaking: a head that does not fit may be passed by
@@ -171,20 +123,20 @@ Scheduler::Admit Scheduler::try_admit(Sequence& seq) {
 // (it always fits eventually: submit() refuses what exceeds the whole pool).
 // A sequence whose next prompt block a running one is computing waits for it
 // (it will find it cached) without blocking the line.
-void Scheduler::admit() {
+void Scheduler::start_waiting() {
   Sequence* blocked_head = nullptr;
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     if (static_cast<int64_t>(running_.size()) >= limits_.step_seqs) break;
     Sequence& seq = **it;
     if (blocked_head && blocked_head->skipped_steps >= limits_.max_skips) break;
-    const Admit result = try_admit(seq);
-    if (result == Admit::kAdmitted) {
+    const Start result = try_start(seq);
+    if (result == Start::kStarted) {
       if (blocked_head) ++blocked_head->skipped_steps;
       running_.push_back(std::move(*it));
       it = waiting_.erase(it);
       continue;
     }
-    if (result == Admit::kNoRoom && !blocked_head) blocked_head = &seq;
+    if (result == Start::kNoRoom && !blocked_head) blocked_head = &seq;
     ++it;
   }
 }
@@ -216,7 +168,7 @@ void Scheduler::add_prefills(StepPlan& plan, int64_t& budget) {
 StepPlan Scheduler::schedule() {
   inject_fault(FaultSite::kSchedule);
   feed_waiting();
-  admit();
+  start_waiting();
   StepPlan plan;
   int64_t budget = limits_.step_tokens;
   add_decodes(plan, budget);
@@ -226,117 +178,42 @@ StepPlan Scheduler::schedule() {
   return plan;
 }
 
-void Scheduler::record_prompt_row(Sequence& seq, int64_t pos, std::span<const float> logits) {
-  const int64_t next = pos + 1;  // the row at pos predicts the prompt token at pos + 1
-  if (next >= seq.prompt_len || static_cast<int64_t>(seq.prefill.size()) != next) return;
-  const int32_t id = seq.tokens[static_cast<size_t>(next)];
-  const int32_t top_n = seq.request.prompt_top_n;
-  const float logprob = raw_logprobs(logits, id, top_n, scratch_.order, &alternatives_);
-  seq.prefill.push_back({id, logprob, tokenizer_.piece_string(seq.tokens[static_cast<size_t>(pos)], id),
-                         tokenizer_.is_special(id)});
-  if (top_n > 0) {
-    seq.prefill_top.emplace_back();
-    to_token_infos(alternatives_, tokenizer_, seq.prefill_top.back());
-  }
-}
-
-void Scheduler::emit_token(Sequence& seq, const SampledToken& token) {
-  TokenEvent ev;
-  ev.index = seq.index;
-  const int32_t prev_id = seq.tokens[seq.tokens.size() - 2];  // the token is already appended
-  ev.token = {token.id, token.logprob, tokenizer_.piece_string(prev_id, token.id),
-              tokenizer_.is_special(token.id)};
-  seq.logprob_sum += token.logprob;
-  if (!seq.prefill.empty()) {  // the first event carries the prompt's records (moved: sent once)
-    ev.prefill = std::move(seq.prefill);
-    ev.prefill_top = std::move(seq.prefill_top);
-    seq.prefill.clear();
-    seq.prefill_top.clear();
-  }
-  const bool eos_id = token.id == tokenizer_.eos_id() ||
-                      std::find(limits_.extra_eos_ids.begin(), limits_.extra_eos_ids.end(), token.id) !=
-                          limits_.extra_eos_ids.end();
-  const bool eos = eos_id && (!seq.request.params.ignore_eos || seq.grammar.finished());
-  if (!eos) {
-    ev.text = seq.decoder.push(token.id);
-    if (seq.stops.push(ev.text)) seq.finish = FinishReason::kStopSequence;
-  } else {
-    seq.finish = FinishReason::kEosToken;
-  }
-  if (!seq.finish && seq.generated() >= seq.request.params.max_new_tokens) seq.finish = FinishReason::kLength;
-  if (seq.request.top_n_tokens > 0) to_token_infos(alternatives_, tokenizer_, ev.top_tokens);
-  if (seq.finish) {
-    if (*seq.finish != FinishReason::kStopSequence) {
-      const std::string tail = seq.decoder.finish();
-      ev.text += tail;
-      seq.stops.push(tail);
-    } else {
-      ev.stop_offset = static_cast<int64_t>(seq.stops.match_begin());
-    }
-    ev.finish_reason = *seq.finish;
-    ev.generated_tokens = seq.generated();
-    ev.input_tokens = seq.prompt_len;
-    ev.seed = seq.sampler.seed();
-    ev.generated_text = seq.stops.text();
-    ev.logprob_sum = seq.logprob_sum;
-    const Clock::time_point now = Clock::now();
-    const Clock::time_point started = seq.started_at.value_or(now);
-    ev.queue_seconds = std::chrono::duration<double>(started - seq.queued_at).count();
-    ev.inference_seconds = std::chrono::duration<double>(now - started).count();
-  }
-  if (seq.finish) {
-    release(seq);  // blocks are back before the client hears it is done
-    ev.final = true;
-    seq.final_sent = true;  // even if the sink throws: no second final event
-  }
-  seq.owner->sink(std::move(ev));
-}
-
-void Scheduler::update(const StepPlan& plan, std::span<const float> logits, int64_t vocab_size) {
-  size_t row = 0;
-  logits_copy_.resize(static_cast<size_t>(vocab_size));
+void Scheduler::record_written(const StepPlan& plan) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     Sequence& seq = *plan.owners[i];
     seq.kv_len += static_cast<int64_t>(plan.steps[i].tokens.size());
-    publish_written_blocks(pool_, seq);  // before sampling: a finished sequence's blocks stay cached
-    if (!plan.steps[i].want_logits) continue;
-    const std::span<const float> l = logits.subspan(row++ * static_cast<size_t>(vocab_size), static_cast<size_t>(vocab_size));
-    try {
-      sample_and_emit(seq, l);
-    } catch (...) {  // contained: only this sequence ends
+    publish_written_blocks(pool_, seq);  // before any release: a finished sequence's blocks stay cached
+  }
+}
+
+void Scheduler::deliver(StepOutputs& outputs) {
+  for (SequenceOutput& out : outputs.outputs) {
+    if (out.fault) {  // the output processor logged it
       ++faults_;
-      const std::string what = describe_current_exception();
-      spdlog::error("engine fault sampling or detokenizing request {} item {}: {}; that sequence ends with an error",
-                    seq.owner->ticket, seq.index, what);
-      fail(seq, fault_error(what));
+      fail(*out.seq, *out.fault);
+    } else {
+      send(*out.seq, std::move(out.event));
     }
   }
   remove_finished();
 }
 
-void Scheduler::sample_and_emit(Sequence& seq, std::span<const float> logits) {
-  inject_fault(FaultSite::kSample, seq.owner->ticket);
-  std::copy(logits.begin(), logits.end(), logits_copy_.begin());
-  const int32_t top_n = seq.request.top_n_tokens;
-  const bool raw = seq.request.raw_logprobs, needed = seq.request.logprobs_needed;
-  if (seq.grammar.active()) constrain(seq);
-  SampledToken token = seq.sampler.sample(logits_copy_, scratch_, raw ? 0 : top_n, &alternatives_, needed && !raw);
-  if (raw && needed) token.logprob = raw_logprobs(logits, token.id, top_n, scratch_.order, &alternatives_);
-  seq.sampler.accept(token.id);
-  if (seq.grammar.active()) seq.grammar.advance(token.id, *trie_);
-  seq.tokens.push_back(token.id);  // reserved to the full length: does not allocate
-  emit_token(seq, token);
-}
-
-// Masks logits_copy_ to the tokens the sequence's grammar allows. When the
-// vocabulary cannot spell what the grammar needs, only the end token is left.
-void Scheduler::constrain(Sequence& seq) {
-  const int64_t left = seq.request.params.max_new_tokens - seq.generated();
-  if (seq.grammar.mask(logits_copy_, *trie_, left, end_ids_, grammar_scratch_)) return;
-  spdlog::warn("request {} item {}: no token can continue its grammar; ending it", seq.owner->ticket, seq.index);
-  const float end_logit = 0.0f;
-  std::fill(logits_copy_.begin(), logits_copy_.end(), -std::numeric_limits<float>::infinity());
-  if (tokenizer_.eos_id() >= 0) logits_copy_[static_cast<size_t>(tokenizer_.eos_id())] = end_logit;
+// A final event goes out after the sequence's blocks are back. A sink that
+// throws ends the sequence with an error event (none after a final one).
+void Scheduler::send(Sequence& seq, TokenEvent&& event) {
+  if (event.final) {
+    release(seq);  // blocks are back before the client hears it is done
+    seq.final_sent = true;  // even if the sink throws: no second final event
+  }
+  try {
+    seq.owner->sink(std::move(event));
+  } catch (...) {  // contained: only this sequence ends
+    ++faults_;
+    const std::string what = describe_current_exception();
+    spdlog::error("engine fault handing an event of request {} item {} to its stream: {}; that sequence ends "
+                  "with an error", seq.owner->ticket, seq.index, what);
+    fail(seq, fault_error(what));
+  }
 }
 
 void Scheduler::fail(Sequence& seq, const Error& error) {

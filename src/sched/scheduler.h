@@ -1,21 +1,22 @@
-// Scheduler: the policy of the engine thread. Admits waiting sequences when
-// their whole KV need (prompt + max_new_tokens, reserved to completion) fits
-// the free blocks — less the leading prompt blocks found in the prefix cache,
-// which are shared and not computed again — builds each step (decode tokens first, then prefill chunks
-// under the step's token budget), and applies the step's logits: sampling,
-// stop criteria, token events, freeing blocks. It never touches tensors.
+// Scheduler: the policy of the engine thread — who runs. Starts waiting
+// sequences when their whole KV need (prompt + max_new_tokens, reserved to
+// completion) fits the free blocks — less the leading prompt blocks found in
+// the prefix cache, which are shared and not computed again — and builds each
+// step (decode tokens first, then prefill chunks under the step's token
+// budget). After the step it records the K/V written, hands each event the
+// output processor built to its request (sched/output_processor.h), and
+// frees the blocks of finished sequences. It never touches tensors or logits.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <list>
 #include <memory>
-#include <span>
 #include <vector>
 
-#include "engine/batch_engine.h"
 #include "sched/fault.h"
 #include "sched/sequence.h"
+#include "sched/step.h"
 
 namespace plimsoll::sched {
 
@@ -23,39 +24,12 @@ struct SchedulerLimits {
   int64_t step_tokens = 512;           // tokens per step (max_batch_prefill_tokens)
   int64_t step_seqs = 64;              // sequences per step (max_batch_size)
   int64_t max_skips = 16;              // steps a blocked head may be overtaken before it reserves
-  // Ids that end a sequence besides the tokenizer's EOS (generation_config.json
-  // eos_token_id, an id or a list); finish reason eos_token, unless ignore_eos.
-  std::vector<int32_t> extra_eos_ids;
-};
-
-// What one step runs: SeqStep for the engine, and whose it is.
-struct StepPlan {
-  std::vector<SeqStep> steps;
-  std::vector<Sequence*> owners;
-  bool wants_rows = false;  // a step has want_all_logits (prompt logprobs): pass PromptRows to the engine
-  bool empty() const { return steps.empty(); }
-};
-
-class Scheduler;
-
-// The engine's rows for want_all_logits spans of one plan: each becomes the
-// next prompt token's logprob (and alternatives) of its sequence.
-class PromptRows final : public LogitRowSink {
- public:
-  PromptRows(Scheduler& scheduler, const StepPlan& plan) : scheduler_(scheduler), plan_(plan) {}
-  void row(size_t seq, int64_t pos, std::span<const float> logits) override;
-
- private:
-  Scheduler& scheduler_;
-  const StepPlan& plan_;
 };
 
 class Scheduler {
  public:
-  // `trie`: the tokenizer's TokenTrie, built at start-up where the plan can
-  // count it (server/engine_setup); null: built here, now.
-  Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokenizer& tokenizer,
-            std::shared_ptr<const TokenTrie> trie = nullptr);
+  // `tokenizer`: each new Sequence's (its decoder and prompt records).
+  Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokenizer& tokenizer);
 
   // Adds a submission whose items are turned into waiting sequences as
   // capacity allows (a client batch is fed in, not queued all at once).
@@ -68,19 +42,23 @@ class Scheduler {
   // event and returns their blocks; every other sequence goes on. An empty plan (the
   // fault came before there was one) ends every sequence: none can be blamed.
   void fail_step(const StepPlan& plan, const Error& error);
-  // Faults contained so far: per sequence in schedule/update, and each fail_step.
+  // Faults contained so far: per sequence in schedule/deliver, and each fail_step.
   int64_t faults() const { return faults_; }
   void set_fault_hook(FaultHook hook) { fault_hook_ = std::move(hook); }
   void inject_fault(FaultSite site, uint64_t ticket = 0) const {
     if (fault_hook_) fault_hook_(site, ticket);
   }
 
-  // Phases of one step.
+  // Phases of one step: schedule, (the engine's step), record_written,
+  // (the output processor's process), deliver.
   StepPlan schedule();
-  // logits: [n_want, vocab], rows in the order of plan entries with want_logits.
-  void update(const StepPlan& plan, std::span<const float> logits, int64_t vocab_size);
-  // One prompt row of a prefill (PromptRows): the logprob of the prompt token after `pos`.
-  void record_prompt_row(Sequence& seq, int64_t pos, std::span<const float> logits);
+  // The plan ran: each sequence's K/V covers its plan tokens now; blocks that
+  // became full are published to the prefix cache (before any is freed).
+  void record_written(const StepPlan& plan);
+  // Hands each output's event to its request — a finished sequence's blocks
+  // are back first — ends a faulted sequence with an error event, and drops
+  // the finished. Events are moved out of `outputs`.
+  void deliver(StepOutputs& outputs);
 
   bool idle() const { return running_.empty() && waiting_.empty() && submissions_.empty(); }
   int64_t waiting_count() const;
@@ -88,38 +66,29 @@ class Scheduler {
   int64_t running_count() const { return static_cast<int64_t>(running_.size()); }
   int64_t last_batch_size() const { return last_batch_size_; }
   int64_t last_batch_tokens() const { return last_batch_tokens_; }
-  // Prefix cache: prompt tokens of admitted sequences looked up, and found (not computed).
+  // Prefix cache: prompt tokens of started sequences looked up, and found (not computed).
   int64_t prefix_queried_tokens() const { return prefix_queried_tokens_; }
   int64_t prefix_hit_tokens() const { return prefix_hit_tokens_; }
 
  private:
   void feed_waiting();
-  void admit();
-  enum class Admit { kAdmitted, kNoRoom, kWaitForPrefix };
-  Admit try_admit(Sequence& seq);
+  void start_waiting();
+  enum class Start { kStarted, kNoRoom, kWaitForPrefix };
+  Start try_start(Sequence& seq);
   void add_decodes(StepPlan& plan, int64_t& budget);
   void add_prefills(StepPlan& plan, int64_t& budget);
-  void finish(Sequence& seq, FinishReason reason);
-  void emit_token(Sequence& seq, const SampledToken& token);
+  void send(Sequence& seq, TokenEvent&& event);
   void release(Sequence& seq);
   void remove_finished();
   void fail(Sequence& seq, const Error& error);  // error final event, blocks returned
   void fail_item(Submission& sub, size_t index, const std::string& what);  // before it had a Sequence
-  void sample_and_emit(Sequence& seq, std::span<const float> logits);
-  void constrain(Sequence& seq);
   void finish_submission_item(Submission& sub);
 
   SchedulerLimits limits_;
   KvBlockPool& pool_;
   const TextTokenizer& tokenizer_;
-  SamplerScratch scratch_;
-  std::vector<float> logits_copy_;                 // [vocab] sampling works on a copy
-  std::vector<SampledToken> alternatives_;         // [top_n] of the token being emitted
-  std::shared_ptr<const TokenTrie> trie_;          // the vocabulary as a prefix tree, for grammar masks
-  GrammarScratch grammar_scratch_;
-  std::vector<int32_t> end_ids_;                   // eos + extra eos ids, for the grammar mask
   std::list<std::unique_ptr<Submission>> submissions_;  // with pending items or unfinished ones
-  std::deque<std::unique_ptr<Sequence>> waiting_;  // admitted to the queue, no blocks yet
+  std::deque<std::unique_ptr<Sequence>> waiting_;  // queued, no blocks yet
   std::vector<std::unique_ptr<Sequence>> running_; // holding blocks
   int64_t last_batch_size_ = 0;
   int64_t last_batch_tokens_ = 0;

@@ -1,5 +1,9 @@
 // Sequence: the engine thread's state for one admitted item of a submission —
-// its tokens, KV blocks, sampler, stop matcher and stream decoder.
+// its tokens, KV blocks, sampler, stop matcher and stream decoder. The
+// scheduler owns the sequence and its blocks (kv_len, table, prefix-cache
+// fields, skipped_steps); the output processor its output state (sampler,
+// stops, grammar, decoder, prefill records, logprob_sum, finish) and appends
+// the generated tokens.
 #pragma once
 
 #include <chrono>
@@ -24,8 +28,8 @@ using Clock = std::chrono::steady_clock;
 struct Submission;  // the client call the sequence belongs to
 
 struct Sequence {
-  Sequence(Submission* owner, size_t index, GenerationRequest request, const TextTokenizer& tokenizer,
-           uint64_t seed);
+  // Seeds the sampler with request.params.seed, else a random seed.
+  Sequence(Submission* owner, size_t index, GenerationRequest request, const TextTokenizer& tokenizer);
 
   Submission* owner;
   size_t index;                      // position in the submission
@@ -33,11 +37,11 @@ struct Sequence {
   std::vector<int32_t> tokens;       // prompt, then generated; reserved to the full length
   int64_t prompt_len = 0;
   int64_t kv_len = 0;                // tokens whose K/V are in the cache
-  BlockTable table;                  // blocks for prompt + max_new_tokens, taken at admission
+  BlockTable table;                  // blocks for prompt + max_new_tokens, taken when it starts
   // Prefix cache (sched/prefix_cache.h): the key of each full block (the
-  // prompt's when first tried for admission, later ones as they fill; reserved),
+  // prompt's when first tried to start, later ones as they fill; reserved),
   // how many leading blocks are in the cache (found there or published), and
-  // the prompt tokens found there at admission (not computed).
+  // the prompt tokens found there when it started (not computed).
   std::vector<uint64_t> block_keys;
   int64_t published_blocks = 0;
   int64_t cached_tokens = 0;
@@ -52,7 +56,7 @@ struct Sequence {
   bool final_sent = false;           // its final event (result or error) went to the sink
   Clock::time_point queued_at = Clock::now();
   std::optional<Clock::time_point> started_at;
-  int64_t skipped_steps = 0;         // times smaller requests were admitted ahead of it
+  int64_t skipped_steps = 0;         // times smaller sequences started ahead of it
 
   int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_len; }
   int64_t total_tokens() const { return prompt_len + request.params.max_new_tokens; }

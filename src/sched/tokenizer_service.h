@@ -21,8 +21,8 @@ class TokenizerService final : public GenerationService {
   SubmitResult submit(std::vector<GenerationRequest>, EventSink) override {
     return SubmitResult{0, Rejection{Error{ErrorCode::kUnsupported, kNoModel}, 0}, nullptr};
   }
-  ByteReservation reserve_bytes(int64_t bytes, const std::string& what, ReserveFor use) override {
-    return admission_.reserve(bytes, what, use);
+  ByteReservation reserve_bytes(int64_t bytes, const std::string& what, BackstopCheck backstop) override {
+    return admission_.reserve(bytes, what, backstop);
   }
   void cancel(uint64_t) override {}
   ServiceLimits limits() const override { return limits_; }

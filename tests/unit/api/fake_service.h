@@ -93,10 +93,10 @@ class FakeService final : public sched::GenerationService {
     if (auto it = cancel_flags_.find(ticket); it != cancel_flags_.end()) it->second->store(true);
     changed_.notify_all();
   }
-  sched::ByteReservation reserve_bytes(int64_t bytes, const std::string& what, sched::ReserveFor use) override {
+  sched::ByteReservation reserve_bytes(int64_t bytes, const std::string& what, sched::BackstopCheck backstop) override {
     std::lock_guard<std::mutex> lock(mutex_);
     reserved_.push_back(bytes);
-    if (use == sched::ReserveFor::kWholeRequest && pressure_) {
+    if (backstop == sched::BackstopCheck::kNow && pressure_) {
       return {nullptr, sched::Rejection{Error{ErrorCode::kOverloaded, "Memory pressure"}, 3.0,
                                         sched::kMemoryPressureReason}};
     }

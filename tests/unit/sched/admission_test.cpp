@@ -168,19 +168,19 @@ TEST(Admission, MultiItemSubmissionsCountTheirTokensAgainstTheQueueBound) {
 
 TEST(Admission, ReservationsHoldBytesUntilDropped) {
   Admission a(limits(10'000));
-  ByteReservation big = a.reserve(20'000, "tokenizing 20000 bytes", ReserveFor::kWholeRequest);
+  ByteReservation big = a.reserve(20'000, "tokenizing 20000 bytes", BackstopCheck::kNow);
   ASSERT_FALSE(big.ok());
   EXPECT_EQ(big.rejection->error.code, ErrorCode::kOutOfMemory);
   EXPECT_NE(big.rejection->error.message.find("tokenizing 20000 bytes needs 20000 bytes"), std::string::npos)
       << big.rejection->error.message;
-  ByteReservation a1 = a.reserve(6'000, "x", ReserveFor::kWholeRequest);
+  ByteReservation a1 = a.reserve(6'000, "x", BackstopCheck::kNow);
   ASSERT_TRUE(a1.ok());
-  ByteReservation a2 = a.reserve(6'000, "y", ReserveFor::kSubmission);
+  ByteReservation a2 = a.reserve(6'000, "y", BackstopCheck::kAtSubmit);
   ASSERT_FALSE(a2.ok());
   EXPECT_EQ(a2.rejection->error.code, ErrorCode::kOverloaded);
   a1 = {};
   EXPECT_EQ(a.in_flight_bytes(), 0);
-  EXPECT_TRUE(a.reserve(6'000, "y", ReserveFor::kSubmission).ok());
+  EXPECT_TRUE(a.reserve(6'000, "y", BackstopCheck::kAtSubmit).ok());
 }
 
 // The protocol's KV-cache utilization (plimsoll_kv_cache_usage_perc) is this figure:
@@ -243,16 +243,16 @@ std::optional<Rejection> always_under_pressure() {
 
 // The backstop refuses a whole request (/tokenize) at its reservation; the work
 // before a submission is refused at the submit, under the backstop's own reason.
-TEST(Admission, TheBackstopRefusesWholeRequestReservations) {
+TEST(Admission, TheBackstopRefusesReservationsThatCheckItNow) {
   AdmissionLimits l = limits(1 << 30);
   l.memory_pressure = &always_under_pressure;
   Admission a(l);
-  const ByteReservation whole = a.reserve(100, "tokenizing 9 bytes", ReserveFor::kWholeRequest);
+  const ByteReservation whole = a.reserve(100, "tokenizing 9 bytes", BackstopCheck::kNow);
   ASSERT_FALSE(whole.ok());
   EXPECT_EQ(whole.rejection->reason, kMemoryPressureReason);
   EXPECT_EQ(whole.rejection->retry_after_seconds, 2.0);
   EXPECT_EQ(a.in_flight_bytes(), 0);
-  const ByteReservation before_submit = a.reserve(100, "tokenizing this request", ReserveFor::kSubmission);
+  const ByteReservation before_submit = a.reserve(100, "tokenizing this request", BackstopCheck::kAtSubmit);
   EXPECT_TRUE(before_submit.ok());
   const auto submitted = a.admit({item(4, 4)}, 1.0);
   ASSERT_TRUE(std::holds_alternative<Rejection>(submitted));
@@ -265,7 +265,7 @@ TEST(Admission, ShuttingDownIs503) {
   auto got = a.admit({item(4, 4)}, 1.0);
   ASSERT_TRUE(std::holds_alternative<Rejection>(got));
   EXPECT_EQ(std::get<Rejection>(got).error.code, ErrorCode::kUnavailable);
-  EXPECT_FALSE(a.reserve(10, "x", ReserveFor::kWholeRequest).ok());
+  EXPECT_FALSE(a.reserve(10, "x", BackstopCheck::kNow).ok());
 }
 
 TEST(Admission, PerItemLimitsAre422NamingTheItem) {

@@ -1,5 +1,5 @@
 // Faults on the engine thread are contained: an exception (std::bad_alloc
-// included) while scheduling, admitting, stepping, sampling, detokenizing or
+// included) while scheduling, queueing an item, stepping, sampling, detokenizing or
 // delivering an event ends only the requests it hit, with an internal error
 // event; their KV blocks and admission slots return; the service goes on.
 // Faults are injected through EngineServiceConfig::fault_hook and a tokenizer
@@ -235,9 +235,9 @@ TEST(EngineFaults, SamplingFaultOfOneRequestLeavesTheOtherInTheSameStep) {
 }
 
 TEST(EngineFaults, AFaultQueueingOneItemOfAClientBatchEndsOnlyThatItem) {
-  std::atomic<int> admits{0};
+  std::atomic<int> queued{0};
   FaultFixture f([&](FaultSite site, uint64_t) {
-    if (site == FaultSite::kAdmit && admits++ == 1) throw std::bad_alloc();
+    if (site == FaultSite::kQueueItem && queued++ == 1) throw std::bad_alloc();
   });
   Events c;
   ASSERT_TRUE(f.service->submit({f.request("a", 5), f.request("b", 5), f.request("c", 5)}, c.sink()).accepted());

@@ -14,7 +14,8 @@
 
 #include "convert/random_model.h"
 #include "core/bytes.h"
-#include "engine/generate.h"
+#include "model/llama.h"
+#include "reference_generate.h"
 #include "sched/request_cost.h"
 
 namespace plimsoll::sched {
@@ -141,6 +142,36 @@ TEST(EngineService, GreedyAnswersEqualTheReferenceAloneAndConcurrently) {
     EXPECT_EQ(cs[static_cast<size_t>(i)]->ids(0), f.reference(rs[static_cast<size_t>(i)])) << i;
   }
   EXPECT_EQ(f.pool->used_blocks(), 0);
+}
+
+// The served text and finish reason equal the old single-sequence loop's
+// (tests/support/reference_generate.h): to the length, and to a stop sequence
+// taken from the middle of that text (kept in the text, as TGI).
+TEST(EngineService, TextAndFinishEqualTheReferenceLoopWithAndWithoutAStop) {
+  Fixture f(64);
+  LlamaReference ref(config(), std::move(bind_llama_weights(config(), f.model.tensors)).value());
+  SamplingParams params;
+  params.max_new_tokens = 12;
+  auto whole = reference_generate(ref, *f.tokenizer, "once upon a time", params, {});
+  ASSERT_TRUE(whole.ok());
+  ASSERT_GE(whole->text.size(), 6u);
+  SamplingParams stopped = params;
+  stopped.stop = std::vector<std::string>{whole->text.substr(3, 3)};
+  for (const SamplingParams& p : {params, stopped}) {
+    auto want = reference_generate(ref, *f.tokenizer, "once upon a time", p, {});
+    ASSERT_TRUE(want.ok());
+    GenerationRequest r;
+    r.prompt_ids = want->prompt_ids;
+    r.params = p;
+    Collector c;
+    ASSERT_TRUE(f.service->submit({r}, c.sink()).accepted());
+    ASSERT_TRUE(c.wait(1));
+    std::lock_guard<std::mutex> lock(c.mu);
+    const TokenEvent& last = c.events[0].back();
+    EXPECT_EQ(last.generated_text, want->text);
+    EXPECT_EQ(last.finish_reason, want->finish);
+    EXPECT_EQ(last.generated_tokens, static_cast<int64_t>(want->generated_ids.size()));
+  }
 }
 
 TEST(EngineService, ClientBatchLargerThanThePoolAllFinishInOrder) {
@@ -457,58 +488,6 @@ TEST(EngineService, PromptLogprobsAndRawLogprobsEqualTheReference) {
     if (!in_prompt) sum += got.logprob;
   }
   EXPECT_NEAR(events.back().logprob_sum, sum, 1e-3);
-}
-
-// TGI: the token's logprob and its alternatives are of the distribution it was
-// drawn from; with top_k 3 and 5 alternatives asked, only the 3 kept come back,
-// their probabilities summing to 1.
-TEST(EngineService, TgiAlternativesAreOfTheWarpedDistribution) {
-  Fixture f(64);
-  GenerationRequest r = f.request("once upon a time", 4);
-  r.params.do_sample = true;
-  r.params.top_k = 3;
-  r.params.seed = 9;
-  r.top_n_tokens = 5;
-  Collector c;
-  ASSERT_TRUE(f.service->submit({r}, c.sink()).accepted());
-  ASSERT_TRUE(c.wait(1));
-  std::lock_guard<std::mutex> lock(c.mu);
-  for (const TokenEvent& e : c.events[0]) {
-    ASSERT_EQ(e.top_tokens.size(), 3u);
-    double mass = 0;
-    bool has_token = false;
-    for (const TokenInfo& t : e.top_tokens) {
-      mass += std::exp(t.logprob);
-      if (t.id == e.token.id) has_token = std::fabs(t.logprob - e.token.logprob) < 1e-6;
-    }
-    EXPECT_NEAR(mass, 1.0, 1e-4);
-    EXPECT_TRUE(has_token);
-  }
-}
-
-// A matched stop sequence: where it begins in generated_text, which keeps it (TGI).
-TEST(EngineService, StopOffsetMarksWhereTheStopSequenceBegins) {
-  Fixture f(64);
-  GenerationRequest r = f.request("once upon a time", 12);
-  Collector first;
-  ASSERT_TRUE(f.service->submit({r}, first.sink()).accepted());
-  ASSERT_TRUE(first.wait(1));
-  std::string text;
-  {
-    std::lock_guard<std::mutex> lock(first.mu);
-    text = first.events[0].back().generated_text;
-  }
-  ASSERT_GE(text.size(), 6u);
-  r.params.stop = std::vector<std::string>{text.substr(3, 3)};
-  Collector c;
-  ASSERT_TRUE(f.service->submit({r}, c.sink()).accepted());
-  ASSERT_TRUE(c.wait(1));
-  std::lock_guard<std::mutex> lock(c.mu);
-  const TokenEvent& last = c.events[0].back();
-  EXPECT_EQ(last.finish_reason, FinishReason::kStopSequence);
-  const size_t at = text.find(text.substr(3, 3));
-  EXPECT_EQ(last.stop_offset, static_cast<int64_t>(at));
-  EXPECT_EQ(last.generated_text.substr(static_cast<size_t>(last.stop_offset), 3), text.substr(3, 3));
 }
 
 }  // namespace

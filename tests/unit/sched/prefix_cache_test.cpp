@@ -12,7 +12,7 @@
 #include <mutex>
 
 #include "convert/random_model.h"
-#include "engine/generate.h"
+#include "model/llama.h"
 #include "sched/engine_service.h"
 
 namespace plimsoll::sched {

@@ -1,5 +1,9 @@
-// Single-sequence generation on the reference forward pass: prompt in,
-// streamed text out, with stop criteria and timing. The `generate` command's engine.
+// Test oracle: single-sequence generation on the reference forward pass,
+// prompt in, streamed text out, with stop criteria and timing — the loop the
+// `generate` command ran before it went through the serving engine. Its
+// end-of-sequence rule is the old one (an EOS id ends unless ignore_eos; no
+// grammar), kept here as an independent check, not what production runs
+// (sched/output_processor.h).
 #pragma once
 
 #include <cstdint>
@@ -36,8 +40,8 @@ struct GenerateOptions {
 
 // Fails (kInvalidArgument) when the prompt plus max_new_tokens exceeds the
 // model's context, naming both numbers.
-Result<GenerationResult> generate(LlamaReference& model, const TextTokenizer& tokenizer,
-                                  std::string_view prompt, const SamplingParams& params,
-                                  const GenerateOptions& options);
+Result<GenerationResult> reference_generate(LlamaReference& model, const TextTokenizer& tokenizer,
+                                            std::string_view prompt, const SamplingParams& params,
+                                            const GenerateOptions& options);
 
 }  // namespace plimsoll

@@ -1,6 +1,6 @@
 // The reference generation loop: prefill the prompt token by token, then
 // decode with the sampler until length, EOS or a stop sequence.
-#include "engine/generate.h"
+#include "reference_generate.h"
 
 #include <algorithm>
 #include <chrono>
@@ -18,9 +18,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-Result<GenerationResult> generate(LlamaReference& model, const TextTokenizer& tokenizer,
-                                  std::string_view prompt, const SamplingParams& params,
-                                  const GenerateOptions& options) {
+Result<GenerationResult> reference_generate(LlamaReference& model, const TextTokenizer& tokenizer,
+                                            std::string_view prompt, const SamplingParams& params,
+                                            const GenerateOptions& options) {
   PLIMSOLL_TRY(params.validate());
   const ModelConfig& config = model.config();
   GenerationResult result;
