@@ -12,7 +12,8 @@
 #include "cli/model_reference.h"
 #include "core/bytes.h"
 #include "memory/process_memory.h"
-#include "model/llama.h"
+#include "model/decoder_reference.h"
+#include "model/decoder_weights.h"
 #include "server/engine_setup.h"
 #include "server/serve.h"
 
@@ -137,7 +138,7 @@ int run_fill_pool(EngineSetup& s) {
 int run_naive_static_batch(const BenchFlags& f) {
   auto model = load_model(f.engine.model_path, weights_backing(f.engine));
   if (!model) return report_error(model.error());
-  auto weights = bind_llama_weights(model->config, model->tensors);
+  auto weights = bind_decoder_weights(model->config, model->tensors);
   if (!weights) return report_error(weights.error());
   const int64_t len = f.engine.max_total_tokens > 0 ? f.engine.max_total_tokens : model->config.max_seq_len;
   const int64_t n = f.naive_static_batch;
@@ -155,7 +156,7 @@ int run_naive_static_batch(const BenchFlags& f) {
       std::fflush(stdout);
     }
   }
-  LlamaReference ref(model->config, *weights);
+  DecoderReference ref(model->config, *weights);
   std::vector<float> logits(static_cast<size_t>(model->config.vocab_size));
   for (int64_t pos = 0; pos < std::min<int64_t>(len, 4); ++pos) {
     for (auto& cache : caches) ref.forward(1, pos, cache, logits.data());

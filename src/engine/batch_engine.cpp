@@ -46,7 +46,7 @@ StepWorkspaceSizes BatchEngine::workspace_sizes(const ModelConfig& c, int64_t st
   return w;
 }
 
-Result<std::unique_ptr<BatchEngine>> BatchEngine::create(const ModelConfig& config, LlamaWeights weights,
+Result<std::unique_ptr<BatchEngine>> BatchEngine::create(const ModelConfig& config, DecoderWeights weights,
                                                          KvBlockPool& pool,
                                                          const StepWorkspaceSizes& sizes,
                                                          ThreadPool* threads) {
@@ -60,7 +60,7 @@ Result<std::unique_ptr<BatchEngine>> BatchEngine::create(const ModelConfig& conf
   return std::unique_ptr<BatchEngine>(new BatchEngine(config, std::move(weights), pool, sizes, threads));
 }
 
-BatchEngine::BatchEngine(const ModelConfig& config, LlamaWeights weights, KvBlockPool& pool,
+BatchEngine::BatchEngine(const ModelConfig& config, DecoderWeights weights, KvBlockPool& pool,
                          const StepWorkspaceSizes& sizes, ThreadPool* threads)
     : config_(config),
       weights_(std::move(weights)),

@@ -14,7 +14,7 @@
 #include "core/thread_pool.h"
 #include "kv/block_pool.h"
 #include "memory/memory_plan.h"
-#include "model/llama.h"
+#include "model/decoder_weights.h"
 
 namespace plimsoll {
 
@@ -46,7 +46,7 @@ class BatchEngine {
                                             int64_t n_threads, int64_t max_seq_len);
 
   // Allocates the step workspace exactly as `sizes` (workspace_sizes(), through the plan) says.
-  static Result<std::unique_ptr<BatchEngine>> create(const ModelConfig& config, LlamaWeights weights,
+  static Result<std::unique_ptr<BatchEngine>> create(const ModelConfig& config, DecoderWeights weights,
                                                      KvBlockPool& pool,
                                                      const StepWorkspaceSizes& sizes,
                                                      ThreadPool* threads);
@@ -67,7 +67,7 @@ class BatchEngine {
   const StepWorkspaceSizes& sizes() const { return sizes_; }
 
  private:
-  BatchEngine(const ModelConfig& config, LlamaWeights weights, KvBlockPool& pool,
+  BatchEngine(const ModelConfig& config, DecoderWeights weights, KvBlockPool& pool,
               const StepWorkspaceSizes& sizes, ThreadPool* threads);
   Status check(std::span<const SeqStep> seqs, int64_t* n_tokens, int64_t* n_want) const;
   void layer(int64_t l, int64_t n_tokens);
@@ -79,7 +79,7 @@ class BatchEngine {
   void emit_all_rows(std::span<const SeqStep> seqs, LogitRowSink& rows);
 
   ModelConfig config_;
-  LlamaWeights weights_;
+  DecoderWeights weights_;
   KvBlockPool& pool_;
   StepWorkspaceSizes sizes_;
   ThreadPool* threads_;

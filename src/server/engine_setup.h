@@ -65,7 +65,7 @@ struct EngineSetup {
   std::unique_ptr<ThreadPool> threads;
   std::unique_ptr<KvBlockPool> pool;
   std::unique_ptr<BatchEngine> engine;
-  std::optional<LlamaWeights> weights;  // bound in phase 1, moved into the engine in phase 2
+  std::optional<DecoderWeights> weights;  // bound in phase 1, moved into the engine in phase 2
 };
 
 // Phase 1 (fast: mmap and parse): the model file and its tokenizer.

@@ -25,7 +25,8 @@
 #include "engine/batch_engine.h"
 #include "kernels/kernels.h"
 #include "formats/model_file.h"
-#include "model/llama.h"
+#include "model/decoder_reference.h"
+#include "model/decoder_weights.h"
 
 namespace plimsoll {
 namespace {

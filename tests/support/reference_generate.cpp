@@ -18,7 +18,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-Result<GenerationResult> reference_generate(LlamaReference& model, const TextTokenizer& tokenizer,
+Result<GenerationResult> reference_generate(DecoderReference& model, const TextTokenizer& tokenizer,
                                             std::string_view prompt, const SamplingParams& params,
                                             const GenerateOptions& options) {
   PLIMSOLL_TRY(params.validate());

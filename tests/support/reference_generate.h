@@ -15,7 +15,7 @@
 #include "core/result.h"
 #include "engine/finish_reason.h"
 #include "engine/sampling_params.h"
-#include "model/llama.h"
+#include "model/decoder_reference.h"
 #include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll {
@@ -40,7 +40,7 @@ struct GenerateOptions {
 
 // Fails (kInvalidArgument) when the prompt plus max_new_tokens exceeds the
 // model's context, naming both numbers.
-Result<GenerationResult> reference_generate(LlamaReference& model, const TextTokenizer& tokenizer,
+Result<GenerationResult> reference_generate(DecoderReference& model, const TextTokenizer& tokenizer,
                                             std::string_view prompt, const SamplingParams& params,
                                             const GenerateOptions& options);
 

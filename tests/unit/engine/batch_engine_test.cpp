@@ -11,6 +11,7 @@
 
 #include "convert/random_model.h"
 #include "kernels/kernels.h"
+#include "model/decoder_reference.h"
 #include "random_decoder.h"
 
 namespace plimsoll {
@@ -37,7 +38,7 @@ struct RefRun {
   std::vector<std::vector<float>> logits;  // per generated position
 };
 
-RefRun reference_greedy(LlamaReference& ref, const std::vector<int32_t>& prompt, int64_t n_new) {
+RefRun reference_greedy(DecoderReference& ref, const std::vector<int32_t>& prompt, int64_t n_new) {
   ReferenceKvCache cache(ref.config(), static_cast<int64_t>(prompt.size()) + n_new);
   std::vector<float> logits(static_cast<size_t>(ref.config().vocab_size));
   RefRun run;
@@ -68,7 +69,7 @@ void run_batched(const ModelConfig& c, const TensorStore& tensors, float toleran
                  int64_t block_tokens, int64_t n_new, DType kv_dtype = DType::kF32) {
   auto weights = bind_decoder_weights(c, tensors);
   ASSERT_TRUE(weights.ok()) << weights.error().message;
-  LlamaReference ref(c, *weights);
+  DecoderReference ref(c, *weights);
   // 32 prompts of lengths 1..63
   std::vector<Seq> seqs(32);
   for (size_t s = 0; s < seqs.size(); ++s) {
@@ -267,9 +268,9 @@ TEST(BatchEngine, PromptRowsEqualTheReferenceAtEveryPosition) {
   const ModelConfig c = small_config();
   auto model = random_llama_in_memory(c, DType::kF32, 11);
   ASSERT_TRUE(model.ok());
-  auto weights = bind_llama_weights(c, model->tensors);
+  auto weights = bind_decoder_weights(c, model->tensors);
   ASSERT_TRUE(weights.ok());
-  LlamaReference ref(c, *weights);
+  DecoderReference ref(c, *weights);
   auto pool = KvBlockPool::create(c, 16, 16);
   ThreadPool threads(2);
   auto engine = BatchEngine::create(c, *weights, **pool, BatchEngine::workspace_sizes(c, 16, 3, 2, 64), &threads);
@@ -361,7 +362,7 @@ TEST(BatchEngine, RefusesAStepLargerThanItsWorkspace) {
   const ModelConfig c = small_config();
   auto model = random_llama_in_memory(c, DType::kF32, 3);
   ASSERT_TRUE(model.ok());
-  auto weights = bind_llama_weights(c, model->tensors);
+  auto weights = bind_decoder_weights(c, model->tensors);
   auto pool = KvBlockPool::create(c, 8, 16);
   auto engine = BatchEngine::create(c, *weights, **pool, BatchEngine::workspace_sizes(c, 8, 2, 1, 128), nullptr);
   ASSERT_TRUE(engine.ok());

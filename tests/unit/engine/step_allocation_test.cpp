@@ -22,7 +22,7 @@ TEST(StepAllocation, NoHeapAllocationDuringSteps) {
   for (DType dtype : {DType::kF32, DType::kQ8_0, DType::kQ4_0}) {
     auto model = random_llama_in_memory(c, dtype, 9);
     ASSERT_TRUE(model.ok());
-    auto weights = bind_llama_weights(c, model->tensors);
+    auto weights = bind_decoder_weights(c, model->tensors);
     ASSERT_TRUE(weights.ok());
     auto pool = KvBlockPool::create(c, 64, 16);
     ASSERT_TRUE(pool.ok());

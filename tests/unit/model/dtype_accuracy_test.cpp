@@ -15,7 +15,8 @@
 #include "formats/gguf.h"
 #include "formats/model_file.h"
 #include "kernels/kernels.h"
-#include "model/llama.h"
+#include "model/decoder_reference.h"
+#include "model/decoder_weights.h"
 #include "test_paths.h"
 
 namespace plimsoll {
@@ -23,9 +24,9 @@ namespace {
 
 // Logits of the reference forward along `tokens` ([positions, vocab]).
 std::vector<std::vector<float>> logits_along(const LoadedModel& m, const std::vector<int32_t>& tokens) {
-  auto w = bind_llama_weights(m.config, m.tensors);
+  auto w = bind_decoder_weights(m.config, m.tensors);
   EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message);
-  LlamaReference ref(m.config, *w);
+  DecoderReference ref(m.config, *w);
   ReferenceKvCache cache(m.config, static_cast<int64_t>(tokens.size()));
   std::vector<std::vector<float>> out;
   std::vector<float> logits(static_cast<size_t>(m.config.vocab_size));
@@ -49,8 +50,8 @@ double relative_error(const std::vector<std::vector<float>>& a, const std::vecto
 }
 
 std::vector<int32_t> greedy(const LoadedModel& m, int32_t bos, int n) {
-  auto w = bind_llama_weights(m.config, m.tensors);
-  LlamaReference ref(m.config, *w);
+  auto w = bind_decoder_weights(m.config, m.tensors);
+  DecoderReference ref(m.config, *w);
   ReferenceKvCache cache(m.config, n + 1);
   std::vector<float> logits(static_cast<size_t>(m.config.vocab_size));
   std::vector<int32_t> ids = {bos};

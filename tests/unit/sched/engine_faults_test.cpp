@@ -109,7 +109,7 @@ struct FaultFixture {
     threads = std::make_unique<ThreadPool>(2);
     auto p = std::move(KvBlockPool::create(config(), 64, 16)).value();
     pool = p.get();
-    auto w = std::move(bind_llama_weights(config(), model.tensors)).value();
+    auto w = std::move(bind_decoder_weights(config(), model.tensors)).value();
     auto engine = std::move(BatchEngine::create(config(), w, *p, BatchEngine::workspace_sizes(config(), 64, step_seqs, 2, 256),
                                                 threads.get())).value();
     EngineServiceConfig sc;

@@ -14,7 +14,8 @@
 
 #include "convert/random_model.h"
 #include "core/bytes.h"
-#include "model/llama.h"
+#include "model/decoder_reference.h"
+#include "model/decoder_weights.h"
 #include "reference_generate.h"
 #include "sched/request_cost.h"
 
@@ -77,7 +78,7 @@ struct Fixture {
     threads = std::make_unique<ThreadPool>(2);
     auto p = std::move(KvBlockPool::create(config(), kv_blocks, 16)).value();
     pool = p.get();
-    auto w = std::move(bind_llama_weights(config(), model.tensors)).value();
+    auto w = std::move(bind_decoder_weights(config(), model.tensors)).value();
     auto engine = std::move(BatchEngine::create(config(), w, *p, BatchEngine::workspace_sizes(config(), step_tokens, step_seqs, 2, 256),
                                                 threads.get())).value();
     EXPECT_TRUE(engine->warm_up().ok());
@@ -104,7 +105,7 @@ struct Fixture {
   }
 
   std::vector<int32_t> reference(const GenerationRequest& r) {
-    LlamaReference ref(config(), std::move(bind_llama_weights(config(), model.tensors)).value());
+    DecoderReference ref(config(), std::move(bind_decoder_weights(config(), model.tensors)).value());
     ReferenceKvCache cache(config(), 256);
     std::vector<float> logits(400);
     for (size_t p = 0; p < r.prompt_ids.size(); ++p) ref.forward(r.prompt_ids[p], static_cast<int64_t>(p), cache, logits.data());
@@ -149,7 +150,7 @@ TEST(EngineService, GreedyAnswersEqualTheReferenceAloneAndConcurrently) {
 // taken from the middle of that text (kept in the text, as TGI).
 TEST(EngineService, TextAndFinishEqualTheReferenceLoopWithAndWithoutAStop) {
   Fixture f(64);
-  LlamaReference ref(config(), std::move(bind_llama_weights(config(), f.model.tensors)).value());
+  DecoderReference ref(config(), std::move(bind_decoder_weights(config(), f.model.tensors)).value());
   SamplingParams params;
   params.max_new_tokens = 12;
   auto whole = reference_generate(ref, *f.tokenizer, "once upon a time", params, {});
@@ -468,7 +469,7 @@ TEST(EngineService, PromptLogprobsAndRawLogprobsEqualTheReference) {
   EXPECT_TRUE(events[1].prefill.empty());  // sent once
   EXPECT_TRUE(std::isnan(first.prefill[0].logprob));
   EXPECT_TRUE(first.prefill_top[0].empty());
-  LlamaReference ref(config(), std::move(bind_llama_weights(config(), f.model.tensors)).value());
+  DecoderReference ref(config(), std::move(bind_decoder_weights(config(), f.model.tensors)).value());
   ReferenceKvCache cache(config(), 256);
   std::vector<float> logits(400);
   std::vector<int32_t> all = r.prompt_ids;

@@ -62,7 +62,7 @@ struct Engine {
     tokenizer = std::make_unique<Tokenizer>(std::move(Tokenizer::create(*model.vocab)).value());
     threads = std::make_unique<ThreadPool>(1);
     auto pool = std::move(KvBlockPool::create(config(), 256, 16)).value();
-    auto w = std::move(bind_llama_weights(config(), model.tensors)).value();
+    auto w = std::move(bind_decoder_weights(config(), model.tensors)).value();
     auto engine = std::move(BatchEngine::create(config(), w, *pool,
                                                 BatchEngine::workspace_sizes(config(), 64, 16, 1, 256),
                                                 threads.get())).value();

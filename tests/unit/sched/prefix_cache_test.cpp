@@ -12,7 +12,8 @@
 #include <mutex>
 
 #include "convert/random_model.h"
-#include "model/llama.h"
+#include "model/decoder_reference.h"
+#include "model/decoder_weights.h"
 #include "sched/engine_service.h"
 
 namespace plimsoll::sched {
@@ -63,7 +64,7 @@ struct Server {
     threads = std::make_unique<ThreadPool>(2);
     auto p = std::move(KvBlockPool::create(config(), kv_blocks, kBlock, DType::kF32, caching)).value();
     pool = p.get();
-    auto w = std::move(bind_llama_weights(config(), model.tensors)).value();
+    auto w = std::move(bind_decoder_weights(config(), model.tensors)).value();
     auto engine = std::move(BatchEngine::create(config(), w, *p,
                                                 BatchEngine::workspace_sizes(config(), step_tokens, 8, 2, 256),
                                                 threads.get()))
@@ -119,7 +120,7 @@ struct PrefixCacheTest : ::testing::Test {
   std::unique_ptr<Tokenizer> tokenizer = std::make_unique<Tokenizer>(std::move(Tokenizer::create(*model.vocab)).value());
 
   std::vector<int32_t> reference(const GenerationRequest& r) {
-    LlamaReference ref(config(), std::move(bind_llama_weights(config(), model.tensors)).value());
+    DecoderReference ref(config(), std::move(bind_decoder_weights(config(), model.tensors)).value());
     ReferenceKvCache cache(config(), 256);
     std::vector<float> logits(400);
     for (size_t p = 0; p < r.prompt_ids.size(); ++p) ref.forward(r.prompt_ids[p], static_cast<int64_t>(p), cache, logits.data());
