@@ -520,8 +520,7 @@ class Session : public std::enable_shared_from_this<Session> {
       timer_.async_wait([self = shared_from_this()](beast::error_code) { self->pump(); });
       return;
     }
-    std::string bytes = version_ == 10 ? std::move(frames) : chunk(frames);
-    if (done && version_ != 10) bytes += kLastChunk;
+    std::string bytes = version_ == 10 ? std::move(frames) : chunk(frames, done);
     write_stream(std::move(bytes), done);
   }
 
