@@ -1,6 +1,6 @@
-// HTTP/1.x response bytes for the transport, written by Beast's serializer
-// (http::response + response_serializer; chunks by http::make_chunk): a
-// whole response, a stream's head, and one chunk of a stream.
+// HTTP/1.x response bytes for the transport: a whole response and a
+// stream's head written by Beast's serializer (http::response +
+// response_serializer), and one chunk of a stream (the bytes of http::make_chunk).
 #pragma once
 
 #include <string>
