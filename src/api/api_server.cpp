@@ -18,6 +18,7 @@
 #include <optional>
 #include <thread>
 #include <vector>
+#include <fmt/format.h>
 
 #include "api/http_session.h"
 #include "api/route_context.h"
@@ -42,9 +43,9 @@ Result<tcp::endpoint> resolve(net::io_context& ioc, const std::string& host, int
   net::ip::address address = net::ip::make_address(host, ec);
   if (!ec) return tcp::endpoint(address, static_cast<unsigned short>(port));
   tcp::resolver resolver(ioc);
-  auto results = resolver.resolve(host, std::to_string(port), ec);
+  auto results = resolver.resolve(host, fmt::to_string(port), ec);
   if (ec || results.empty()) {
-    return make_error(ErrorCode::kIo, "cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
+    return make_error(ErrorCode::kIo, fmt::format("cannot listen on {}:{}: {}", host, port, ec.message()));
   }
   return results.begin()->endpoint();
 }
@@ -131,10 +132,9 @@ Status check_transport_config(const ApiConfig& c) {
   const int64_t one_body = body_reservation_bytes(c.payload_limit_bytes);
   if (body_budget_bytes(c) < one_body) {
     return make_error(ErrorCode::kInvalidArgument,
-                      "--max-body-bytes-in-flight " + std::to_string(body_budget_bytes(c)) +
-                          " cannot hold one body of --payload-limit " + std::to_string(c.payload_limit_bytes) +
-                          " bytes, which reserves " + std::to_string(one_body) + " (x (1 + " +
-                          std::to_string(kJsonTreeBytesPerBodyByte) + ") for its JSON tree)");
+                      fmt::format("--max-body-bytes-in-flight {} cannot hold one body of --payload-limit {} bytes, "
+                                  "which reserves {} (x (1 + {}) for its JSON tree)",
+                                  body_budget_bytes(c), c.payload_limit_bytes, one_body, kJsonTreeBytesPerBodyByte));
   }
   if (c.prep_threads < 1 || c.prep_queue < 1 || c.prep_timeout_ms < 1 || c.max_concurrent_compiles < 1) {
     return make_error(ErrorCode::kInvalidArgument,
@@ -160,8 +160,8 @@ Status ApiServer::start() {
   if (!ec) s.acceptor.bind(endpoint, ec);
   if (!ec) s.acceptor.listen(SOMAXCONN, ec);
   if (ec) {
-    return make_error(ErrorCode::kIo, "cannot listen on " + s.config.hostname + ":" +
-                                          std::to_string(s.config.port) + ": " + ec.message());
+    return make_error(ErrorCode::kIo,
+                      fmt::format("cannot listen on {}:{}: {}", s.config.hostname, s.config.port, ec.message()));
   }
   s.port = s.acceptor.local_endpoint().port();
   s.accept();

@@ -1,6 +1,8 @@
 // response_format and grammar -> Grammar (grammar_params.h).
 #include "api/grammar_params.h"
 
+#include <fmt/format.h>
+
 #include "api/request_json.h"
 #include "engine/grammar/grammar_sources.h"
 
@@ -59,8 +61,8 @@ Result<std::shared_ptr<const Grammar>> read_tgi_grammar(const FieldReader& f, co
     if (value->is_string()) {  // a schema sent as JSON text
       const std::string& text = value->get_ref<const std::string&>();
       if (static_cast<int64_t>(text.size()) > limits.max_source_bytes) {
-        return invalid("`grammar.value` is " + std::to_string(text.size()) + " bytes, over the limit of " +
-                       std::to_string(limits.max_source_bytes));
+        return invalid(fmt::format("`grammar.value` is {} bytes, over the limit of {}", text.size(),
+                                   limits.max_source_bytes));
       }
       // Bounded as a body is (nesting, tree bytes): the text is the client's.
       Result<json> tree = parse_request_json(text);

@@ -15,6 +15,7 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
@@ -69,8 +70,6 @@ class Waker {
   std::function<void()> post_;
 };
 
-std::string limit_text(int64_t n) { return std::to_string(n); }
-
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, Transport& t)
@@ -99,8 +98,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void refuse_at_cap() {
     HttpResponse res;
     send_error(res, ApiError{503, "overloaded",
-                             "too many open connections: the limit is " + limit_text(t_.config.max_connections) +
-                                 " (--max-connections) and none is idle",
+                             fmt::format("too many open connections: the limit is {} (--max-connections) and none "
+                                         "is idle",
+                                         t_.config.max_connections),
                              1});
     const std::string bytes = serialize_response(res, 11, false);
     beast::error_code ec;
@@ -140,8 +140,9 @@ class Session : public std::enable_shared_from_this<Session> {
     body_unread_ = length > 0 || h.find(http::field::transfer_encoding) != h.end();
     wire_ = error_wire_for_path(std::string_view(h.target().data(), h.target().size()));
     if (fields > t_.config.max_header_fields) {
-      return refuse({431, "validation", "too many header fields: " + limit_text(fields) + ", the limit is " +
-                                            limit_text(t_.config.max_header_fields) + " (--max-header-fields)"});
+      return refuse({431, "validation",
+                     fmt::format("too many header fields: {}, the limit is {} (--max-header-fields)", fields,
+                                 t_.config.max_header_fields)});
     }
     if (h.find(http::field::transfer_encoding) != h.end()) return refuse(transfer_encoding_error());
     fill_request(h);
@@ -155,12 +156,13 @@ class Session : public std::enable_shared_from_this<Session> {
       return refuse({401, "unauthorized", "missing or wrong `Authorization: Bearer` key"});
     }
     if (req_.method == "POST" && !has_length) {
-      return refuse({411, "validation", "a POST needs a Content-Length (at most " +
-                                            limit_text(t_.config.payload_limit_bytes) + " bytes)"});
+      return refuse({411, "validation",
+                     fmt::format("a POST needs a Content-Length (at most {} bytes)", t_.config.payload_limit_bytes)});
     }
     if (length > t_.config.payload_limit_bytes) {
-      return refuse({413, "validation", "payload too large: the limit is " +
-                                            limit_text(t_.config.payload_limit_bytes) + " bytes (--payload-limit)"});
+      return refuse({413, "validation",
+                     fmt::format("payload too large: the limit is {} bytes (--payload-limit)",
+                                 t_.config.payload_limit_bytes)});
     }
     read_body(length, beast::iequals(h[http::field::expect], "100-continue"));
   }
@@ -168,8 +170,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_head_error(beast::error_code ec) {
     if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
       begin_active();
-      return refuse({431, "validation", "request head too large: the limit is " +
-                                            limit_text(t_.config.max_header_bytes) + " bytes (--max-header-bytes)"});
+      return refuse({431, "validation",
+                     fmt::format("request head too large: the limit is {} bytes (--max-header-bytes)",
+                                 t_.config.max_header_bytes)});
     }
     if (ec == http::error::bad_transfer_encoding) {
       begin_active();
@@ -189,8 +192,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   ApiError transfer_encoding_error() const {
     return {411, "validation",
-            "Transfer-Encoding (chunked or any other) is not accepted on requests: send the body with a "
-            "Content-Length (at most " + limit_text(t_.config.payload_limit_bytes) + " bytes)"};
+            fmt::format("Transfer-Encoding (chunked or any other) is not accepted on requests: send the body with "
+                        "a Content-Length (at most {} bytes)",
+                        t_.config.payload_limit_bytes)};
   }
 
   void fill_request(const http::request<http::empty_body>& h) {
@@ -314,10 +318,10 @@ class Session : public std::enable_shared_from_this<Session> {
     abandon_body();
     req_.release_body();  // also a read body's, refused its tree
     refuse({429, "overloaded",
-            "request bodies in flight hold " + limit_text(used) + " of the " + limit_text(t_.budget->total_bytes()) +
-                "-byte budget (--max-body-bytes-in-flight) and no slower body holds enough to make room for the next " +
-                limit_text(bytes) + " bytes of this one (" + limit_text(received_) + " of " +
-                limit_text(body_length_) + " bytes read, " + limit_text(held) + " held)",
+            fmt::format("request bodies in flight hold {} of the {}-byte budget (--max-body-bytes-in-flight) and no "
+                        "slower body holds enough to make room for the next {} bytes of this one ({} of {} bytes "
+                        "read, {} held)",
+                        used, t_.budget->total_bytes(), bytes, received_, body_length_, held),
             1});
   }
 
@@ -328,9 +332,9 @@ class Session : public std::enable_shared_from_this<Session> {
     HttpResponse res;
     send_error(res,
                ApiError{429, "overloaded",
-                        "this request's body arrived the slowest (" + limit_text(received_) + " of " +
-                            limit_text(body_length_) + " bytes) while the request body budget "
-                            "(--max-body-bytes-in-flight) was short: it was cut to make room",
+                        fmt::format("this request's body arrived the slowest ({} of {} bytes) while the request "
+                                    "body budget (--max-body-bytes-in-flight) was short: it was cut to make room",
+                                    received_, body_length_),
                         1},
                wire_);
     const std::string bytes = serialize_response(res, version_, false);
@@ -370,8 +374,8 @@ class Session : public std::enable_shared_from_this<Session> {
       req_.release_body();
       stop_watching();
       refuse({503, "overloaded",
-              "all " + limit_text(t_.workers.threads()) + " HTTP workers are busy and " +
-                  limit_text(static_cast<int64_t>(t_.workers.max_queued())) + " requests wait (--http-threads)",
+              fmt::format("all {} HTTP workers are busy and {} requests wait (--http-threads)", t_.workers.threads(),
+                          t_.workers.max_queued()),
               1});
     }
   }
@@ -520,8 +524,7 @@ class Session : public std::enable_shared_from_this<Session> {
       timer_.async_wait([self = shared_from_this()](beast::error_code) { self->pump(); });
       return;
     }
-    std::string bytes = version_ == 10 ? std::move(frames) : chunk(frames);
-    if (done && version_ != 10) bytes += kLastChunk;
+    std::string bytes = version_ == 10 ? std::move(frames) : chunk(frames, done);
     write_stream(std::move(bytes), done);
   }
 

@@ -1,5 +1,6 @@
-// HTTP/1.x response bytes for the transport: a whole response, a stream's
-// head, and chunked framing.
+// HTTP/1.x response bytes for the transport: a whole response and a
+// stream's head written by Beast's serializer (http::response +
+// response_serializer), and one chunk of a stream (the bytes of http::make_chunk).
 #pragma once
 
 #include <string>
@@ -13,8 +14,8 @@ namespace plimsoll::api {
 std::string serialize_response(HttpResponse& res, unsigned version, bool keep_alive);
 // The head of a streamed response: chunked for HTTP/1.1, else ended by close.
 std::string stream_head(const HttpResponse& res, unsigned version, bool keep_alive);
-// One chunk ("" gives nothing: an empty chunk would end the body).
-std::string chunk(std::string_view data);
-inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
+// `data` as one chunk ("" gives nothing: an empty chunk would end the body),
+// followed by the last chunk when `last`.
+std::string chunk(std::string_view data, bool last = false);
 
 }  // namespace plimsoll::api

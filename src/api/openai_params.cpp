@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <fmt/format.h>
 
 #include "api/field_reader.h"
 #include "api/request_json.h"
@@ -37,8 +38,8 @@ Result<LogitBias> read_logit_bias(const FieldReader& f, int64_t vocab_size) {
     const bool digits = !key.empty() && key.size() <= 10 && key.find_first_not_of("0123456789") == std::string::npos;
     if (digits) id = std::stoll(key);
     if (id < 0 || id >= vocab_size) {
-      return invalid("`logit_bias` keys must be token ids of the vocabulary (0 to " + std::to_string(vocab_size - 1) +
-                     "). Given: \"" + key.substr(0, 32) + "\"");
+      return invalid(fmt::format("`logit_bias` keys must be token ids of the vocabulary (0 to {}). Given: \"{}\"",
+                                 vocab_size - 1, key.substr(0, 32)));
     }
     if (!bias.is_number() || !(bias.get<double>() >= -100.0 && bias.get<double>() <= 100.0)) {
       return invalid("`logit_bias` values must be numbers >= -100 and <= 100 (token " + key + ")");
@@ -54,7 +55,7 @@ Status read_extensions(const FieldReader& f, SamplingParams* s) {
   PLIMSOLL_ASSIGN(auto min_p, f.number("min_p"));
   PLIMSOLL_ASSIGN(auto repetition_penalty, f.number("repetition_penalty"));
   if (top_k && (*top_k < -1 || *top_k > INT32_MAX)) {
-    return invalid("`top_k` must be -1 or 0 (off) or a positive integer. Given: " + std::to_string(*top_k));
+    return invalid(fmt::format("`top_k` must be -1 or 0 (off) or a positive integer. Given: {}", *top_k));
   }
   if (min_p && !(*min_p >= 0.0 && *min_p <= 1.0)) return invalid("`min_p` must be >= 0.0 and <= 1.0");
   if (repetition_penalty && !(*repetition_penalty > 0.0 && *repetition_penalty <= 1e30)) {
@@ -134,13 +135,12 @@ Status read_common(RouteContext& ctx, const FieldReader& f, OpenAiCall* call) {
   PLIMSOLL_ASSIGN(auto include_stop, f.boolean("include_stop_str_in_output"));
   const int64_t max_n = ctx.config.max_n;
   if (n && (*n < 1 || *n > max_n)) {
-    return invalid("`n` must be >= 1 and <= " + std::to_string(max_n) + ". Given: " + std::to_string(*n));
+    return invalid(fmt::format("`n` must be >= 1 and <= {}. Given: {}", max_n, *n));
   }
   call->n = n.value_or(1);
   call->stream = stream.value_or(false);
   if (best_of && (*best_of < call->n || *best_of > max_n)) {
-    return invalid("`best_of` must be >= `n` (" + std::to_string(call->n) + ") and <= " + std::to_string(max_n) +
-                   ". Given: " + std::to_string(*best_of));
+    return invalid(fmt::format("`best_of` must be >= `n` ({}) and <= {}. Given: {}", call->n, max_n, *best_of));
   }
   call->best_of = best_of.value_or(call->n);
   if (call->best_of > call->n && call->stream) return invalid("`best_of` > `n` cannot be used with `stream`");
@@ -366,8 +366,7 @@ Result<OpenAiCall> parse_completion_call(RouteContext& ctx, const json& body) {
   PLIMSOLL_ASSIGN(auto logprobs, f.integer("logprobs"));
   const int64_t max_top = ctx.service.limits().max_top_n_tokens;
   if (logprobs && (*logprobs < 0 || *logprobs > max_top)) {
-    return invalid("`logprobs` must be >= 0 and <= " + std::to_string(max_top) +
-                   ". Given: " + std::to_string(*logprobs));
+    return invalid(fmt::format("`logprobs` must be >= 0 and <= {}. Given: {}", max_top, *logprobs));
   }
   call.echo = echo.value_or(false);
   call.logprobs = logprobs.has_value();
@@ -412,8 +411,7 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
   PLIMSOLL_ASSIGN(auto top_logprobs, f.integer("top_logprobs"));
   const int64_t max_top = ctx.service.limits().max_top_n_tokens;
   if (top_logprobs && (*top_logprobs < 0 || *top_logprobs > max_top)) {
-    return invalid("`top_logprobs` must be >= 0 and <= " + std::to_string(max_top) +
-                   ". Given: " + std::to_string(*top_logprobs));
+    return invalid(fmt::format("`top_logprobs` must be >= 0 and <= {}. Given: {}", max_top, *top_logprobs));
   }
   call.logprobs = logprobs.value_or(false);
   call.top_logprobs = call.logprobs ? static_cast<int32_t>(top_logprobs.value_or(0)) : 0;

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include <nlohmann/json.hpp>
+#include <fmt/format.h>
 
 #include "core/work_control.h"
 #include "engine/grammar/grammar.h"
@@ -53,7 +54,7 @@ PrepPool::~PrepPool() { stop(); }
 Status PrepPool::run(const std::function<Status()>& prepare, const std::atomic<bool>* client_gone) {
   if (stopping_.load()) return make_error(ErrorCode::kUnavailable, "the server is stopping");
   const Clock::time_point deadline = Clock::now() + timeout_;
-  auto job = std::make_shared<Job>(deadline, std::to_string(timeout_.count()) + " ms (--prep-timeout-ms)",
+  auto job = std::make_shared<Job>(deadline, fmt::format("{} ms (--prep-timeout-ms)", timeout_.count()),
                                    &compile_slots_);
   // Finishes the job when the task is destroyed without having run (the
   // pool stopped and dropped it), so the caller never waits for nothing.
@@ -89,8 +90,8 @@ Status PrepPool::run(const std::function<Status()>& prepare, const std::atomic<b
   if (!queued) {
     unrun->job.reset();
     job->finish(make_error(ErrorCode::kOverloaded,
-                           std::to_string(pool_.threads()) + " preparation threads are busy and " +
-                               std::to_string(pool_.max_queued()) + " requests wait for them (--prep-threads)"));
+                           fmt::format("{} preparation threads are busy and {} requests wait for them (--prep-threads)",
+                                       pool_.threads(), pool_.max_queued())));
   }
   unrun.reset();
   {

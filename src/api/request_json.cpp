@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "api/body_budget.h"
 
 namespace plimsoll::api {
@@ -80,11 +82,10 @@ class TreeCharge {
   Error overloaded(int64_t step) const {
     const BodyBudget& b = *reservation_->budget();
     return make_error(ErrorCode::kOverloaded,
-                      "request bodies in flight hold " + std::to_string(b.used_bytes()) + " of the " +
-                          std::to_string(b.total_bytes()) +
-                          "-byte budget (--max-body-bytes-in-flight): no room for the next " +
-                          std::to_string(step) + " bytes of this body's JSON tree (" +
-                          std::to_string(charged_) + " charged so far)");
+                      fmt::format("request bodies in flight hold {} of the {}-byte budget "
+                                  "(--max-body-bytes-in-flight): no room for the next {} bytes of this body's JSON "
+                                  "tree ({} charged so far)",
+                                  b.used_bytes(), b.total_bytes(), step, charged_));
   }
 
   BodyReservation* reservation_;
@@ -117,7 +118,7 @@ class BoundedBuilder {
   bool end_array() { return close() && dom_.end_array(); }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
     error_ = make_error(ErrorCode::kInvalidArgument,
-                        "the request body is not valid JSON (byte " + std::to_string(position) + "): " + e.what());
+                        fmt::format("the request body is not valid JSON (byte {}): {}", position, e.what()));
     return false;
   }
 
@@ -133,8 +134,8 @@ class BoundedBuilder {
   bool open(bool is_array, int64_t own_bytes) {
     if (static_cast<int64_t>(parents_.size()) >= limits_.max_depth) {
       error_ = make_error(ErrorCode::kInvalidArgument,
-                          "the request body nests arrays and objects deeper than " +
-                              std::to_string(limits_.max_depth) + " levels");
+                          fmt::format("the request body nests arrays and objects deeper than {} levels",
+                                      limits_.max_depth));
       return false;
     }
     if (!value(own_bytes)) return false;
@@ -149,9 +150,9 @@ class BoundedBuilder {
     tree_bytes_ += bytes;
     if (tree_bytes_ > limits_.max_tree_bytes) {
       error_ = make_error(ErrorCode::kInvalidArgument,
-                          "the request body's JSON would take more than " + std::to_string(limits_.max_tree_bytes) +
-                              " bytes to hold (" + std::to_string(kJsonTreeBytesPerBodyByte) +
-                              " per body byte): too many small values");
+                          fmt::format("the request body's JSON would take more than {} bytes to hold ({} per body "
+                                      "byte): too many small values",
+                                      limits_.max_tree_bytes, kJsonTreeBytesPerBodyByte));
       return false;
     }
     error_ = tree_charge_.cover(tree_bytes_);

@@ -2,6 +2,7 @@
 #include "api/tool_params.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 
 #include "api/request_json.h"
 
@@ -35,17 +36,15 @@ bool valid_name(const std::string& name) {
 Result<std::vector<ToolFunction>> read_functions(const json& list, const ToolLimits& limits) {
   if (!list.is_array()) return invalid(std::string("`tools` must be a list, got ") + json_type_name(list));
   if (static_cast<int64_t>(list.size()) > limits.max_tools) {
-    return invalid("`tools` holds " + std::to_string(list.size()) + " tools, over the limit of " +
-                   std::to_string(limits.max_tools));
+    return invalid(fmt::format("`tools` holds {} tools, over the limit of {}", list.size(), limits.max_tools));
   }
   const int64_t bytes = static_cast<int64_t>(list.dump().size());
   if (bytes > limits.max_tools_bytes) {
-    return invalid("`tools` is " + std::to_string(bytes) + " bytes as JSON, over the limit of " +
-                   std::to_string(limits.max_tools_bytes));
+    return invalid(fmt::format("`tools` is {} bytes as JSON, over the limit of {}", bytes, limits.max_tools_bytes));
   }
   std::vector<ToolFunction> out;
   for (size_t i = 0; i < list.size(); ++i) {
-    const std::string at = "`tools[" + std::to_string(i) + "]";
+    const std::string at = fmt::format("`tools[{}]", i);
     const json& tool = list[i];
     if (!tool.is_object() || tool.value("type", json()) != "function") {
       return invalid(at + "` must be {\"type\": \"function\", \"function\": {...}}");
@@ -64,8 +63,8 @@ Result<std::vector<ToolFunction>> read_functions(const json& list, const ToolLim
       if (!p->is_object()) return invalid(at + ".function.parameters` must be a JSON schema object");
       const int64_t depth = json_depth(*p);
       if (depth > limits.max_schema_depth) {
-        return invalid(at + ".function.parameters` is nested " + std::to_string(depth) + " levels, over the limit of " +
-                       std::to_string(limits.max_schema_depth));
+        return invalid(fmt::format("{}.function.parameters` is nested {} levels, over the limit of {}", at, depth,
+                                   limits.max_schema_depth));
       }
       parameters = *p;
     }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 
 #include "api/field_reader.h"
 #include "api/grammar_params.h"
@@ -59,8 +60,7 @@ Result<int64_t> read_best_of(const FieldReader& f, const SamplingParams& s,
   if (!best_of || *best_of == 1) return int64_t{1};
   if (streaming) return invalid("`best_of` != 1 is not allowed for this endpoint");
   if (*best_of <= 0 || *best_of > limits.max_best_of) {
-    return invalid("`best_of` must be > 0 and <= " + std::to_string(limits.max_best_of) +
-                   ". Given: " + std::to_string(*best_of));
+    return invalid(fmt::format("`best_of` must be > 0 and <= {}. Given: {}", limits.max_best_of, *best_of));
   }
   if (!s.samples()) return invalid("you must use sampling when `best_of` is > 1");
   if (s.seed) return invalid("`seed` must not be set when `best_of` > 1");
@@ -87,13 +87,12 @@ Status read_options(const FieldReader& f, const sched::ServiceLimits& limits, bo
     return invalid("`decoder_input_details` == true is not supported when streaming tokens");
   }
   if (top_n && (*top_n < 0 || *top_n > limits.max_top_n_tokens)) {
-    return invalid("`top_n_tokens` must be >= 0 and <= " + std::to_string(limits.max_top_n_tokens) +
-                   ". Given: " + std::to_string(*top_n));
+    return invalid(fmt::format("`top_n_tokens` must be >= 0 and <= {}. Given: {}", limits.max_top_n_tokens, *top_n));
   }
   if (max_new_tokens && *max_new_tokens <= 0) return invalid("`max_new_tokens` must be strictly positive");
   if (truncate && (*truncate <= 0 || (limits.max_input_tokens > 0 && *truncate > limits.max_input_tokens))) {
-    return invalid("`truncate` must be strictly positive and less than " +
-                   std::to_string(limits.max_input_tokens) + ". Given: " + std::to_string(*truncate));
+    return invalid(fmt::format("`truncate` must be strictly positive and less than {}. Given: {}",
+                               limits.max_input_tokens, *truncate));
   }
   o->details = details.value_or(false);
   o->return_full_text = full_text.value_or(default_full_text);
@@ -108,8 +107,8 @@ Status read_options(const FieldReader& f, const sched::ServiceLimits& limits, bo
 
 Status check_stop(const StopList& stop, const sched::ServiceLimits& limits) {
   if (static_cast<int64_t>(stop.size()) > limits.max_stop_sequences) {
-    return invalid("`stop` supports up to " + std::to_string(limits.max_stop_sequences) +
-                   " stop sequences. Given: " + std::to_string(stop.size()));
+    return invalid(
+        fmt::format("`stop` supports up to {} stop sequences. Given: {}", limits.max_stop_sequences, stop.size()));
   }
   for (const std::string& s : stop) {
     if (s.empty()) return invalid("`stop` sequences must not be empty");
@@ -120,8 +119,8 @@ Status check_stop(const StopList& stop, const sched::ServiceLimits& limits) {
 Status check_client_batch(size_t items, const sched::ServiceLimits& limits) {
   if (items == 0) return invalid("`inputs` cannot be empty");
   if (limits.max_client_batch_size > 0 && static_cast<int64_t>(items) > limits.max_client_batch_size) {
-    return invalid("`inputs` holds " + std::to_string(items) + " items; at most " +
-                   std::to_string(limits.max_client_batch_size) + " per request (max_client_batch_size)");
+    return invalid(fmt::format("`inputs` holds {} items; at most {} per request (max_client_batch_size)", items,
+                               limits.max_client_batch_size));
   }
   return {};
 }
@@ -178,8 +177,7 @@ Status prompt_ids(const PromptPlan& plan, const TextTokenizer& tokenizer, const 
     const int64_t vocab = tokenizer.vocab_size();
     for (int32_t id : *plan.ids) {
       if (id < 0 || id >= vocab) {
-        return invalid(field + " holds token id " + std::to_string(id) + ", outside the vocabulary (0 to " +
-                       std::to_string(vocab - 1) + ")");
+        return invalid(fmt::format("{} holds token id {}, outside the vocabulary (0 to {})", field, id, vocab - 1));
       }
     }
     *ids = *plan.ids;
@@ -199,10 +197,8 @@ Status prompt_ids(const PromptPlan& plan, const TextTokenizer& tokenizer, const 
   const int64_t keep_tokens = plan.truncate ? *plan.truncate : limits.max_input_tokens;
   if (keep_tokens > 0 && static_cast<int64_t>(text.size()) > (keep_tokens + 2) * per_token) {
     if (!plan.truncate) {
-      return invalid(field + " must have less than " + std::to_string(limits.max_input_tokens) +
-                     " tokens. Given: at least " +
-                     std::to_string(static_cast<int64_t>(text.size()) / per_token) + " (" +
-                     std::to_string(text.size()) + " bytes)");
+      return invalid(fmt::format("{} must have less than {} tokens. Given: at least {} ({} bytes)", field,
+                                 limits.max_input_tokens, static_cast<int64_t>(text.size()) / per_token, text.size()));
     }
     size_t cut = text.size() - static_cast<size_t>((keep_tokens + 2) * per_token);
     while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) ++cut;  // a UTF-8 boundary
@@ -226,8 +222,7 @@ Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
   const std::string max_field = std::string("`") + plan.max_field + "`";
   const int64_t input_tokens = static_cast<int64_t>(ids.size());
   if (limits.max_input_tokens > 0 && input_tokens > limits.max_input_tokens) {
-    return invalid(field + " must have less than " + std::to_string(limits.max_input_tokens) +
-                   " tokens. Given: " + std::to_string(input_tokens));
+    return invalid(fmt::format("{} must have less than {} tokens. Given: {}", field, limits.max_input_tokens, input_tokens));
   }
   const bool bounded = limits.max_total_tokens > 0;
   int64_t max_new = plan.max_new_tokens.value_or(default_max_new_tokens);
@@ -239,9 +234,8 @@ Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
   }
   // (Compared without adding: a client's max_new may be as large as int64 goes.)
   if (bounded && (max_new <= 0 || max_new > limits.max_total_tokens - input_tokens)) {
-    return invalid(field + " tokens + " + max_field + " must be <= " + std::to_string(limits.max_total_tokens) +
-                   ". Given: " + std::to_string(input_tokens) + " " + field + " tokens and " +
-                   std::to_string(std::max<int64_t>(max_new, 1)) + " " + max_field);
+    return invalid(fmt::format("{} tokens + {} must be <= {}. Given: {} {} tokens and {} {}", field, max_field,
+                               limits.max_total_tokens, input_tokens, field, std::max<int64_t>(max_new, 1), max_field));
   }
   request->params.max_new_tokens = max_new;
   return {};

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
@@ -97,7 +98,7 @@ Result<double> decode(EngineSetup& s, Seqs& seqs, int64_t from, int64_t steps) {
 }
 
 int report_error(const Error& e) {
-  std::fprintf(stderr, "error: %s\n", e.message.c_str());
+  spdlog::error("{}", e.message);
   return 1;
 }
 

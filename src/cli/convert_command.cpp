@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "convert/gguf_export.h"
@@ -30,7 +31,7 @@ struct ConvertFlags {
 };
 
 int fail(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
+  spdlog::error("{}", message);
   return 1;
 }
 
@@ -90,8 +91,7 @@ int run_convert(const ConvertFlags& f) {
     auto spec = random_spec(f);
     if (!spec) return fail(spec.error().message);
     config = spec->first;
-    std::fprintf(stderr, "writing a random llama model: %lld parameters\n",
-                 static_cast<long long>(llama_parameter_count(config)));
+    spdlog::info("writing a random llama model: {} parameters", llama_parameter_count(config));
     report = export_llama_gguf(f.output, config, spec->second, random_llama_tensors(config, f.seed), *dtype, mix);
   } else {
     if (f.input.empty()) return fail("give an input model file, or --random");
@@ -114,11 +114,11 @@ int run_convert(const ConvertFlags& f) {
     fail(report.error().message);
     return stop_requested() ? stop_exit_code() : 1;
   }
-  for (const std::string& fb : report->fallbacks) std::fprintf(stderr, "note: %s\n", fb.c_str());
+  for (const std::string& fb : report->fallbacks) spdlog::info("{}", fb);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr, "wrote %s: %lld tensors, %s of tensor data, %s, in %.1f s\n", f.output.c_str(),
-               static_cast<long long>(report->n_tensors), format_bytes(report->total_bytes).c_str(),
-               mix == QuantMix::kQ4_K_M ? "q4_k_m" : std::string(dtype_name(*dtype)).c_str(), s);
+  spdlog::info("wrote {}: {} tensors, {} of tensor data, {}, in {:.1f} s", f.output, report->n_tensors,
+               format_bytes(report->total_bytes), mix == QuantMix::kQ4_K_M ? "q4_k_m" : std::string(dtype_name(*dtype)),
+               s);
   return 0;
 }
 

@@ -70,7 +70,7 @@ struct PushTimes {
 };
 
 int fail(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
+  spdlog::error("{}", message);
   return 1;
 }
 
@@ -154,12 +154,10 @@ int run_generate(GenerateFlags& f, const CLI::App& cmd) {
   const double decode_s = std::chrono::duration<double>(t1 - first.value_or(t1)).count();
   const double n_prompt = static_cast<double>(e.input_tokens);
   const double n_decoded = static_cast<double>(std::max<int64_t>(e.generated_tokens - 1, 0));  // after the first
-  std::fprintf(stderr,
-               "prompt: %.0f tokens in %.3f s to the first token (%.1f tokens/s); generation: %lld tokens, "
-               "%.0f more in %.3f s (%.1f tokens/s); finish: %s; seed: %llu; threads: %d\n",
-               n_prompt, prefill_s, n_prompt / std::max(prefill_s, 1e-9), static_cast<long long>(e.generated_tokens),
-               n_decoded, decode_s, n_decoded / std::max(decode_s, 1e-9), finish_reason_name(e.finish_reason),
-               static_cast<unsigned long long>(e.seed), threads);
+  spdlog::info("prompt: {:.0f} tokens in {:.3f} s to the first token ({:.1f} tokens/s); generation: {} tokens, "
+               "{:.0f} more in {:.3f} s ({:.1f} tokens/s); finish: {}; seed: {}; threads: {}",
+               n_prompt, prefill_s, n_prompt / std::max(prefill_s, 1e-9), e.generated_tokens, n_decoded, decode_s,
+               n_decoded / std::max(decode_s, 1e-9), finish_reason_name(e.finish_reason), e.seed, threads);
   return 0;
 }
 

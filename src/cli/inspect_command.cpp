@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "cli/model_reference.h"
@@ -90,7 +91,7 @@ int run_inspect(InspectFlags& f) {
   if (!resolve_model_in_place(f.path, f.hub)) return 1;
   auto model = load_model(f.path);
   if (!model) {
-    std::fprintf(stderr, "error: %s\n", model.error().message.c_str());
+    spdlog::error("{}", model.error().message);
     return 1;
   }
   print_config(*model);

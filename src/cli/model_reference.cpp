@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <spdlog/spdlog.h>
 
 #include "hub/model_source.h"
 
@@ -31,7 +32,7 @@ Result<std::string> resolve_model_arg(const std::string& arg, const HubFlags& fl
 bool resolve_model_in_place(std::string& arg, const HubFlags& flags) {
   auto path = resolve_model_arg(arg, flags);
   if (!path) {
-    std::fprintf(stderr, "error: %s\n", path.error().message.c_str());
+    spdlog::error("{}", path.error().message);
     return false;
   }
   arg = *path;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "cli/model_reference.h"
@@ -38,7 +39,7 @@ struct PlanFlags {
 };
 
 int fail(const Error& e) {
-  std::fprintf(stderr, "error: %s\n", e.message.c_str());
+  spdlog::error("{}", e.message);
   return 1;
 }
 
@@ -96,7 +97,7 @@ void write_chart(PlanReport& rep, const std::string& svg_path, const std::string
   if (Status st = svg_to_png(svg_path, png); st.ok()) {
     rep.chart_png_path = png;
   } else {
-    std::fprintf(stderr, "note: no PNG chart: %s\n", st.error().message.c_str());
+    spdlog::info("no PNG chart: {}", st.error().message);
   }
 }
 
@@ -183,8 +184,8 @@ int run(PlanFlags& f) {
   if (!f.chart_path.empty()) write_chart(rep, f.chart_path, chart_title(r.model.path, r));
   const int printed = print(rep, f.json);
   if (!stop_requested()) return printed;
-  std::fprintf(stderr, "%s: stopped the ramp with %zu step(s) recorded; the running child was killed and no "
-               "plimsoll-ramp memory cgroup remains\n",
+  spdlog::warn("{}: stopped the ramp with {} step(s) recorded; the running child was killed and no "
+               "plimsoll-ramp memory cgroup remains",
                stop_signal_name(), rep.ramp ? rep.ramp->steps.size() : size_t{0});
   return stop_exit_code();
 }

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
+#include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "cli/model_reference.h"
@@ -21,7 +22,7 @@ struct ServeFlags {
 int run(ServeFlags& f) {
   ServeConfig& c = f.config;
   if (Status st = apply_serve_setting_flags(f.settings, c); !st.ok()) {
-    return std::fprintf(stderr, "error: %s\n", st.error().message.c_str()), 2;
+    return spdlog::error("{}", st.error().message), 2;
   }
   const std::string given = c.engine.model_path;
   HubFlags hub;

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
+#include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "cli/model_loading.h"
@@ -38,7 +39,7 @@ int run_tokenize(TokenizeFlags& f) {
   if (!f.model.empty() && !resolve_model_in_place(f.model, f.hub)) return 1;
   auto loaded = tokenizer_for(f);
   if (!loaded) {
-    std::fprintf(stderr, "error: %s\n", loaded.error().message.c_str());
+    spdlog::error("{}", loaded.error().message);
     return 1;
   }
   const TextTokenizer& tok = *loaded->tokenizer;

@@ -28,8 +28,8 @@ int run(WebhookFlags& f) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts: sigwait below takes them
   auto server = webhook::WebhookServer::create(c);
-  if (!server) return std::fprintf(stderr, "error: %s\n", server.error().message.c_str()), 1;
-  if (auto s = (*server)->start(); !s) return std::fprintf(stderr, "error: %s\n", s.error().message.c_str()), 1;
+  if (!server) return spdlog::error("{}", server.error().message), 1;
+  if (auto s = (*server)->start(); !s) return spdlog::error("{}", s.error().message), 1;
   spdlog::info("webhook: listening on https://{}:{} (POST /validate), plans checked against the memory {}",
                c.hostname, (*server)->port(), f.check_against);
   int signal = 0;

@@ -3,7 +3,6 @@
 #include "server/serve.h"
 
 #include <csignal>
-#include <cstdio>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
@@ -77,15 +76,15 @@ Result<std::unique_ptr<MemoryWatcher>> start_memory_watcher(const ServeConfig& c
 // with 422 naming the problem (rather than silently using another format).
 api::ChatPromptFormat chat_format(const ModelTokenizer& t) {
   if (t.chat_template.empty()) {
-    std::fprintf(stderr, "chat template: none in the model; /v1/chat/completions uses \"<role>: <content>\" lines\n");
+    spdlog::info("chat template: none in the model; /v1/chat/completions uses \"<role>: <content>\" lines");
     return {};
   }
   auto format = api::model_chat_format(t.chat_template, t.chat_template_source, t.bos_token, t.eos_token);
   if (format) {
-    std::fprintf(stderr, "chat template: %s\n", t.chat_template_source.c_str());
+    spdlog::info("chat template: {}", t.chat_template_source);
     return std::move(format).value();
   }
-  std::fprintf(stderr, "warning: %s; /v1/chat/completions will answer 422\n", format.error().message.c_str());
+  spdlog::warn("{}; /v1/chat/completions will answer 422", format.error().message);
   const std::string message = "the model's chat template cannot be used: " + format.error().message;
   api::ChatPromptFormat refuse;
   refuse.render = [message](const std::vector<api::ChatMessage>&, const api::ChatRenderBudget&,
@@ -103,7 +102,7 @@ int run_serve(ServeConfig c) {
   if (serves_tokenizer_only(c)) return run_tokenizer_serve(c, signals);
   auto setup = load_engine_model(c.engine);
   if (!setup) {
-    std::fprintf(stderr, "error: %s\n", setup.error().message.c_str());
+    spdlog::error("{}", setup.error().message);
     return 1;
   }
   EngineSetup& s = *setup;
@@ -114,7 +113,8 @@ int run_serve(ServeConfig c) {
   metrics::MetricsRegistry registry;
   metrics::ServerMetrics server_metrics(registry);
   MemoryPressure pressure;  // written by the memory watcher, read by admission and /metrics
-  std::fprintf(stderr, "tokenizer: %s\n%s\n", s.tokenizer.source.c_str(), heap.c_str());
+  spdlog::info("tokenizer: {}", s.tokenizer.source);
+  spdlog::info("{}", heap);
   if (s.model.generation_defaults) c.api.generation_defaults = *s.model.generation_defaults;
   api::ApiServer http(c.api, front, *s.tokenizer.tokenizer, server_metrics, chat_format(s.tokenizer));
   http.set_scrape_hook([&server_metrics, &front, &pressure] {
@@ -133,26 +133,26 @@ int run_serve(ServeConfig c) {
     server_metrics.prefix_cache_evictions.advance_to(static_cast<double>(st.prefix_cache_evictions));
   });
   if (Status st = http.start(); !st.ok()) {
-    std::fprintf(stderr, "error: %s\n", st.error().message.c_str());
+    spdlog::error("{}", st.error().message);
     return 1;
   }
-  std::fprintf(stderr, "listening on http://%s:%d; loading %s\n", c.api.hostname.c_str(), http.port(),
-               loading.model_id.c_str());
+  spdlog::info("listening on http://{}:{}; loading {}", c.api.hostname, http.port(), loading.model_id);
   if (Status st = plan_and_start_engine(c, s); !st.ok()) {
-    std::fprintf(stderr, "error: %s\n", st.error().message.c_str());
+    spdlog::error("{}", st.error().message);
     return 1;
   }
-  std::fprintf(stderr, "memory limit %s from %s, x %.2f = budget %s\n%s", format_bytes(s.budget.limit_bytes).c_str(),
-               s.budget.source.c_str(), s.budget.fraction, format_bytes(s.budget.budget_bytes).c_str(),
-               s.plan.table().c_str());
+  std::string table = s.plan.table();
+  if (!table.empty() && table.back() == '\n') table.pop_back();
+  spdlog::info("memory limit {} from {}, x {:.2f} = budget {}\n{}", format_bytes(s.budget.limit_bytes),
+               s.budget.source, s.budget.fraction, format_bytes(s.budget.budget_bytes), table);
   auto limits = derive_limits(c, s);
   if (!limits) {
-    std::fprintf(stderr, "error: %s\n", limits.error().message.c_str());
+    spdlog::error("{}", limits.error().message);
     return 1;
   }
   auto watcher = start_memory_watcher(c, s.budget, pressure);
   if (!watcher) {
-    std::fprintf(stderr, "error: %s\n", watcher.error().message.c_str());
+    spdlog::error("{}", watcher.error().message);
     return 1;
   }
   sched::EngineServiceConfig service_config = engine_service_config(c, s, *limits);
@@ -160,23 +160,21 @@ int run_serve(ServeConfig c) {
   publish_plan(server_metrics, s, *limits);
   sched::EngineService service(service_config, std::move(s.engine), std::move(s.pool), *s.tokenizer.tokenizer);
   front.attach(&service);
-  std::fprintf(stderr,
-               "plimsoll serving %s on http://%s:%d (max %lld tokens per request, %lld KV tokens in all)\n"
-               "try: curl -s localhost:%d/generate -H 'Content-Type: application/json' "
-               "-d '{\"inputs\":\"Once upon a time\",\"parameters\":{\"max_new_tokens\":40}}'\n",
-               limits->model_id.c_str(), c.api.hostname.c_str(), http.port(),
-               static_cast<long long>(limits->max_total_tokens),
-               static_cast<long long>(limits->max_batch_total_tokens), http.port());
+  spdlog::info("plimsoll serving {} on http://{}:{} (max {} tokens per request, {} KV tokens in all)\n"
+               "try: curl -s localhost:{}/generate -H 'Content-Type: application/json' "
+               "-d '{{\"inputs\":\"Once upon a time\",\"parameters\":{{\"max_new_tokens\":40}}}}'",
+               limits->model_id, c.api.hostname, http.port(), limits->max_total_tokens,
+               limits->max_batch_total_tokens, http.port());
   int sig = 0;
   sigwait(&signals, &sig);
-  std::fprintf(stderr, "received %s: draining for up to %.0f s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+  spdlog::info("received {}: draining for up to {:.0f} s", sig == SIGTERM ? "SIGTERM" : "SIGINT",
                c.graceful_timeout_seconds);
   http.stop_preparing();  // compiles and renders in progress stop at once; admitted work drains
   service.shutdown(c.graceful_timeout_seconds);
   http.stop();
   http.wait();
   (*watcher)->stop();
-  std::fprintf(stderr, "stopped\n");
+  spdlog::info("stopped");
   return 0;
 }
 

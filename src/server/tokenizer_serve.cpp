@@ -3,7 +3,7 @@
 #include "server/tokenizer_serve.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <spdlog/spdlog.h>
 
 #include "api/api_server.h"
 #include "api/body_budget.h"
@@ -55,12 +55,12 @@ int run_tokenizer_serve(const ServeConfig& c, const sigset_t& signals) {
   const std::string& path = c.engine.tokenizer_path.empty() ? c.engine.model_path : c.engine.tokenizer_path;
   auto tokenizer = load_tokenizer_alone(path);
   if (!tokenizer) {
-    std::fprintf(stderr, "error: %s\n", tokenizer.error().message.c_str());
+    spdlog::error("{}", tokenizer.error().message);
     return 1;
   }
   auto plan = plan_tokenizer_server(c);
   if (!plan) {
-    std::fprintf(stderr, "error: %s\n", plan.error().message.c_str());
+    spdlog::error("{}", plan.error().message);
     return 1;
   }
   sched::ServiceLimits limits;
@@ -77,22 +77,21 @@ int run_tokenizer_serve(const ServeConfig& c, const sigset_t& signals) {
     server_metrics.memory_resident_bytes.set(static_cast<double>(read_process_memory().resident_bytes));
   });
   if (Status st = http.start(); !st.ok()) {
-    std::fprintf(stderr, "error: %s\n", st.error().message.c_str());
+    spdlog::error("{}", st.error().message);
     return 1;
   }
-  std::fprintf(stderr,
-               "tokenizer: %s\nmemory budget %s (%s): runtime %s + transport %s + requests %s\n"
-               "plimsoll serving the tokenizer %s on http://%s:%d: /tokenize only, no model\n",
-               tokenizer->source.c_str(), format_bytes(plan->budget.budget_bytes).c_str(),
-               plan->budget.source.c_str(), format_bytes(plan->runtime_bytes).c_str(),
-               format_bytes(plan->transport_bytes).c_str(), format_bytes(plan->request_bytes).c_str(),
-               limits.model_id.c_str(), c.api.hostname.c_str(), http.port());
+  spdlog::info("tokenizer: {}", tokenizer->source);
+  spdlog::info("memory budget {} ({}): runtime {} + transport {} + requests {}", format_bytes(plan->budget.budget_bytes),
+               plan->budget.source, format_bytes(plan->runtime_bytes), format_bytes(plan->transport_bytes),
+               format_bytes(plan->request_bytes));
+  spdlog::info("plimsoll serving the tokenizer {} on http://{}:{}: /tokenize only, no model", limits.model_id,
+               c.api.hostname, http.port());
   int sig = 0;
   sigwait(&signals, &sig);
-  std::fprintf(stderr, "received %s: stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  spdlog::info("received {}: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   http.stop();
   http.wait();
-  std::fprintf(stderr, "stopped\n");
+  spdlog::info("stopped");
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <fmt/format.h>
 
 #include "core/bytes.h"
 #include "memory/memory_budget.h"
@@ -128,9 +129,9 @@ void Check::run() {
   auto inputs = serve_plan_inputs(settings.serve, facts, node_cpus, budget->budget_bytes);
   if (!inputs) return deny(inputs.error().message);
   const PlanInputs& in = *inputs;
-  const std::string within = what + " " + format_bytes(base) + " x memory fraction " +
-                             std::to_string(budget->fraction).substr(0, 4) + " = budget " +
-                             format_bytes(budget->budget_bytes);
+  const std::string within = fmt::format("{} {} x memory fraction {} = budget {}", what, format_bytes(base),
+                                         fmt::format("{:f}", budget->fraction).substr(0, 4),
+                                         format_bytes(budget->budget_bytes));
   auto plan = plan_memory(in);
   decision.verdicts.push_back({settings.name, base, plan ? std::optional(*plan) : std::nullopt});
   if (!plan) {
@@ -149,21 +150,21 @@ void Check::check_plan(const MemoryPlan& plan, const std::string& within) {
   const double fraction = settings.serve.engine.memory_fraction;
   if (const auto& want = settings.serve.max_batch_total_tokens; want && *want > plan.max_batch_total_tokens) {
     const int64_t blocks = (*want + plan.inputs.block_tokens - 1) / plan.inputs.block_tokens;
-    return deny("MAX_BATCH_TOTAL_TOKENS " + std::to_string(*want) + " but " + within + " holds a KV pool of " +
-                std::to_string(plan.max_batch_total_tokens) + " tokens (" + format_bytes(plan.kv_pool_bytes) +
-                " after weights " + format_bytes(plan.weights_bytes) + ", workspace " +
-                format_bytes(plan.workspace_bytes) + ", request memory " +
-                format_bytes(plan.request_bytes) + ", transport " + format_bytes(plan.transport_bytes) + ", runtime " + format_bytes(plan.runtime_bytes) +
-                "): serve would refuse to start; raise it to at least " +
-                format_bytes(quantity_for_blocks(plan, blocks, fraction)) + " or lower MAX_BATCH_TOTAL_TOKENS");
+    return deny(fmt::format("MAX_BATCH_TOTAL_TOKENS {} but {} holds a KV pool of {} tokens ({} after weights {}, "
+                            "workspace {}, request memory {}, transport {}, runtime {}): serve would refuse to start; "
+                            "raise it to at least {} or lower MAX_BATCH_TOTAL_TOKENS",
+                            *want, within, plan.max_batch_total_tokens, format_bytes(plan.kv_pool_bytes),
+                            format_bytes(plan.weights_bytes), format_bytes(plan.workspace_bytes),
+                            format_bytes(plan.request_bytes), format_bytes(plan.transport_bytes),
+                            format_bytes(plan.runtime_bytes), format_bytes(quantity_for_blocks(plan, blocks, fraction))));
   }
   const int64_t batch = plan.workspace.step_seqs;
   if (plan.full_sequences() < batch) {
-    const std::string text =
-        within + " holds " + std::to_string(plan.full_sequences()) + " sequences of " +
-        std::to_string(plan.max_total_tokens) + " tokens at once, fewer than MAX_BATCH_SIZE " + std::to_string(batch) +
-        " (the rest queue; 429 beyond MAX_CONCURRENT_REQUESTS); a full batch needs " +
-        format_bytes(quantity_for_blocks(plan, batch * plan.blocks_per_full_sequence, fraction));
+    const std::string text = fmt::format(
+        "{} holds {} sequences of {} tokens at once, fewer than MAX_BATCH_SIZE {} (the rest queue; 429 beyond "
+        "MAX_CONCURRENT_REQUESTS); a full batch needs {}",
+        within, plan.full_sequences(), plan.max_total_tokens, batch,
+        format_bytes(quantity_for_blocks(plan, batch * plan.blocks_per_full_sequence, fraction)));
     if (policy.deny_partial_batch) return deny(text);
     warn(text);
   }
@@ -173,14 +174,14 @@ void add_audit(Decision& d, const ContainerVerdict& v) {
   if (!v.plan) return;
   const std::string prefix = v.container.substr(0, 40) + ".";
   const MemoryPlan& p = *v.plan;
-  d.audit_annotations[prefix + "planned-bytes"] = std::to_string(p.planned_bytes());
-  d.audit_annotations[prefix + "weights-bytes"] = std::to_string(p.weights_bytes);
-  d.audit_annotations[prefix + "workspace-bytes"] = std::to_string(p.workspace_bytes);
-  d.audit_annotations[prefix + "request-bytes"] = std::to_string(p.request_bytes);
-  d.audit_annotations[prefix + "transport-bytes"] = std::to_string(p.transport_bytes);
-  d.audit_annotations[prefix + "runtime-bytes"] = std::to_string(p.runtime_bytes);
-  d.audit_annotations[prefix + "kv-pool-bytes"] = std::to_string(p.kv_pool_bytes);
-  d.audit_annotations[prefix + "max-batch-total-tokens"] = std::to_string(p.max_batch_total_tokens);
+  d.audit_annotations[prefix + "planned-bytes"] = fmt::to_string(p.planned_bytes());
+  d.audit_annotations[prefix + "weights-bytes"] = fmt::to_string(p.weights_bytes);
+  d.audit_annotations[prefix + "workspace-bytes"] = fmt::to_string(p.workspace_bytes);
+  d.audit_annotations[prefix + "request-bytes"] = fmt::to_string(p.request_bytes);
+  d.audit_annotations[prefix + "transport-bytes"] = fmt::to_string(p.transport_bytes);
+  d.audit_annotations[prefix + "runtime-bytes"] = fmt::to_string(p.runtime_bytes);
+  d.audit_annotations[prefix + "kv-pool-bytes"] = fmt::to_string(p.kv_pool_bytes);
+  d.audit_annotations[prefix + "max-batch-total-tokens"] = fmt::to_string(p.max_batch_total_tokens);
 }
 
 // The model metadata, or nullopt after recording why there is none.
@@ -219,7 +220,7 @@ void decide_containers(const json& containers, const Annotations& a, const Polic
   }
   const std::optional<ModelMetadata> model = model_for(a, policy, d);
   if (!model) return;
-  auto cpus = parse_cpu_count(get_or(a, keys::kNodeCpus, std::to_string(kDefaultNodeCpus)));
+  auto cpus = parse_cpu_count(get_or(a, keys::kNodeCpus, fmt::to_string(kDefaultNodeCpus)));
   for (const json* c : serve) {
     auto settings = read_container_settings(*c);
     if (!settings) {

@@ -7,6 +7,7 @@
 #include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <fmt/format.h>
 
 namespace plimsoll::webhook {
 
@@ -30,7 +31,7 @@ Error tls_error(const std::string& what) {
   char buf[256] = "no detail";
   if (code) ERR_error_string_n(code, buf, sizeof buf);
   ERR_clear_error();
-  return make_error(ErrorCode::kInvalidFile, what + ": " + buf);
+  return make_error(ErrorCode::kInvalidFile, fmt::format("{}: {}", what, buf));
 }
 
 using Bio = std::unique_ptr<BIO, decltype(&BIO_free)>;
@@ -56,8 +57,7 @@ Result<std::shared_ptr<const CertificateStore::Material>> read_pair(const std::s
 std::string one_stamp(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return "";
-  return std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
-         std::to_string(st.st_size) + ":" + std::to_string(st.st_ino);
+  return fmt::format("{}.{}:{}:{}", st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_size, st.st_ino);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "webhook/container_settings.h"
 
 #include <sstream>
+#include <fmt/format.h>
 
 #include "core/bytes.h"
 #include "server/serve_settings.h"
@@ -112,7 +113,7 @@ std::optional<std::string> resource_field_value(const json& ref, const Container
     auto d = parse_bytes(ref["divisor"].is_string() ? ref["divisor"].get<std::string>() : ref["divisor"].dump());
     if (d && *d > 0) divisor = *d;
   }
-  return std::to_string((*value + divisor - 1) / divisor);
+  return fmt::to_string((*value + divisor - 1) / divisor);
 }
 
 struct EnvVar {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fmt/format.h>
 
 #include "core/bytes.h"
 #include "core/dtype.h"
@@ -44,8 +45,8 @@ Status read_heads(const Annotations& a, ModelConfig& c) {
   }
   c.n_heads = heads ? *heads : c.dim / *head_dim;
   if (c.n_heads <= 0 || c.dim % c.n_heads != 0 || (head_dim && c.n_heads * *head_dim != c.dim)) {
-    return make_error(ErrorCode::kUnsupported, "the model's dim (" + std::to_string(c.dim) +
-                                                   ") must equal heads x head-dim; Plimsoll runs only such models");
+    return make_error(ErrorCode::kUnsupported,
+                      fmt::format("the model's dim ({}) must equal heads x head-dim; Plimsoll runs only such models", c.dim));
   }
   const auto kv_heads = optional_int(a, keys::kModelKvHeads, s);
   if (!s) return s;

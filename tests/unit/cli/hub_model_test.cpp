@@ -39,7 +39,7 @@ TEST(HubModel, InspectResolvesARepoIdThroughTheHubThenTheCache) {
   EXPECT_NE(r.out.find("format: Hugging Face safetensors"), std::string::npos) << r.out;
   r = run_command(plimsoll_with("HF_HUB_OFFLINE=1 HF_HUB_CACHE=" + make_temp_dir()) + " inspect -m org/tiny 2>&1");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("error: org/tiny@main: offline"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[error] org/tiny@main: offline"), std::string::npos) << r.out;
 }
 
 // An https:// endpoint goes through TLS with the system's certificate store,
