@@ -96,6 +96,71 @@ bool has_neon_dot() { return false; }
 bool has_neon_i8mm() { return false; }
 #endif
 
+// ---- each level's matmul kernel rows: a row per kernel and dtype, taking range(dtype)'s
+// batches, in the order matmul tries them (isa_table.h); a level's ranges are used only on
+// its architecture
+using RangeOf = BatchRange (*)(DType);
+
+// A row for each dtype k has a panel kernel for.
+void add_panels(IsaTable* t, Isa isa, const PanelKernels& k, RangeOf range) {
+  for (int d = 0; d < kNumDTypes; ++d) {
+    if (k.k[d].rows == nullptr) continue;
+    t->kernel_rows.push_back({isa, static_cast<DType>(d), range(static_cast<DType>(d)), &k.k[d], nullptr, nullptr});
+  }
+}
+
+// One token: the gemv for each dtype the table's row kernels have one for.
+void add_gemvs(IsaTable* t, Isa isa) {
+  for (int d = 0; d < kNumDTypes; ++d) {
+    if (t->rows->gemv[d] == nullptr) continue;
+    t->kernel_rows.push_back({isa, static_cast<DType>(d), BatchRange{1, 1}, nullptr, nullptr, t->rows->gemv[d]});
+  }
+}
+
+// A row for each dtype k has a tile kernel for.
+[[maybe_unused]] void add_tiles(IsaTable* t, Isa isa, const TileKernels& k, RangeOf range) {
+  for (int d = 0; d < kNumDTypes; ++d) {
+    if (k.k[d].tile == nullptr) continue;
+    t->kernel_rows.push_back({isa, static_cast<DType>(d), range(static_cast<DType>(d)), nullptr, &k.k[d], nullptr});
+  }
+}
+
+[[maybe_unused]] bool is_float(DType d) { return d == DType::kF32 || d == DType::kF16 || d == DType::kBF16; }
+[[maybe_unused]] bool is_kquant(DType d) { return d == DType::kQ4_K || d == DType::kQ5_K || d == DType::kQ6_K; }
+
+// AVX2's panels: Q4_0 (nibbles unpacked) from kAvx2PanelMinTokens, Q8_0 (rows widened to
+// int16) from kAvx2PanelMinTokensQ8_0Int16, the K-quants and floats from their own sizes.
+[[maybe_unused]] BatchRange avx2_panel_range(DType d) {
+  if (is_float(d)) return {kAvx2PanelMinTokensFloat};
+  if (is_kquant(d)) return {kAvx2PanelMinTokensKQuant};
+  return {d == DType::kQ8_0 ? kAvx2PanelMinTokensQ8_0Int16 : kAvx2PanelMinTokens};
+}
+// AVX-VNNI's: every quantized dtype from kAvx2PanelMinTokens (bytes as they are).
+[[maybe_unused]] BatchRange avx2_vnni_panel_range(DType d) { return {is_float(d) ? kAvx2PanelMinTokensFloat : kAvx2PanelMinTokens}; }
+// AVX-512 broadcast panels (float weights).
+[[maybe_unused]] BatchRange avx512_float_panel_range(DType d) {
+  return {d == DType::kF32 ? kPanelMinTokensF32 : kPanelMinTokensHalf};
+}
+// AVX-512 VNNI ymm panels (Q8_0 / Q4_0 / K-quants), where they overtake the tiles.
+[[maybe_unused]] BatchRange avx512_ymm_panel_range(DType d) {
+  switch (d) {
+    case DType::kQ8_0: return {kAvx512YmmPanelMinTokensQ8_0};
+    case DType::kQ4_0: return {kAvx512YmmPanelMinTokensQ4_0};
+    case DType::kQ4_K: return {kAvx512YmmPanelMinTokensQ4K};
+    case DType::kQ5_K: return {kAvx512YmmPanelMinTokensQ5K};
+    default: return {kAvx512YmmPanelMinTokensQ6K};
+  }
+}
+// AVX-512 tiles: Q8_0 and floats from kAvx512TileMinTokens (below: the row kernels), the rest from one.
+[[maybe_unused]] BatchRange avx512_tile_range(DType d) { return {d == DType::kQ8_0 || is_float(d) ? kAvx512TileMinTokens : 1}; }
+[[maybe_unused]] BatchRange any_batch(DType) { return {}; }
+[[maybe_unused]] BatchRange amx_int8_range(DType) { return {kAmxMinTokens}; }
+// AMX-BF16: from kAmxBf16MinTokens (F32: kAmxBf16MinTokensF32), or a panel tile on wide rows.
+[[maybe_unused]] BatchRange amx_bf16_range(DType d) {
+  return {d == DType::kF32 ? kAmxBf16MinTokensF32 : kAmxBf16MinTokens, INT64_MAX, kAmxBf16WideCols, kPanelTokens};
+}
+[[maybe_unused]] BatchRange neon_panel_range(DType d) { return {is_float(d) ? kNeonPanelMinTokensFloat : kNeonPanelMinTokens}; }
+
 IsaTable scalar_table() {
   IsaTable t;
   t.rows = &scalar_row_kernels();
@@ -108,7 +173,8 @@ IsaTable scalar_table() {
 IsaTable avx2_table() {
   IsaTable t;
   t.rows = &avx2_row_kernels();
-  t.panels[0] = &avx2_panel_kernels();
+  add_panels(&t, Isa::kAvx2, avx2_panel_kernels(), avx2_panel_range);
+  add_gemvs(&t, Isa::kAvx2);
   t.quantize_q8_0 = avx2_quantize_q8_0;
   t.quantize_q8_k = avx2_quantize_q8_k;
   t.vec = avx2_vec_kernels();
@@ -119,16 +185,19 @@ IsaTable avx2_table() {
 IsaTable avx2_vnni_table() {
   IsaTable t = avx2_table();
   t.rows = &avx2_vnni_row_kernels();
-  t.panels[0] = &avx2_vnni_panel_kernels();
+  t.kernel_rows.clear();
+  add_panels(&t, Isa::kAvx2Vnni, avx2_vnni_panel_kernels(), avx2_vnni_panel_range);
+  add_gemvs(&t, Isa::kAvx2Vnni);
   return t;
 }
 
 IsaTable avx512_table() {
   IsaTable t;
   t.rows = &avx512_row_kernels();
-  t.tiles = &avx512_tile_kernels();
-  t.panels[0] = &avx512_panel_kernels();      // F32 / F16 / BF16
-  t.panels[1] = &avx512_ymm_panel_kernels();  // Q8_0 / Q4_0 batches (the AMX table replaces both)
+  add_panels(&t, Isa::kAvx512, avx512_panel_kernels(), avx512_float_panel_range);
+  add_panels(&t, Isa::kAvx512, avx512_ymm_panel_kernels(), avx512_ymm_panel_range);
+  add_gemvs(&t, Isa::kAvx512);
+  add_tiles(&t, Isa::kAvx512, avx512_tile_kernels(), avx512_tile_range);
   t.quantize_q8_0 = avx2_quantize_q8_0;  // an AVX-512 CPU has AVX2
   t.quantize_q8_k = avx2_quantize_q8_k;
   t.vec = avx512_vec_kernels();
@@ -139,10 +208,12 @@ IsaTable avx512_table() {
 IsaTable amx_table() {
   IsaTable t = avx512_table();
   t.rows = &amx_row_kernels();
-  t.tiles = &amx_tile_kernels();
-  t.panels[0] = &amx_kernels();
-  t.panels[1] = amx_bf16_usable() ? &amx_bf16_kernels() : nullptr;
-  t.panels[2] = &avx512_panel_kernels();
+  t.kernel_rows.clear();  // no ymm panels: AMX-INT8 takes those batches
+  add_panels(&t, Isa::kAmx, amx_kernels(), amx_int8_range);
+  if (amx_bf16_usable()) add_panels(&t, Isa::kAmx, amx_bf16_kernels(), amx_bf16_range);
+  add_panels(&t, Isa::kAmx, avx512_panel_kernels(), avx512_float_panel_range);
+  add_gemvs(&t, Isa::kAmx);
+  add_tiles(&t, Isa::kAmx, amx_tile_kernels(), any_batch);
   return t;
 }
 #else
@@ -159,7 +230,8 @@ IsaTable amx_table() { return scalar_table(); }
 IsaTable neon_table() {
   IsaTable t;
   t.rows = &neon_row_kernels();
-  t.panels[0] = &neon_panel_kernels();
+  add_panels(&t, Isa::kNeon, neon_panel_kernels(), neon_panel_range);
+  add_gemvs(&t, Isa::kNeon);
   t.vec = neon_vec_kernels();
   return t;
 }
@@ -167,13 +239,17 @@ IsaTable neon_table() {
 IsaTable neon_dot_table() {
   IsaTable t = neon_table();
   t.rows = &neon_dot_row_kernels();
-  t.panels[0] = &neon_dot_panel_kernels();
+  t.kernel_rows.clear();
+  add_panels(&t, Isa::kNeonDot, neon_dot_panel_kernels(), neon_panel_range);
+  add_gemvs(&t, Isa::kNeonDot);
   return t;
 }
 
 IsaTable neon_i8mm_table() {
   IsaTable t = neon_dot_table();
-  t.panels[0] = &neon_i8mm_panel_kernels();
+  t.kernel_rows.clear();
+  add_panels(&t, Isa::kNeonI8mm, neon_i8mm_panel_kernels(), neon_panel_range);
+  add_gemvs(&t, Isa::kNeonI8mm);
   return t;
 }
 #else
@@ -303,5 +379,19 @@ const IsaTable& isa_table(Isa isa) {
 }
 
 const IsaTable& active_table() { return isa_table(active_isa()); }
+
+const KernelRow* kernel_row_for(const IsaTable& table, DType dtype, int64_t n_tokens, int64_t cols) {
+  for (const KernelRow& r : table.kernel_rows) {
+    if (r.dtype == dtype && r.tokens.contains(n_tokens, cols)) return &r;
+  }
+  return nullptr;
+}
+
+const KernelRow* panel_row(const IsaTable& table, const PanelKernel& k) {
+  for (const KernelRow& r : table.kernel_rows) {
+    if (r.panel == &k) return &r;
+  }
+  return nullptr;
+}
 
 }  // namespace plimsoll::kernels

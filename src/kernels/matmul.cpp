@@ -15,26 +15,6 @@
 namespace plimsoll::kernels {
 namespace {
 
-// The first panel kernel of the ISA's table that takes this dtype, batch and row
-// length (AMX, AMX-BF16, the AVX-512 broadcast kernels, AVX2's), else none.
-const PanelKernel* panel_kernel_for(const IsaTable& table, DType dtype, int64_t n_tokens, int64_t cols) {
-  for (const PanelKernels* panels : table.panels) {
-    if (panels == nullptr) continue;
-    const PanelKernel& k = panels->k[static_cast<int>(dtype)];
-    if (k.rows == nullptr) continue;
-    if (n_tokens >= k.min_tokens || (k.wide_min_tokens > 0 && cols >= k.wide_cols && n_tokens >= k.wide_min_tokens)) {
-      return &k;
-    }
-  }
-  return nullptr;
-}
-
-const TileKernel* tile_kernel_for(const IsaTable& table, DType dtype, int64_t n_tokens) {
-  if (table.tiles == nullptr) return nullptr;
-  const TileKernel& k = table.tiles->k[static_cast<int>(dtype)];
-  return k.tile != nullptr && n_tokens >= k.min_tokens ? &k : nullptr;
-}
-
 // Activation rows in the weight dtype's act format. The buffer belongs to the
 // calling thread and only grows, so steady-state calls do not allocate; pool
 // workers read it while the caller waits in parallel_for.
@@ -190,19 +170,20 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
   assert(cols % dtype_traits(w.dtype).block_elems == 0);
   if (rows == 0 || n_tokens <= 0) return;
   const IsaTable& table = active_table();
-  if (const PanelKernel* k = panel_kernel_for(table, w.dtype, n_tokens, cols)) {
-    const PanelJob job{k, &w, y};
+  // the table's first row that takes this batch (panels, then one token's gemv: ahead of the
+  // tiles, as the AVX-512 Q8_0 tile streams a decode step's weights slower than the gemv,
+  // docs/benchmarks.md; then tiles), else the row kernels
+  const KernelRow* row = kernel_row_for(table, w.dtype, n_tokens, cols);
+  if (row != nullptr && row->panel != nullptr) {
+    const PanelJob job{row->panel, &w, y};
     matmul_panels(&job, 1, x, n_tokens, pool);
     return;
   }
-  // one token: the gemv where the table has one (ahead of the tiles: the AVX-512 Q8_0 tile
-  // streams a decode step's weights slower than the gemv, docs/benchmarks.md)
-  const GemvFn gemv = n_tokens == 1 ? table.rows->gemv[static_cast<int>(w.dtype)] : nullptr;
-  const TileKernel* tile = gemv == nullptr ? tile_kernel_for(table, w.dtype, n_tokens) : nullptr;
-  if (tile != nullptr) {
-    matmul_tiled(*tile, w, x, n_tokens, y, pool);
+  if (row != nullptr && row->tile != nullptr) {
+    matmul_tiled(*row->tile, w, x, n_tokens, y, pool);
     return;
   }
+  const GemvFn gemv = row != nullptr ? row->gemv : nullptr;
   int64_t stride_bytes = 0;
   const std::byte* acts = prepare_acts(w.dtype, x, n_tokens, cols, &stride_bytes);
   const RowTileFn fn = table.rows->fn[static_cast<int>(w.dtype)];
@@ -233,7 +214,8 @@ void matmul_same_input(const MatmulOut* outs, int n_outs, const float* x, int64_
   const IsaTable& table = active_table();
   for (int i = 0; i < n_outs && shared; ++i) {
     const TensorView& w = *outs[i].w;
-    const PanelKernel* k = panel_kernel_for(table, w.dtype, n_tokens, w.cols());
+    const KernelRow* row = kernel_row_for(table, w.dtype, n_tokens, w.cols());
+    const PanelKernel* k = row != nullptr ? row->panel : nullptr;
     shared = k != nullptr && w.cols() == outs[0].w->cols() &&
              (i == 0 || (k->prepare == jobs[0].k->prepare && k->act_bytes == jobs[0].k->act_bytes));
     jobs[i] = {k, &w, outs[i].y};

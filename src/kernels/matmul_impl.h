@@ -14,6 +14,20 @@ namespace plimsoll::kernels {
 inline constexpr int kTokenTile = 4;  // tokens per weight-row pass
 inline constexpr int kNumDTypes = 9;
 
+// The batches a kernel row of an ISA table (isa_table.h) is chosen for: n_tokens in
+// [min_tokens, max_tokens], or on rows of wide_cols+ columns from wide_min_tokens tokens
+// (0: no such rule). Rows ahead of it in the table take their batches first.
+struct BatchRange {
+  int64_t min_tokens = 1;
+  int64_t max_tokens = INT64_MAX;
+  int64_t wide_cols = 0;
+  int64_t wide_min_tokens = 0;
+  bool contains(int64_t n_tokens, int64_t cols) const {
+    if (n_tokens > max_tokens) return false;
+    return n_tokens >= min_tokens || (wide_min_tokens > 0 && cols >= wide_cols && n_tokens >= wide_min_tokens);
+  }
+};
+
 // out[t] = dot(w_row, act_t) for t < n_tok (1..kTokenTile), where act_t starts at
 // acts + t * act_stride_bytes and holds cols elements in the activation format
 // of w's dtype (act_dtype below): f32 for float weights, Q8_0 blocks for
@@ -63,7 +77,6 @@ struct TileKernel {
   // t < n_tok (1..kTokenTile); w rows are w_row_bytes apart, acts act_stride_bytes.
   void (*tile)(const std::byte* w, int64_t w_row_bytes, int n_rows, const std::byte* acts,
                int64_t act_stride_bytes, int n_tok, int64_t cols, float* y, int64_t y_stride) = nullptr;
-  int64_t min_tokens = 1;  // smaller batches take the row kernels
 };
 
 struct TileKernels {
@@ -98,7 +111,6 @@ inline constexpr int64_t kPanelMinTokensF32 = 10;
 inline constexpr int64_t kPanelMinTokensHalf = 16;  // F16, BF16: half the bytes to stream
 
 struct PanelKernel {
-  int64_t min_tokens = 0;  // smaller batches take the AVX-512 tiles
   // bytes of the prepared activations of n_tokens rows of cols elements
   int64_t (*act_bytes)(int64_t n_tokens, int64_t cols) = nullptr;
   // prepares token tiles [tt0, tt1) of x ([n_tokens, cols] f32) into dst (64-byte aligned)
@@ -107,9 +119,6 @@ struct PanelKernel {
   // the tile configuration on the calling thread and releases it before returning)
   void (*rows)(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
                int64_t cols, float* y, int64_t y_stride) = nullptr;
-  // rows of wide_cols+ columns qualify from wide_min_tokens tokens (0: no such rule)
-  int64_t wide_cols = 0;
-  int64_t wide_min_tokens = 0;
 };
 
 struct PanelKernels {
@@ -130,8 +139,8 @@ const RowKernels& amx_row_kernels();
 // tiles' zmm steps, not the memory stream, bound them (docs/benchmarks.md).
 inline constexpr int64_t kAvx512TileMinTokens = 3;
 const TileKernels& avx512_tile_kernels();
-// The same tiles from one float token and two Q8_0 tokens on (the AMX table's below its AMX
-// batch sizes: no AMX CPU has been measured with the row kernels there).
+// The same tiles, which the AMX table's rows take from one float token and two Q8_0 tokens on
+// (below its AMX batch sizes: no AMX CPU has been measured with the row kernels there).
 const TileKernels& amx_tile_kernels();
 // sets the Q4_K / Q6_K entries (tiles_kquants_avx512.cpp; called by avx512_tile_kernels)
 void add_avx512_kquant_tiles(TileKernels* k);

@@ -169,8 +169,8 @@ void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::by
 PanelKernels make_panels() {
   static_assert(kPanelTokens % kTok == 0);
   PanelKernels k = neon_dot_panel_kernels();  // the float entries: NEON's outer products
-  k.k[static_cast<int>(DType::kQ8_0)] = {kNeonPanelMinTokens, act_bytes, prepare, rows<BlockQ8_0>, 0, 0};
-  k.k[static_cast<int>(DType::kQ4_0)] = {kNeonPanelMinTokens, act_bytes, prepare, rows<BlockQ4_0>, 0, 0};
+  k.k[static_cast<int>(DType::kQ8_0)] = {act_bytes, prepare, rows<BlockQ8_0>};
+  k.k[static_cast<int>(DType::kQ4_0)] = {act_bytes, prepare, rows<BlockQ4_0>};
   return k;
 }
 

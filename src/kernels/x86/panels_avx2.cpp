@@ -652,17 +652,17 @@ PanelKernels make_panels() {
   static_assert(kPanelTokens % kTok == 0);
   PanelKernels k;
 #if PLIMSOLL_PANELS_VNNI
-  PanelKernel q8{kAvx2PanelMinTokens, act_bytes<ActGroup>, prepare<true>, rows<BlockQ8_0>, 0, 0};
+  PanelKernel q8{act_bytes<ActGroup>, prepare<true>, rows<BlockQ8_0>};
 #else
-  PanelKernel q8{kAvx2PanelMinTokensQ8_0Int16, act_bytes<ActGroup16>, prepare16, rows16, 0, 0};
+  PanelKernel q8{act_bytes<ActGroup16>, prepare16, rows16};
 #endif
-  PanelKernel q4{kAvx2PanelMinTokens, act_bytes<ActGroup>, prepare<false>, rows<BlockQ4_0>, 0, 0};
+  PanelKernel q4{act_bytes<ActGroup>, prepare<false>, rows<BlockQ4_0>};
   k.k[static_cast<int>(DType::kQ8_0)] = q8;
   k.k[static_cast<int>(DType::kQ4_0)] = q4;
   static_assert(kPanelTokens % kFTok == 0);
-  k.k[static_cast<int>(DType::kF32)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenF32>, 0, 0};
-  k.k[static_cast<int>(DType::kF16)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenF16>, 0, 0};
-  k.k[static_cast<int>(DType::kBF16)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenBF16>, 0, 0};
+  k.k[static_cast<int>(DType::kF32)] = {float_act_bytes, float_prepare, float_rows<WidenF32>};
+  k.k[static_cast<int>(DType::kF16)] = {float_act_bytes, float_prepare, float_rows<WidenF16>};
+  k.k[static_cast<int>(DType::kBF16)] = {float_act_bytes, float_prepare, float_rows<WidenBF16>};
   add_avx2_kquant_panels(&k);
   return k;
 }
@@ -670,16 +670,14 @@ PanelKernels make_panels() {
 }  // namespace
 
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-// Q8_0 / Q4_0 and the K-quants, from kAvx512YmmPanelMinTokens* tokens (below them, and for
-// the float dtypes, the AVX-512 table's tiles and broadcast panels).
+// Q8_0 / Q4_0 and the K-quants (the AVX-512 table's rows take them from kAvx512YmmPanelMinTokens*
+// tokens; below them, and for the float dtypes, its tiles and broadcast panels).
 const PanelKernels& avx512_ymm_panel_kernels() {
   static const PanelKernels kernels = [] {
     const PanelKernels own = make_panels();
     PanelKernels k;
     k.k[static_cast<int>(DType::kQ8_0)] = own.k[static_cast<int>(DType::kQ8_0)];
-    k.k[static_cast<int>(DType::kQ8_0)].min_tokens = kAvx512YmmPanelMinTokensQ8_0;
     k.k[static_cast<int>(DType::kQ4_0)] = own.k[static_cast<int>(DType::kQ4_0)];
-    k.k[static_cast<int>(DType::kQ4_0)].min_tokens = kAvx512YmmPanelMinTokensQ4_0;
     add_avx512_ymm_kquant_panels(&k);
     return k;
   }();

@@ -150,9 +150,9 @@ void panel_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const s
 
 PanelKernels make_panels() {
   PanelKernels k;
-  k.k[static_cast<int>(DType::kF32)] = {kPanelMinTokensF32, panel_act_bytes, panel_prepare, panel_rows<F32Load>};
-  k.k[static_cast<int>(DType::kF16)] = {kPanelMinTokensHalf, panel_act_bytes, panel_prepare, panel_rows<F16Load>};
-  k.k[static_cast<int>(DType::kBF16)] = {kPanelMinTokensHalf, panel_act_bytes, panel_prepare, panel_rows<BF16Load>};
+  k.k[static_cast<int>(DType::kF32)] = {panel_act_bytes, panel_prepare, panel_rows<F32Load>};
+  k.k[static_cast<int>(DType::kF16)] = {panel_act_bytes, panel_prepare, panel_rows<F16Load>};
+  k.k[static_cast<int>(DType::kBF16)] = {panel_act_bytes, panel_prepare, panel_rows<BF16Load>};
   return k;
 }
 

@@ -373,21 +373,15 @@ void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::by
 // This build's Q4_K / Q5_K / Q6_K entries.
 void add_kquant_panels(PanelKernels* k) {
   static_assert(kPanelTokens % kTok == 0);
-  constexpr int64_t min_tokens = kVnni ? kAvx2PanelMinTokens : kAvx2PanelMinTokensKQuant;
-  k->k[static_cast<int>(DType::kQ4_K)] = {min_tokens, act_bytes, prepare, rows<Q4K>, 0, 0};
-  k->k[static_cast<int>(DType::kQ5_K)] = {min_tokens, act_bytes, prepare, rows<Q5K>, 0, 0};
-  k->k[static_cast<int>(DType::kQ6_K)] = {min_tokens, act_bytes, prepare, rows<Q6K>, 0, 0};
+  k->k[static_cast<int>(DType::kQ4_K)] = {act_bytes, prepare, rows<Q4K>};
+  k->k[static_cast<int>(DType::kQ5_K)] = {act_bytes, prepare, rows<Q5K>};
+  k->k[static_cast<int>(DType::kQ6_K)] = {act_bytes, prepare, rows<Q6K>};
 }
 
 }  // namespace
 
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-void add_avx512_ymm_kquant_panels(PanelKernels* k) {
-  add_kquant_panels(k);
-  k->k[static_cast<int>(DType::kQ4_K)].min_tokens = kAvx512YmmPanelMinTokensQ4K;
-  k->k[static_cast<int>(DType::kQ5_K)].min_tokens = kAvx512YmmPanelMinTokensQ5K;
-  k->k[static_cast<int>(DType::kQ6_K)].min_tokens = kAvx512YmmPanelMinTokensQ6K;
-}
+void add_avx512_ymm_kquant_panels(PanelKernels* k) { add_kquant_panels(k); }
 #elif defined(__AVXVNNI__)
 void add_avx2_vnni_kquant_panels(PanelKernels* k) { add_kquant_panels(k); }
 #else

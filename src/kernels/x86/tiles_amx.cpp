@@ -212,8 +212,8 @@ void amx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std
 
 PanelKernels make_amx() {
   PanelKernels k;
-  k.k[static_cast<int>(DType::kQ8_0)] = {kAmxMinTokens, amx_act_bytes, amx_prepare, amx_rows<Q8Weights>};
-  k.k[static_cast<int>(DType::kQ4_0)] = {kAmxMinTokens, amx_act_bytes, amx_prepare, amx_rows<Q4Weights>};
+  k.k[static_cast<int>(DType::kQ8_0)] = {amx_act_bytes, amx_prepare, amx_rows<Q8Weights>};
+  k.k[static_cast<int>(DType::kQ4_0)] = {amx_act_bytes, amx_prepare, amx_rows<Q4Weights>};
   add_amx_kquant_kernels(&k);
   return k;
 }

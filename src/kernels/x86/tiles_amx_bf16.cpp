@@ -237,12 +237,11 @@ void bf16_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const st
 
 PanelKernels make_amx_bf16() {
   PanelKernels k;
-  k.k[static_cast<int>(DType::kF32)] = {kAmxBf16MinTokensF32, bf16_act_bytes, bf16_prepare, bf16_rows<F32Row, true>,
-                                         kAmxBf16WideCols, kPanelTokens};
-  k.k[static_cast<int>(DType::kF16)] = {kAmxBf16MinTokens, bf16_act_bytes, bf16_prepare,
-                                         bf16_rows<Half16Row<false>, true>, kAmxBf16WideCols, kPanelTokens};
-  k.k[static_cast<int>(DType::kBF16)] = {kAmxBf16MinTokens, bf16_act_bytes, bf16_prepare,
-                                          bf16_rows<Half16Row<true>, false>, kAmxBf16WideCols, kPanelTokens};
+  k.k[static_cast<int>(DType::kF32)] = {bf16_act_bytes, bf16_prepare, bf16_rows<F32Row, true>};
+  k.k[static_cast<int>(DType::kF16)] = {bf16_act_bytes, bf16_prepare,
+                                         bf16_rows<Half16Row<false>, true>};
+  k.k[static_cast<int>(DType::kBF16)] = {bf16_act_bytes, bf16_prepare,
+                                          bf16_rows<Half16Row<true>, false>};
   return k;
 }
 

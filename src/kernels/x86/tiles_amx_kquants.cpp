@@ -307,8 +307,8 @@ void kamx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const st
 }  // namespace
 
 void add_amx_kquant_kernels(PanelKernels* k) {
-  k->k[static_cast<int>(DType::kQ4_K)] = {kAmxMinTokens, kamx_act_bytes, kamx_prepare<Q4KAmx>, kamx_rows<Q4KAmx>};
-  k->k[static_cast<int>(DType::kQ6_K)] = {kAmxMinTokens, kamx_act_bytes, kamx_prepare<Q6KAmx>, kamx_rows<Q6KAmx>};
+  k->k[static_cast<int>(DType::kQ4_K)] = {kamx_act_bytes, kamx_prepare<Q4KAmx>, kamx_rows<Q4KAmx>};
+  k->k[static_cast<int>(DType::kQ6_K)] = {kamx_act_bytes, kamx_prepare<Q6KAmx>, kamx_rows<Q6KAmx>};
 }
 
 }  // namespace plimsoll::kernels

@@ -245,19 +245,10 @@ TileKernels make_tiles() {
 }  // namespace
 
 const TileKernels& avx512_tile_kernels() {
-  static const TileKernels kernels = [] {
-    TileKernels k = make_tiles();
-    for (DType d : {DType::kQ8_0, DType::kF32, DType::kF16, DType::kBF16}) {
-      k.k[static_cast<int>(d)].min_tokens = kAvx512TileMinTokens;
-    }
-    return k;
-  }();
-  return kernels;
-}
-
-const TileKernels& amx_tile_kernels() {
   static const TileKernels kernels = make_tiles();
   return kernels;
 }
+
+const TileKernels& amx_tile_kernels() { return avx512_tile_kernels(); }
 
 }  // namespace plimsoll::kernels

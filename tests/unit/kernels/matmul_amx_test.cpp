@@ -8,6 +8,7 @@
 
 #include "core/thread_pool.h"
 #include "kernel_test_util.h"
+#include "kernels/isa_table.h"
 #include "kernels/matmul_impl.h"
 
 namespace plimsoll::kernels {
@@ -121,11 +122,12 @@ TEST(MatmulAmx, ShortFloatBatchesTakeAmxOnWideRowsOnly) {
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     const PanelKernel& amx = amx_bf16_kernels().k[static_cast<int>(dtype)];
     const PanelKernel& panels = avx512_panel_kernels().k[static_cast<int>(dtype)];
-    for (int64_t n_tokens : {int64_t{kPanelTokens}, amx.min_tokens - 1}) {
+    const int64_t from = panel_row(isa_table(Isa::kAmx), amx)->tokens.min_tokens;
+    for (int64_t n_tokens : {int64_t{kPanelTokens}, from - 1}) {
       expect_matmul_runs_panel_kernel(Isa::kAmx, amx, dtype, 19, kAmxBf16WideCols, n_tokens, pool);
       expect_matmul_runs_panel_kernel(Isa::kAmx, panels, dtype, 19, narrow, n_tokens, pool);
     }
-    expect_matmul_runs_panel_kernel(Isa::kAmx, amx, dtype, 19, narrow, amx.min_tokens, pool);
+    expect_matmul_runs_panel_kernel(Isa::kAmx, amx, dtype, 19, narrow, from, pool);
   }
 }
 
