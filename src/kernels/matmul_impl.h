@@ -119,6 +119,9 @@ struct PanelKernel {
   // the tile configuration on the calling thread and releases it before returning)
   void (*rows)(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
                int64_t cols, float* y, int64_t y_stride) = nullptr;
+  // bytes of the weight panel rows asks of panel_scratch (scratch.h) per thread for rows of
+  // cols columns, any batch (what it allocates)
+  int64_t (*panel_bytes)(int64_t cols) = nullptr;
 };
 
 struct PanelKernels {

@@ -141,6 +141,11 @@ int64_t panel_bytes(int64_t nb) {
 }
 
 template <typename Lay>
+int64_t kamx_panel_bytes(int64_t cols) {
+  return panel_bytes<Lay>(cols / kQKK);
+}
+
+template <typename Lay>
 KPanel panel_layout(std::byte* s, int64_t nb) {
   KPanel p;
   p.a = reinterpret_cast<int8_t*>(s);
@@ -293,7 +298,7 @@ void kamx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const st
                int64_t cols, float* y, int64_t y_stride) {
   static const AmxTileConfig config = make_kconfig();
   const int64_t nb = cols / kQKK;
-  const KPanel p = panel_layout<Lay>(panel_scratch(static_cast<size_t>(panel_bytes<Lay>(nb))), nb);
+  const KPanel p = panel_layout<Lay>(panel_scratch(static_cast<size_t>(kamx_panel_bytes<Lay>(cols))), nb);
   const KActTile* x = reinterpret_cast<const KActTile*>(acts);
   _tile_loadconfig(&config);  // per thread; released below so idle threads carry no tile state
   for (int64_t r0 = 0; r0 < n_rows; r0 += kAmxRows) {
@@ -307,8 +312,8 @@ void kamx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const st
 }  // namespace
 
 void add_amx_kquant_kernels(PanelKernels* k) {
-  k->k[static_cast<int>(DType::kQ4_K)] = {kamx_act_bytes, kamx_prepare<Q4KAmx>, kamx_rows<Q4KAmx>};
-  k->k[static_cast<int>(DType::kQ6_K)] = {kamx_act_bytes, kamx_prepare<Q6KAmx>, kamx_rows<Q6KAmx>};
+  k->k[static_cast<int>(DType::kQ4_K)] = {kamx_act_bytes, kamx_prepare<Q4KAmx>, kamx_rows<Q4KAmx>, kamx_panel_bytes<Q4KAmx>};
+  k->k[static_cast<int>(DType::kQ6_K)] = {kamx_act_bytes, kamx_prepare<Q6KAmx>, kamx_rows<Q6KAmx>, kamx_panel_bytes<Q6KAmx>};
 }
 
 }  // namespace plimsoll::kernels

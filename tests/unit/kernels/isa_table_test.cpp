@@ -236,15 +236,22 @@ TEST(IsaTable, NeonTablesHoldTheNeonKernels) {
 #endif
 
 // The memory plan's matmul scratch (matmul_scratch_bytes, one thread) holds what every
-// level's panel kernels prepare plus one thread's packing buffer, for every dtype that
-// has a panel: the plan counts these bytes before serving.
-TEST(IsaTable, PanelActivationsFitThePlannedScratch) {
+// kernel row of every level this CPU has prepares (a panel's act_bytes, a tile's
+// act_row_bytes per token) plus one thread's panel buffer as the panel kernel declares it
+// (panel_bytes, what it asks of panel_scratch), which panel_scratch_bytes covers: the plan
+// counts these bytes before serving.
+TEST(IsaTable, KernelRowsFitThePlannedScratch) {
   for (Isa isa : testing::available_isas()) {
     for (const KernelRow& r : isa_table(isa).kernel_rows) {
-      if (r.panel == nullptr) continue;
-      for (int64_t cols : {256, 768, 2048, 5632}) {
+      for (int64_t cols : {256, 768, 2048, 5632, 8192}) {
+        if (r.panel != nullptr) {
+          EXPECT_LE(r.panel->panel_bytes(cols), panel_scratch_bytes(cols)) << cols;
+        }
         for (int64_t n : {1, 2, 15, 16, 17, 512}) {
-          EXPECT_LE(r.panel->act_bytes(n, cols) + panel_scratch_bytes(cols) + 128, matmul_scratch_bytes(cols, n, 1))
+          int64_t bytes = 0;
+          if (r.panel != nullptr) bytes = r.panel->act_bytes(n, cols) + r.panel->panel_bytes(cols) + 128;
+          if (r.tile != nullptr && r.tile->act_row_bytes != nullptr) bytes = n * r.tile->act_row_bytes(cols) + 128;
+          EXPECT_LE(bytes, matmul_scratch_bytes(cols, n, 1))
               << isa_name(isa) << " " << dtype_name(r.dtype) << " cols " << cols << " tokens " << n;
         }
       }
