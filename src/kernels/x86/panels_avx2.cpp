@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "kernels/blocks.h"
+#include "kernels/layout_bytes.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/scratch.h"
 #include "kernels/x86/ymm_common.h"
@@ -355,7 +356,7 @@ struct ActGroup16 {
   int16_t qs[kSteps16][16];  // [step s][2 * block j + i] = x_j[2s + i]
   float d[kGroup];           // block scales (the Q8_0 f16 scale, as f32)
 };
-static_assert(sizeof(ActGroup16) == 544);
+static_assert(sizeof(ActGroup16) == kAvx2ActGroupBytes);
 
 struct PackedGroup16 {
   int16_t w[kSteps16][kRows][16];  // [step][row][2 * block + i]

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "kernels/blocks.h"
+#include "kernels/layout_bytes.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/x86/amx_common.h"
 #include "kernels/x86/avx512_quant.h"
@@ -30,7 +31,7 @@ struct ActBlock {
   int8_t qs[kQK * kAmxTokens];  // 8 rows of 64 bytes
   float d[kAmxTokens];
 };
-static_assert(sizeof(ActBlock) == 576);
+static_assert(sizeof(ActBlock) == kAmxInt8ActBlockBytes);
 
 int64_t token_tiles(int64_t n_tokens) { return (n_tokens + kAmxTokens - 1) / kAmxTokens; }
 
@@ -188,8 +189,8 @@ void panel_tile(const Panel& p, const ActBlock* x, int64_t nb, int n_rows, int n
   for (int t = 0; t < n_tok; ++t) _mm512_mask_storeu_ps(y + t * y_stride, m, acc[t]);
 }
 
-// a panel's int8 values and f32 block scales: kQK * kAmxRows + 4 * kAmxRows bytes per block
-int64_t amx_panel_bytes(int64_t cols) { return cols / kQK * (kQK * kAmxRows + 4 * kAmxRows); }
+// a panel's int8 values and f32 block scales
+int64_t amx_panel_bytes(int64_t cols) { return cols / kQK * kAmxInt8PanelBytesPerBlock; }
 
 template <typename Weights>
 void amx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/layout_bytes.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/x86/amx_common.h"
 
@@ -33,7 +34,7 @@ struct ChunkPair {
   uint16_t hi[16 * kChunk];
   uint16_t lo[16 * kChunk];
 };
-static_assert(sizeof(ChunkPair) == 2048);
+static_assert(sizeof(ChunkPair) == kAmxBf16ChunkBytes);
 
 int64_t chunks(int64_t cols) { return (cols + kChunk - 1) / kChunk; }
 int64_t token_tiles(int64_t n_tokens) { return (n_tokens + kAmxTokens - 1) / kAmxTokens; }
@@ -198,9 +199,8 @@ void panel_tiles(const ChunkPair* panel, const ChunkPair* x, int64_t nk, int64_t
 // token tile pair's activations then come from L3 once per group and from L2
 // for the group's other panels, while the group stays in L2. L3 gives a core
 // ~1 KiB per 35 ns here, a third of what TDPBF16PS consumes.
-inline constexpr int64_t kGroupBytes = 1 << 20;
 int group_panels(int64_t nk) {
-  return static_cast<int>(std::clamp<int64_t>(kGroupBytes / (nk * static_cast<int64_t>(sizeof(ChunkPair))), 4, 16));
+  return static_cast<int>(std::clamp<int64_t>(kAmxBf16GroupBytes / (nk * static_cast<int64_t>(sizeof(ChunkPair))), kAmxBf16GroupPanels, 16));
 }
 
 // a group of group_panels 16-row panels, each a ChunkPair per 32 columns

@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "kernels/blocks.h"
+#include "kernels/layout_bytes.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/x86/amx_common.h"
 #include "kernels/x86/avx512_quant.h"
@@ -133,7 +134,8 @@ struct KPanel {
 
 template <typename Lay>
 constexpr int64_t kPanelBytesPerBlock = kChunks * Lay::kPieces * kTileBytes + 2 * 64 + kChunks * 64;
-static_assert(kPanelBytesPerBlock<Q6KAmx> == 12672, "memory_plan.cpp counts 12672 B per 256 columns");
+static_assert(kPanelBytesPerBlock<Q6KAmx> == kAmxKQuantPanelBytesPerBlock256);
+static_assert(kPanelBytesPerBlock<Q4KAmx> <= kAmxKQuantPanelBytesPerBlock256);
 
 template <typename Lay>
 int64_t panel_bytes(int64_t nb) {
