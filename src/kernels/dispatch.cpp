@@ -128,42 +128,55 @@ void add_gemvs(IsaTable* t, Isa isa) {
 [[maybe_unused]] bool is_float(DType d) { return d == DType::kF32 || d == DType::kF16 || d == DType::kBF16; }
 [[maybe_unused]] bool is_kquant(DType d) { return d == DType::kQ4_K || d == DType::kQ5_K || d == DType::kQ6_K; }
 
-// AVX2's panels: Q4_0 (nibbles unpacked) from kAvx2PanelMinTokens, Q8_0 (rows widened to
-// int16) from kAvx2PanelMinTokensQ8_0Int16, the K-quants and floats from their own sizes.
+// The batch sizes (docs/benchmarks.md has the measurements behind them):
+// AVX2 panels (below: the AVX2 row kernels). A panel packs every weight row it meets once per
+// call, so a small batch pays the packing for few tokens: the plain AVX2 build's Q8_0 (rows
+// widened to int16, from 8) and K-quants (from 4) start later than Q4_0 (nibbles unpacked,
+// from 2) and the VNNI builds (bytes as they are, every quantized dtype from 2).
 [[maybe_unused]] BatchRange avx2_panel_range(DType d) {
-  if (is_float(d)) return {kAvx2PanelMinTokensFloat};
-  if (is_kquant(d)) return {kAvx2PanelMinTokensKQuant};
-  return {d == DType::kQ8_0 ? kAvx2PanelMinTokensQ8_0Int16 : kAvx2PanelMinTokens};
+  if (is_float(d) || is_kquant(d)) return {4};
+  return {d == DType::kQ8_0 ? 8 : 2};
 }
-// AVX-VNNI's: every quantized dtype from kAvx2PanelMinTokens (bytes as they are).
-[[maybe_unused]] BatchRange avx2_vnni_panel_range(DType d) { return {is_float(d) ? kAvx2PanelMinTokensFloat : kAvx2PanelMinTokens}; }
-// AVX-512 broadcast panels (float weights).
-[[maybe_unused]] BatchRange avx512_float_panel_range(DType d) {
-  return {d == DType::kF32 ? kPanelMinTokensF32 : kPanelMinTokensHalf};
-}
-// AVX-512 VNNI ymm panels (Q8_0 / Q4_0 / K-quants), where they overtake the tiles.
+[[maybe_unused]] BatchRange avx2_vnni_panel_range(DType d) { return {is_float(d) ? 4 : 2}; }
+// AVX-512 broadcast kernels for float weights, from where they overtake the dot-product
+// tiles (F16 / BF16 later: half the bytes to stream) up to AMX-BF16's sizes.
+[[maybe_unused]] BatchRange avx512_float_panel_range(DType d) { return {d == DType::kF32 ? 10 : 16}; }
+// AVX-512 VNNI ymm panels, ahead of the zmm tiles (Q8_0, Q4_0, Q4_K, Q6_K) and the row
+// kernels (Q5_K) from where they overtake them.
 [[maybe_unused]] BatchRange avx512_ymm_panel_range(DType d) {
   switch (d) {
-    case DType::kQ8_0: return {kAvx512YmmPanelMinTokensQ8_0};
-    case DType::kQ4_0: return {kAvx512YmmPanelMinTokensQ4_0};
-    case DType::kQ4_K: return {kAvx512YmmPanelMinTokensQ4K};
-    case DType::kQ5_K: return {kAvx512YmmPanelMinTokensQ5K};
-    default: return {kAvx512YmmPanelMinTokensQ6K};
+    case DType::kQ8_0: return {12};
+    case DType::kQ4_0: return {8};
+    case DType::kQ4_K: return {8};
+    case DType::kQ5_K: return {2};
+    default: return {16};  // Q6_K
   }
 }
-// AVX-512 tiles: Q8_0 and floats from kAvx512TileMinTokens (below: the row kernels), the rest from one.
-[[maybe_unused]] BatchRange avx512_tile_range(DType d) { return {d == DType::kQ8_0 || is_float(d) ? kAvx512TileMinTokens : 1}; }
+// AVX-512 tiles: Q8_0 and the floats from 3 tokens (one Q8_0 token takes its gemv). One float
+// token: the tiles' four interleaved row streams read a decode step's weights at about half
+// the speed of the 256-bit row kernel row after row (BM_DecodeStream F16). Two tokens: the
+// tiles' zmm steps, not the memory stream, bound them. The rest from one token.
+[[maybe_unused]] BatchRange avx512_tile_range(DType d) { return {d == DType::kQ8_0 || is_float(d) ? 3 : 1}; }
+// The AMX table's tiles from one token (below its AMX batch sizes: no AMX CPU has been
+// measured with the row kernels there).
 [[maybe_unused]] BatchRange any_batch(DType) { return {}; }
-[[maybe_unused]] BatchRange amx_int8_range(DType) { return {kAmxMinTokens}; }
-// AMX-BF16: from kAmxBf16MinTokens (F32: kAmxBf16MinTokensF32), or a panel tile on wide rows.
+// AMX-INT8 from 8 tokens; below: the AVX-512 VNNI tiles.
+[[maybe_unused]] BatchRange amx_int8_range(DType) { return {8}; }
+// AMX-BF16: F16 / BF16 from 32 tokens (below, converting the weight panels, which stream from
+// memory in a decode step, costs more than the AVX-512 FMA kernels take); F32 from one token
+// past a panel tile, which the broadcast panels would run as two full tiles; every float dtype
+// from a panel tile (kPanelTokens) on rows of 2048+ columns, where a token tile's f32
+// activations (128+ KiB) no longer fit L1 for the broadcast panels.
 [[maybe_unused]] BatchRange amx_bf16_range(DType d) {
-  return {d == DType::kF32 ? kAmxBf16MinTokensF32 : kAmxBf16MinTokens, INT64_MAX, kAmxBf16WideCols, kPanelTokens};
+  return {d == DType::kF32 ? kPanelTokens + 1 : 32, INT64_MAX, 2048, kPanelTokens};
 }
-[[maybe_unused]] BatchRange neon_panel_range(DType d) { return {is_float(d) ? kNeonPanelMinTokensFloat : kNeonPanelMinTokens}; }
+// NEON panels: Q8_0 / Q4_0 from 2 tokens, the floats from 4 (below: the row kernels).
+[[maybe_unused]] BatchRange neon_panel_range(DType d) { return {is_float(d) ? 4 : 2}; }
 
 IsaTable scalar_table() {
   IsaTable t;
   t.rows = &scalar_row_kernels();
+  add_gemvs(&t, Isa::kScalar);
   t.vec = {dot_f32_scalar, axpy_f32_scalar, swiglu_scalar, sum_exp_scalar, f32_to_f16_row_scalar, attend_scalar,
            attend_causal_scalar};
   return t;

@@ -685,8 +685,8 @@ PanelKernels make_panels() {
 }  // namespace
 
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-// Q8_0 / Q4_0 and the K-quants (the AVX-512 table's rows take them from kAvx512YmmPanelMinTokens*
-// tokens; below them, and for the float dtypes, its tiles and broadcast panels).
+// Q8_0 / Q4_0 and the K-quants (the AVX-512 table's rows say from which batches; below them,
+// and for the float dtypes, its tiles and broadcast panels).
 const PanelKernels& avx512_ymm_panel_kernels() {
   static const PanelKernels kernels = [] {
     const PanelKernels own = make_panels();

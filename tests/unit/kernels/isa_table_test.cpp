@@ -114,14 +114,14 @@ TEST(IsaTable, Avx2TableHoldsTheAvx2Kernels) {
     EXPECT_NE(p.k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
   }
   // from the batch sizes where the panels beat the row kernels (their packing paid for)
-  EXPECT_EQ(panel_from(t, p, DType::kQ4_0), kAvx2PanelMinTokens);
-  EXPECT_EQ(panel_from(t, p, DType::kQ8_0), kAvx2PanelMinTokensQ8_0Int16);
+  EXPECT_EQ(panel_from(t, p, DType::kQ4_0), 2);
+  EXPECT_EQ(panel_from(t, p, DType::kQ8_0), 8);
   for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
-    EXPECT_EQ(panel_from(t, p, d), kAvx2PanelMinTokensKQuant) << dtype_name(d);
+    EXPECT_EQ(panel_from(t, p, d), 4) << dtype_name(d);
   }
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
     EXPECT_NE(p.k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
-    EXPECT_EQ(panel_from(t, p, d), kAvx2PanelMinTokensFloat) << dtype_name(d);
+    EXPECT_EQ(panel_from(t, p, d), 4) << dtype_name(d);
   }
   EXPECT_VEC_KERNELS(t.vec, avx2_vec_kernels());
 }
@@ -138,11 +138,11 @@ TEST(IsaTable, Avx2VnniTableSwapsInTheVnniDots) {
   EXPECT_EQ(t.rows, &avx2_vnni_row_kernels());
   for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_NE(p.k[static_cast<int>(d)].rows, avx2.k[static_cast<int>(d)].rows) << dtype_name(d);
-    EXPECT_EQ(panel_from(t, p, d), kAvx2PanelMinTokens) << dtype_name(d);  // bytes as they are
+    EXPECT_EQ(panel_from(t, p, d), 2) << dtype_name(d);  // bytes as they are
   }
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
     EXPECT_EQ(p.k[static_cast<int>(d)].rows, avx2.k[static_cast<int>(d)].rows) << dtype_name(d);
-    EXPECT_EQ(panel_from(t, p, d), kAvx2PanelMinTokensFloat) << dtype_name(d);
+    EXPECT_EQ(panel_from(t, p, d), 4) << dtype_name(d);
   }
   EXPECT_VEC_KERNELS(t.vec, avx2_vec_kernels());
 }
@@ -153,14 +153,14 @@ TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
   const IsaTable& t = active_table();
   const PanelKernels& ymm = avx512_ymm_panel_kernels();
   EXPECT_EQ(t.rows, &avx512_row_kernels());
-  EXPECT_EQ(panel_from(t, avx512_panel_kernels(), DType::kF32), kPanelMinTokensF32);
-  EXPECT_EQ(panel_from(t, avx512_panel_kernels(), DType::kBF16), kPanelMinTokensHalf);
-  EXPECT_EQ(panel_from(t, ymm, DType::kQ8_0), kAvx512YmmPanelMinTokensQ8_0);
-  EXPECT_EQ(panel_from(t, ymm, DType::kQ4_0), kAvx512YmmPanelMinTokensQ4_0);
+  EXPECT_EQ(panel_from(t, avx512_panel_kernels(), DType::kF32), 10);
+  EXPECT_EQ(panel_from(t, avx512_panel_kernels(), DType::kBF16), 16);
+  EXPECT_EQ(panel_from(t, ymm, DType::kQ8_0), 12);
+  EXPECT_EQ(panel_from(t, ymm, DType::kQ4_0), 8);
   // K-quants: the 256-bit VNNI panels from their batch sizes, the zmm tiles below them
-  EXPECT_EQ(panel_from(t, ymm, DType::kQ4_K), kAvx512YmmPanelMinTokensQ4K);
-  EXPECT_EQ(panel_from(t, ymm, DType::kQ5_K), kAvx512YmmPanelMinTokensQ5K);
-  EXPECT_EQ(panel_from(t, ymm, DType::kQ6_K), kAvx512YmmPanelMinTokensQ6K);
+  EXPECT_EQ(panel_from(t, ymm, DType::kQ4_K), 8);
+  EXPECT_EQ(panel_from(t, ymm, DType::kQ5_K), 2);
+  EXPECT_EQ(panel_from(t, ymm, DType::kQ6_K), 16);
   EXPECT_NE(ymm.k[static_cast<int>(DType::kQ6_K)].rows, avx2_panel_kernels().k[static_cast<int>(DType::kQ6_K)].rows);
   EXPECT_EQ(ymm.k[static_cast<int>(DType::kF16)].rows, nullptr);  // floats: the broadcast panels
   // one token: the 256-bit gemv for Q8_0 / Q4_0 and the K-quants, ahead of the zmm tiles
@@ -169,7 +169,7 @@ TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
   }
   // 1-2 tokens of the floats and two of Q8_0 take the row kernels, not the zmm tiles
   for (DType d : {DType::kQ8_0, DType::kF32, DType::kF16, DType::kBF16}) {
-    EXPECT_EQ(tile_from(t, avx512_tile_kernels(), d), kAvx512TileMinTokens) << dtype_name(d);
+    EXPECT_EQ(tile_from(t, avx512_tile_kernels(), d), 3) << dtype_name(d);
   }
   EXPECT_EQ(tile_from(t, avx512_tile_kernels(), DType::kQ4_0), 1);
   // the AMX table's rows and tiles: the same, but one K-quant token and 1-2 float or Q8_0
@@ -200,10 +200,10 @@ TEST(IsaTable, NeonTablesHoldTheNeonKernels) {
   EXPECT_EQ(t.rows, &neon_row_kernels());
   EXPECT_FALSE(has_tiles(t));
   for (DType d : {DType::kQ8_0, DType::kQ4_0}) {
-    EXPECT_EQ(panel_from(t, neon_panel_kernels(), d), kNeonPanelMinTokens) << dtype_name(d);
+    EXPECT_EQ(panel_from(t, neon_panel_kernels(), d), 2) << dtype_name(d);
   }
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
-    EXPECT_EQ(panel_from(t, neon_panel_kernels(), d), kNeonPanelMinTokensFloat) << dtype_name(d);
+    EXPECT_EQ(panel_from(t, neon_panel_kernels(), d), 4) << dtype_name(d);
   }
   for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_NE(t.rows->fn[static_cast<int>(d)], scalar_row_kernels().fn[static_cast<int>(d)]) << dtype_name(d);
@@ -215,7 +215,7 @@ TEST(IsaTable, NeonTablesHoldTheNeonKernels) {
   if (!set_isa(Isa::kNeonDot)) GTEST_SKIP() << "no dotprod (HWCAP_ASIMDDP)";
   const IsaTable& d = active_table();
   EXPECT_EQ(d.rows, &neon_dot_row_kernels());
-  EXPECT_EQ(panel_from(d, neon_dot_panel_kernels(), DType::kQ8_0), kNeonPanelMinTokens);
+  EXPECT_EQ(panel_from(d, neon_dot_panel_kernels(), DType::kQ8_0), 2);
   EXPECT_VEC_KERNELS(d.vec, neon_vec_kernels());
   EXPECT_STREQ(isa_name(Isa::kNeonI8mm), "neon-i8mm");
   if (!set_isa(Isa::kNeonI8mm)) GTEST_SKIP() << "no i8mm (HWCAP2_I8MM)";
@@ -225,7 +225,7 @@ TEST(IsaTable, NeonTablesHoldTheNeonKernels) {
   for (DType dt : {DType::kQ8_0, DType::kQ4_0}) {
     const int i = static_cast<int>(dt);
     EXPECT_NE(i8mm.k[i].rows, neon_dot_panel_kernels().k[i].rows) << dtype_name(dt);
-    EXPECT_EQ(panel_from(m, i8mm, dt), kNeonPanelMinTokens) << dtype_name(dt);
+    EXPECT_EQ(panel_from(m, i8mm, dt), 2) << dtype_name(dt);
   }
   for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
     const int i = static_cast<int>(dt);
