@@ -29,8 +29,9 @@ struct KernelRow {
 };
 
 struct IsaTable {
-  // ---- matmul (matmul.cpp): the kernel rows in order (dispatch.cpp writes each level's:
-  // panels, then gemvs, then tiles), then the row kernels, which cover every dtype and batch
+  // ---- matmul (matmul.cpp): the kernel rows in order (dispatch.cpp builds each level's from
+  // kernel_rows.h: panels, then gemvs, then tiles), then the row kernels, which cover every
+  // dtype and batch
   std::vector<KernelRow> kernel_rows;
   const RowKernels* rows = nullptr;
   // the row kernels' activations (Q8_0 for Q8_0/Q4_0 weights, Q8_K for K-quants), byte

@@ -110,7 +110,7 @@ const char* isa_name(Isa isa);
 // On AArch64: kNeon (every AArch64 CPU; Q8_0/Q4_0 and float batches take its panels), kNeonDot
 // its SDOT twin where the kernel reports dotprod (HWCAP_ASIMDDP), kNeonI8mm that with SMMLA
 // panels for Q8_0/Q4_0 batches where it reports i8mm too (HWCAP2_I8MM). The batch sizes from
-// which each kernel runs: each level's kernel rows (dispatch.cpp).
+// which each kernel runs: each level's kernel rows (kernel_rows.cpp).
 // Process-wide (not per thread).
 // Forces a path (tests, benchmarks); returns false if the CPU lacks it.
 bool set_isa(Isa isa);

@@ -88,7 +88,7 @@ struct TileKernels {
 // kernels for float weights) ----
 inline constexpr int kPanelRows = 16;
 inline constexpr int kPanelTokens = 16;
-// The batch sizes each kernel below is chosen for: its rows in dispatch.cpp.
+// The batch sizes each kernel below is chosen for: its rows (kernel_rows.cpp).
 // AMX-INT8 (Q8_0 / Q4_0 / Q4_K / Q6_K weights): the activations are prepared once per call in the kernel's layout (Q8_0 values
 // and scales, token tiles padded with zeros).
 inline constexpr int kAmxRows = kPanelRows;

@@ -1,4 +1,4 @@
-// The AMX paths (from their rows' batch sizes, dispatch.cpp): INT8 for Q8_0/Q4_0 weights,
+// The AMX paths (from their rows' batch sizes, kernel_rows.cpp): INT8 for Q8_0/Q4_0 weights,
 // BF16 hi/lo splits for F32/F16/BF16; odd shapes against the scalar twin, and
 // matmul under Isa::kAmx runs them.
 #include <gtest/gtest.h>
