@@ -28,6 +28,7 @@
 #endif
 
 #include "kernels/isa_table.h"
+#include "kernels/kernel_rows.h"
 
 namespace plimsoll::kernels {
 namespace {
@@ -99,6 +100,7 @@ bool has_neon_i8mm() { return false; }
 IsaTable scalar_table() {
   IsaTable t;
   t.rows = &scalar_row_kernels();
+  add_gemvs(&t, Isa::kScalar);
   t.vec = {dot_f32_scalar, axpy_f32_scalar, swiglu_scalar, sum_exp_scalar, f32_to_f16_row_scalar, attend_scalar,
            attend_causal_scalar};
   return t;
@@ -108,7 +110,8 @@ IsaTable scalar_table() {
 IsaTable avx2_table() {
   IsaTable t;
   t.rows = &avx2_row_kernels();
-  t.panels[0] = &avx2_panel_kernels();
+  add_panels(&t, Isa::kAvx2, avx2_panel_kernels(), avx2_panel_range);
+  add_gemvs(&t, Isa::kAvx2);
   t.quantize_q8_0 = avx2_quantize_q8_0;
   t.quantize_q8_k = avx2_quantize_q8_k;
   t.vec = avx2_vec_kernels();
@@ -119,16 +122,19 @@ IsaTable avx2_table() {
 IsaTable avx2_vnni_table() {
   IsaTable t = avx2_table();
   t.rows = &avx2_vnni_row_kernels();
-  t.panels[0] = &avx2_vnni_panel_kernels();
+  t.kernel_rows.clear();
+  add_panels(&t, Isa::kAvx2Vnni, avx2_vnni_panel_kernels(), avx2_vnni_panel_range);
+  add_gemvs(&t, Isa::kAvx2Vnni);
   return t;
 }
 
 IsaTable avx512_table() {
   IsaTable t;
   t.rows = &avx512_row_kernels();
-  t.tiles = &avx512_tile_kernels();
-  t.panels[0] = &avx512_panel_kernels();      // F32 / F16 / BF16
-  t.panels[1] = &avx512_ymm_panel_kernels();  // Q8_0 / Q4_0 batches (the AMX table replaces both)
+  add_panels(&t, Isa::kAvx512, avx512_panel_kernels(), avx512_float_panel_range);
+  add_panels(&t, Isa::kAvx512, avx512_ymm_panel_kernels(), avx512_ymm_panel_range);
+  add_gemvs(&t, Isa::kAvx512);
+  add_tiles(&t, Isa::kAvx512, avx512_tile_kernels(), avx512_tile_range);
   t.quantize_q8_0 = avx2_quantize_q8_0;  // an AVX-512 CPU has AVX2
   t.quantize_q8_k = avx2_quantize_q8_k;
   t.vec = avx512_vec_kernels();
@@ -139,10 +145,12 @@ IsaTable avx512_table() {
 IsaTable amx_table() {
   IsaTable t = avx512_table();
   t.rows = &amx_row_kernels();
-  t.tiles = &amx_tile_kernels();
-  t.panels[0] = &amx_kernels();
-  t.panels[1] = amx_bf16_usable() ? &amx_bf16_kernels() : nullptr;
-  t.panels[2] = &avx512_panel_kernels();
+  t.kernel_rows.clear();  // no ymm panels: AMX-INT8 takes those batches
+  add_panels(&t, Isa::kAmx, amx_kernels(), amx_int8_range);
+  if (amx_bf16_usable()) add_panels(&t, Isa::kAmx, amx_bf16_kernels(), amx_bf16_range);
+  add_panels(&t, Isa::kAmx, avx512_panel_kernels(), avx512_float_panel_range);
+  add_gemvs(&t, Isa::kAmx);
+  add_tiles(&t, Isa::kAmx, amx_tile_kernels(), any_batch);
   return t;
 }
 #else
@@ -159,7 +167,8 @@ IsaTable amx_table() { return scalar_table(); }
 IsaTable neon_table() {
   IsaTable t;
   t.rows = &neon_row_kernels();
-  t.panels[0] = &neon_panel_kernels();
+  add_panels(&t, Isa::kNeon, neon_panel_kernels(), neon_panel_range);
+  add_gemvs(&t, Isa::kNeon);
   t.vec = neon_vec_kernels();
   return t;
 }
@@ -167,13 +176,17 @@ IsaTable neon_table() {
 IsaTable neon_dot_table() {
   IsaTable t = neon_table();
   t.rows = &neon_dot_row_kernels();
-  t.panels[0] = &neon_dot_panel_kernels();
+  t.kernel_rows.clear();
+  add_panels(&t, Isa::kNeonDot, neon_dot_panel_kernels(), neon_panel_range);
+  add_gemvs(&t, Isa::kNeonDot);
   return t;
 }
 
 IsaTable neon_i8mm_table() {
   IsaTable t = neon_dot_table();
-  t.panels[0] = &neon_i8mm_panel_kernels();
+  t.kernel_rows.clear();
+  add_panels(&t, Isa::kNeonI8mm, neon_i8mm_panel_kernels(), neon_panel_range);
+  add_gemvs(&t, Isa::kNeonI8mm);
   return t;
 }
 #else

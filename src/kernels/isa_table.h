@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kernels/attention.h"
 #include "kernels/codecs.h"
@@ -15,12 +16,24 @@
 
 namespace plimsoll::kernels {
 
+// One matmul kernel of a level and when it runs: its dtype's batches in `tokens` (the
+// first row of the table whose dtype and range take a call runs it). Exactly one of
+// panel, tile, gemv is set.
+struct KernelRow {
+  Isa isa = Isa::kScalar;  // the level whose table holds it
+  DType dtype = DType::kF32;
+  BatchRange tokens;
+  const PanelKernel* panel = nullptr;
+  const TileKernel* tile = nullptr;
+  GemvFn gemv = nullptr;  // one token over many rows
+};
+
 struct IsaTable {
-  // ---- matmul (matmul.cpp): panels first (the first that takes the batch), then
-  // tiles, then the row kernels, which cover every dtype
+  // ---- matmul (matmul.cpp): the kernel rows in order (dispatch.cpp builds each level's from
+  // kernel_rows.h: panels, then gemvs, then tiles), then the row kernels, which cover every
+  // dtype and batch
+  std::vector<KernelRow> kernel_rows;
   const RowKernels* rows = nullptr;
-  const TileKernels* tiles = nullptr;       // null: none
-  const PanelKernels* panels[3] = {};       // tried in order; null: none
   // the row kernels' activations (Q8_0 for Q8_0/Q4_0 weights, Q8_K for K-quants), byte
   // for byte as the scalar codecs (the default)
   void (*quantize_q8_0)(const float* x, BlockQ8_0* y, int64_t n) = kernels::quantize_q8_0;
@@ -33,5 +46,10 @@ struct IsaTable {
 const IsaTable& isa_table(Isa isa);
 // isa_table(active_isa())
 const IsaTable& active_table();
+// The first of the table's kernel rows for dtype whose batch range takes n_tokens on rows
+// of cols columns; null: the row kernels run it.
+const KernelRow* kernel_row_for(const IsaTable& table, DType dtype, int64_t n_tokens, int64_t cols);
+// The table's row that runs panel kernel k; null: none.
+const KernelRow* panel_row(const IsaTable& table, const PanelKernel& k);
 
 }  // namespace plimsoll::kernels

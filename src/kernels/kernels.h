@@ -99,22 +99,18 @@ Isa active_isa();                  // what matmul uses now
 // "scalar", "avx2", "avx512", "amx", "neon", "neon-dotprod", "avx2-vnni", "neon-i8mm"
 const char* isa_name(Isa isa);
 // Default: the best the CPU has, or the environment's PLIMSOLL_ISA (an isa_name)
-// if the CPU has that (isa_env_status reports any other value as an error). kAvx2 needs AVX2+FMA+F16C (quantized and float batches from the
-// kAvx2PanelMinTokens* sizes in matmul_impl.h take its panel kernels); kAvx2Vnni also needs
+// if the CPU has that (isa_env_status reports any other value as an error). kAvx2 needs
+// AVX2+FMA+F16C (quantized and float batches take its panel kernels); kAvx2Vnni also needs
 // AVX-VNNI (the same table with vpdpbusd / vpdpwssd in the Q8_0, Q4_0 and K-quant row kernels
 // and the Q8_0 / Q4_0 panels; chosen only where AVX-512 is not); kAvx512 also needs AVX-512
-// F/BW/VL/VNNI (float weights at kPanelMinTokensF32 / kPanelMinTokensHalf tokens
-// or more, matmul_impl.h, take its broadcast kernels, Q8_0 / Q4_0 batches of
-// kAvx512YmmPanelMinTokensQ8_0 / _Q4_0+ and K-quant batches of kAvx512YmmPanelMinTokensQ4K /
-// Q5K / Q6K+ its 256-bit VNNI panels); kAmx also AMX-TILE/INT8
-// and the kernel's permission for tile data (requested once, on the first check):
-// it is kAvx512 plus AMX-INT8 for Q8_0/Q4_0/Q4_K/Q6_K weights at kAmxMinTokens
-// tokens or more (and AMX-BF16 for float weights at kAmxBf16MinTokens+ (F32:
-// kAmxBf16MinTokensF32+), or kPanelTokens+ on rows of kAmxBf16WideCols+ columns,
-// where amx_bf16_usable()). On AArch64: kNeon (every AArch64 CPU; Q8_0/Q4_0 batches of
-// kNeonPanelMinTokens+ and float batches of kNeonPanelMinTokensFloat+ take its panels),
-// kNeonDot its SDOT twin where the kernel reports dotprod (HWCAP_ASIMDDP), kNeonI8mm
-// that with SMMLA panels for Q8_0/Q4_0 batches where it reports i8mm too (HWCAP2_I8MM).
+// F/BW/VL/VNNI (its broadcast kernels for float batches, its 256-bit VNNI panels for Q8_0 /
+// Q4_0 / K-quant batches, zmm tiles below them); kAmx also AMX-TILE/INT8 and the kernel's
+// permission for tile data (requested once, on the first check): it is kAvx512 plus AMX-INT8
+// for Q8_0/Q4_0/Q4_K/Q6_K batches (and AMX-BF16 for float batches where amx_bf16_usable()).
+// On AArch64: kNeon (every AArch64 CPU; Q8_0/Q4_0 and float batches take its panels), kNeonDot
+// its SDOT twin where the kernel reports dotprod (HWCAP_ASIMDDP), kNeonI8mm that with SMMLA
+// panels for Q8_0/Q4_0 batches where it reports i8mm too (HWCAP2_I8MM). The batch sizes from
+// which each kernel runs: each level's kernel rows (kernel_rows.cpp).
 // Process-wide (not per thread).
 // Forces a path (tests, benchmarks); returns false if the CPU lacks it.
 bool set_isa(Isa isa);

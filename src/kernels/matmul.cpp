@@ -9,31 +9,12 @@
 #include "core/thread_pool.h"
 #include "kernels/isa_table.h"
 #include "kernels/kernels.h"
+#include "kernels/layout_bytes.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/scratch.h"
 
 namespace plimsoll::kernels {
 namespace {
-
-// The first panel kernel of the ISA's table that takes this dtype, batch and row
-// length (AMX, AMX-BF16, the AVX-512 broadcast kernels, AVX2's), else none.
-const PanelKernel* panel_kernel_for(const IsaTable& table, DType dtype, int64_t n_tokens, int64_t cols) {
-  for (const PanelKernels* panels : table.panels) {
-    if (panels == nullptr) continue;
-    const PanelKernel& k = panels->k[static_cast<int>(dtype)];
-    if (k.rows == nullptr) continue;
-    if (n_tokens >= k.min_tokens || (k.wide_min_tokens > 0 && cols >= k.wide_cols && n_tokens >= k.wide_min_tokens)) {
-      return &k;
-    }
-  }
-  return nullptr;
-}
-
-const TileKernel* tile_kernel_for(const IsaTable& table, DType dtype, int64_t n_tokens) {
-  if (table.tiles == nullptr) return nullptr;
-  const TileKernel& k = table.tiles->k[static_cast<int>(dtype)];
-  return k.tile != nullptr && n_tokens >= k.min_tokens ? &k : nullptr;
-}
 
 // Activation rows in the weight dtype's act format. The buffer belongs to the
 // calling thread and only grows, so steady-state calls do not allocate; pool
@@ -154,34 +135,25 @@ void matmul_panels(const PanelJob* jobs, int n_jobs, const float* x, int64_t n_t
 
 }  // namespace
 
-// The scratch as the kernels above keep it: the row path's Q8_0/Q8_K rows (<= 292 B
-// per 256 elements, prepare_acts), plus the largest of the AVX-512 tile path's prepared
-// rows (192 B per 64 elements), AMX-INT8's token tiles (36 B per 32 elements, tokens
-// padded to kPanelTokens) and AMX-BF16's (hi and lo bf16: 4 B per element, columns
-// padded to 32) (thread_scratch); plus each thread's weight panel (panel_scratch):
-// INT8's 576 B per 32 columns, the K-quants' 12672 B per 256 (Q6_K's three pieces,
-// tiles_amx_kquants.cpp) or BF16's panel group (tiles_amx_bf16.cpp: 4-16 panels of
-// 2 KiB per 32 columns, 1 MiB unless 4 panels are more). K-quant AMX token tiles:
-// 4416 B per 256 elements x 16 tokens, within INT8's 36 B per 32. The AVX-512 broadcast
-// kernels for float weights (x86/panels_avx512.cpp) fit AMX-BF16's figures: a token tile
-// (16 tokens of f32) is 64 B per column, columns padded to 16; a 16-row f32 panel 64 B
-// per column. The AVX2 panels (x86/panels_avx2.cpp) prepare 320 B per 256 elements
-// (tokens padded to kPanelTokens) and pack up to 48 rows of 2176 B per 4 rows and 256 columns
-// (102 B per column), within AMX-BF16's panel group (4 x 2 KiB per 32 columns), and widen 48 float rows (192 B per column) within AMX-BF16's panel
-// group (4 x 2 KiB per 32 columns); their K-quant panels (x86/panels_kquants_avx2.cpp) the same 320 B
-// per 256 elements and 4 x 384 B per 256 columns, within the K-quants' 12672. The NEON panels (arm/neon_matmul.inc) prepare 144 B per 128 elements
-// (tokens padded to kPanelTokens) and pack 576 B per 128 columns (Q8_0/Q4_0); their float
-// panels hold f32 tokens (columns padded to 4) and 8 widened rows (32 B per column): within the
-// AVX2 and AMX-BF16 figures. Each buffer's 64-byte alignment slack is within the 128 B per thread.
+// The scratch as the kernels above keep it, on any ISA level (layout_bytes.h says why all of
+// them, and declares each figure): the row path's Q8_0/Q8_K rows (prepare_acts), plus the
+// largest of what a tile or panel kernel prepares (thread_scratch): the AVX-512 tiles' rows,
+// AMX-INT8's token tiles (tokens padded to kPanelTokens), AMX-BF16's hi and lo bf16 token
+// tiles (columns padded to 32) and the AVX2 panels' groups (the plain build's Q8_0, the
+// largest); plus each thread's weight panel (panel_scratch_bytes). The others fit these: the
+// AMX K-quant token tiles (4416 B per 256 elements x 16 tokens) within AMX-INT8's; the AVX-512
+// broadcast kernels' f32 token tiles (64 B per column, columns padded to 16) within AMX-BF16's;
+// the AVX2 float and K-quant panels' and the NEON panels' activations within the AVX2 and
+// AMX-BF16 figures. isa_table_test holds every kernel row of this CPU's levels to it. Each
+// buffer's 64-byte alignment slack is within the 128 B per thread.
 int64_t matmul_scratch_bytes(int64_t cols, int64_t t, int64_t n_threads) {
   const int64_t chunks = (cols + 31) / 32, token_tiles = (t + kPanelTokens - 1) / kPanelTokens;
-  const int64_t row_path = t * (cols / 256 + 1) * 292;
-  const int64_t tile_path = t * (cols / 64 + 1) * 192;
-  const int64_t amx_int8 = token_tiles * kPanelTokens * (cols / 32) * 36;
-  const int64_t amx_bf16 = token_tiles * chunks * 2048;
+  const int64_t row_path = t * (cols / kQKK + 1) * kRowActBytesPerBlock256;
+  const int64_t tile_path = t * (cols / (2 * kQK) + 1) * kAvx512TileActPairBytes;
+  const int64_t amx_int8 = token_tiles * (cols / kQK) * kAmxInt8ActBlockBytes;
+  const int64_t amx_bf16 = token_tiles * chunks * kAmxBf16ChunkBytes;
+  const int64_t avx2_panel = token_tiles * kPanelTokens * ((cols / kQK + 7) / 8) * kAvx2ActGroupBytes;
   const int64_t panel = panel_scratch_bytes(cols);
-  // panels_avx2.cpp: 320 B per group of 8 blocks a token (ActGroup), 544 for Q8_0 without VNNI (ActGroup16)
-  const int64_t avx2_panel = token_tiles * kPanelTokens * ((cols / 32 + 7) / 8) * 544;
   return row_path + std::max({tile_path, amx_int8, amx_bf16, avx2_panel}) + n_threads * (panel + 128) + 4096;
 }
 
@@ -190,19 +162,20 @@ void matmul(const TensorView& w, const float* x, int64_t n_tokens, float* y, Thr
   assert(cols % dtype_traits(w.dtype).block_elems == 0);
   if (rows == 0 || n_tokens <= 0) return;
   const IsaTable& table = active_table();
-  if (const PanelKernel* k = panel_kernel_for(table, w.dtype, n_tokens, cols)) {
-    const PanelJob job{k, &w, y};
+  // the table's first row that takes this batch (panels, then one token's gemv: ahead of the
+  // tiles, as the AVX-512 Q8_0 tile streams a decode step's weights slower than the gemv,
+  // docs/benchmarks.md; then tiles), else the row kernels
+  const KernelRow* row = kernel_row_for(table, w.dtype, n_tokens, cols);
+  if (row != nullptr && row->panel != nullptr) {
+    const PanelJob job{row->panel, &w, y};
     matmul_panels(&job, 1, x, n_tokens, pool);
     return;
   }
-  // one token: the gemv where the table has one (ahead of the tiles: the AVX-512 Q8_0 tile
-  // streams a decode step's weights slower than the gemv, docs/benchmarks.md)
-  const GemvFn gemv = n_tokens == 1 ? table.rows->gemv[static_cast<int>(w.dtype)] : nullptr;
-  const TileKernel* tile = gemv == nullptr ? tile_kernel_for(table, w.dtype, n_tokens) : nullptr;
-  if (tile != nullptr) {
-    matmul_tiled(*tile, w, x, n_tokens, y, pool);
+  if (row != nullptr && row->tile != nullptr) {
+    matmul_tiled(*row->tile, w, x, n_tokens, y, pool);
     return;
   }
+  const GemvFn gemv = row != nullptr ? row->gemv : nullptr;
   int64_t stride_bytes = 0;
   const std::byte* acts = prepare_acts(w.dtype, x, n_tokens, cols, &stride_bytes);
   const RowTileFn fn = table.rows->fn[static_cast<int>(w.dtype)];
@@ -233,7 +206,8 @@ void matmul_same_input(const MatmulOut* outs, int n_outs, const float* x, int64_
   const IsaTable& table = active_table();
   for (int i = 0; i < n_outs && shared; ++i) {
     const TensorView& w = *outs[i].w;
-    const PanelKernel* k = panel_kernel_for(table, w.dtype, n_tokens, w.cols());
+    const KernelRow* row = kernel_row_for(table, w.dtype, n_tokens, w.cols());
+    const PanelKernel* k = row != nullptr ? row->panel : nullptr;
     shared = k != nullptr && w.cols() == outs[0].w->cols() &&
              (i == 0 || (k->prepare == jobs[0].k->prepare && k->act_bytes == jobs[0].k->act_bytes));
     jobs[i] = {k, &w, outs[i].y};

@@ -14,6 +14,20 @@ namespace plimsoll::kernels {
 inline constexpr int kTokenTile = 4;  // tokens per weight-row pass
 inline constexpr int kNumDTypes = 9;
 
+// The batches a kernel row of an ISA table (isa_table.h) is chosen for: n_tokens in
+// [min_tokens, max_tokens], or on rows of wide_cols+ columns from wide_min_tokens tokens
+// (0: no such rule). Rows ahead of it in the table take their batches first.
+struct BatchRange {
+  int64_t min_tokens = 1;
+  int64_t max_tokens = INT64_MAX;
+  int64_t wide_cols = 0;
+  int64_t wide_min_tokens = 0;
+  bool contains(int64_t n_tokens, int64_t cols) const {
+    if (n_tokens > max_tokens) return false;
+    return n_tokens >= min_tokens || (wide_min_tokens > 0 && cols >= wide_cols && n_tokens >= wide_min_tokens);
+  }
+};
+
 // out[t] = dot(w_row, act_t) for t < n_tok (1..kTokenTile), where act_t starts at
 // acts + t * act_stride_bytes and holds cols elements in the activation format
 // of w's dtype (act_dtype below): f32 for float weights, Q8_0 blocks for
@@ -63,7 +77,6 @@ struct TileKernel {
   // t < n_tok (1..kTokenTile); w rows are w_row_bytes apart, acts act_stride_bytes.
   void (*tile)(const std::byte* w, int64_t w_row_bytes, int n_rows, const std::byte* acts,
                int64_t act_stride_bytes, int n_tok, int64_t cols, float* y, int64_t y_stride) = nullptr;
-  int64_t min_tokens = 1;  // smaller batches take the row kernels
 };
 
 struct TileKernels {
@@ -75,30 +88,13 @@ struct TileKernels {
 // kernels for float weights) ----
 inline constexpr int kPanelRows = 16;
 inline constexpr int kPanelTokens = 16;
-// AMX-INT8 (Q8_0 / Q4_0 / Q4_K / Q6_K weights, batches of kAmxMinTokens tokens or more):
-// the activations are prepared once per call in the kernel's layout (Q8_0 values
+// The batch sizes each kernel below is chosen for: its rows (kernel_rows.cpp).
+// AMX-INT8 (Q8_0 / Q4_0 / Q4_K / Q6_K weights): the activations are prepared once per call in the kernel's layout (Q8_0 values
 // and scales, token tiles padded with zeros).
 inline constexpr int kAmxRows = kPanelRows;
 inline constexpr int kAmxTokens = kPanelTokens;
-inline constexpr int64_t kAmxMinTokens = 8;  // INT8; below: the AVX-512 VNNI tiles (see docs/benchmarks.md)
-// AMX-BF16 for F16 / BF16 weights from kAmxBf16MinTokens tokens: below, converting
-// the weight panels (which stream from memory in a decode step) costs more than the
-// AVX-512 FMA kernels take (docs/benchmarks.md).
-inline constexpr int64_t kAmxBf16MinTokens = 32;
-// F32 weights from one token past a panel tile, which the panels would run as two
-// full tiles.
-inline constexpr int64_t kAmxBf16MinTokensF32 = kPanelTokens + 1;
-// Every float dtype from kPanelTokens tokens on rows of kAmxBf16WideCols+ columns,
-// where a token tile's f32 activations (128+ KiB) no longer fit L1 for the
-// broadcast panels (on narrower rows the broadcast panels stay ahead).
-inline constexpr int64_t kAmxBf16WideCols = 2048;
-// AVX-512 broadcast kernels for float weights, from these batches (where they overtake
-// the dot-product tiles; docs/benchmarks.md) up to AMX-BF16's.
-inline constexpr int64_t kPanelMinTokensF32 = 10;
-inline constexpr int64_t kPanelMinTokensHalf = 16;  // F16, BF16: half the bytes to stream
 
 struct PanelKernel {
-  int64_t min_tokens = 0;  // smaller batches take the AVX-512 tiles
   // bytes of the prepared activations of n_tokens rows of cols elements
   int64_t (*act_bytes)(int64_t n_tokens, int64_t cols) = nullptr;
   // prepares token tiles [tt0, tt1) of x ([n_tokens, cols] f32) into dst (64-byte aligned)
@@ -107,9 +103,9 @@ struct PanelKernel {
   // the tile configuration on the calling thread and releases it before returning)
   void (*rows)(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
                int64_t cols, float* y, int64_t y_stride) = nullptr;
-  // rows of wide_cols+ columns qualify from wide_min_tokens tokens (0: no such rule)
-  int64_t wide_cols = 0;
-  int64_t wide_min_tokens = 0;
+  // bytes of the weight panel rows asks of panel_scratch (scratch.h) per thread for rows of
+  // cols columns, any batch (what it allocates)
+  int64_t (*panel_bytes)(int64_t cols) = nullptr;
 };
 
 struct PanelKernels {
@@ -123,15 +119,10 @@ const RowKernels& avx512_row_kernels();  // needs AVX-512 F/BW/VL/VNNI + F16C + 
 // The same with one K-quant token on the zmm tiles, not the gemv: the AMX table's (the gemv
 // was chosen on a Zen 4's streamed decode; no AMX CPU has been measured with it).
 const RowKernels& amx_row_kernels();
-// same needs; F32/F16/BF16/Q8_0/Q4_0/Q4_K/Q6_K. Batches of 1-2 tokens run Q8_0 and the
-// floats on the row kernels (kAvx512TileMinTokens; one Q8_0 token takes its gemv). One float
-// token: the tiles' four interleaved row streams read a decode step's weights at about half
-// the speed of the 256-bit row kernel row after row (BM_DecodeStream F16). Two tokens: the
-// tiles' zmm steps, not the memory stream, bound them (docs/benchmarks.md).
-inline constexpr int64_t kAvx512TileMinTokens = 3;
+// same needs; F32/F16/BF16/Q8_0/Q4_0/Q4_K/Q6_K
 const TileKernels& avx512_tile_kernels();
-// The same tiles from one float token and two Q8_0 tokens on (the AMX table's below its AMX
-// batch sizes: no AMX CPU has been measured with the row kernels there).
+// The same tiles, which the AMX table's rows take from one float token and two Q8_0 tokens on
+// (below its AMX batch sizes: no AMX CPU has been measured with the row kernels there).
 const TileKernels& amx_tile_kernels();
 // sets the Q4_K / Q6_K entries (tiles_kquants_avx512.cpp; called by avx512_tile_kernels)
 void add_avx512_kquant_tiles(TileKernels* k);
@@ -148,28 +139,13 @@ const PanelKernels& amx_bf16_kernels();
 const PanelKernels& avx512_panel_kernels();
 
 // AVX2 panel kernels for Q8_0 / Q4_0, Q4_K / Q5_K / Q6_K and F32 / F16 / BF16 weights (panels_avx2.cpp;
-// AVX2 + FMA + F16C), from these batch sizes (below: the AVX2 row kernels). A panel packs
-// every weight row it meets once per call, so a small batch pays the packing for few
-// tokens: the plain AVX2 build's Q8_0 (rows widened to int16) and K-quants start later
-// than Q4_0 (nibbles unpacked) and the VNNI builds (bytes as they are) (docs/benchmarks.md).
-inline constexpr int64_t kAvx2PanelMinTokens = 2;          // Q4_0; every dtype in the VNNI builds
-inline constexpr int64_t kAvx2PanelMinTokensQ8_0Int16 = 8;  // Q8_0, plain AVX2 build
-inline constexpr int64_t kAvx2PanelMinTokensKQuant = 4;     // Q4_K / Q5_K / Q6_K, plain AVX2 build
-inline constexpr int64_t kAvx2PanelMinTokensFloat = 4;
+// AVX2 + FMA + F16C)
 const PanelKernels& avx2_panel_kernels();
 // the same + AVX-VNNI for Q8_0 / Q4_0 (panels_avxvnni.cpp) and the K-quants
 // (panels_kquants_avxvnni.cpp); the float entries are AVX2's
 const PanelKernels& avx2_vnni_panel_kernels();
 // The same 256-bit Q8_0 / Q4_0 panels with AVX-512 VNNI + VL's vpdpbusd (panels_avx512_ymm.cpp;
-// the AVX-512 tiles' needs), ahead of the AVX-512 tiles from these batch sizes, where they
-// overtake them (docs/benchmarks.md).
-inline constexpr int64_t kAvx512YmmPanelMinTokensQ8_0 = 12;
-inline constexpr int64_t kAvx512YmmPanelMinTokensQ4_0 = 8;
-// The K-quant panels the same way (panels_kquants_avx512_ymm.cpp), ahead of the zmm K-quant
-// tiles (Q4_K, Q6_K) and the row kernels (Q5_K) from these batches (docs/benchmarks.md).
-inline constexpr int64_t kAvx512YmmPanelMinTokensQ4K = 8;
-inline constexpr int64_t kAvx512YmmPanelMinTokensQ5K = 2;
-inline constexpr int64_t kAvx512YmmPanelMinTokensQ6K = 16;
+// the AVX-512 tiles' needs), and the K-quant panels the same way (panels_kquants_avx512_ymm.cpp)
 const PanelKernels& avx512_ymm_panel_kernels();
 // sets its Q4_K / Q5_K / Q6_K entries (panels_kquants_avx512_ymm.cpp)
 void add_avx512_ymm_kquant_panels(PanelKernels* k);
@@ -184,11 +160,8 @@ void avx2_quantize_q8_k(const float* x, BlockQ8K* y, int64_t n);
 
 // AArch64: NEON row and panel kernels (arm/matmul_neon.cpp; the baseline) and the same
 // with SDOT (arm/matmul_neon_dot.cpp; needs dotprod, HWCAP_ASIMDDP). Rows: F32/F16/BF16/
-// Q8_0/Q4_0/Q4_K/Q5_K/Q6_K (Q8_K: the scalar twin); panels: Q8_0/Q4_0 from kNeonPanelMinTokens
-// tokens, F32/F16/BF16 from kNeonPanelMinTokensFloat (below: the row kernels).
+// Q8_0/Q4_0/Q4_K/Q5_K/Q6_K (Q8_K: the scalar twin); panels: Q8_0/Q4_0 and F32/F16/BF16.
 // aarch64 builds only.
-inline constexpr int64_t kNeonPanelMinTokens = 2;
-inline constexpr int64_t kNeonPanelMinTokensFloat = 4;
 const RowKernels& neon_row_kernels();
 const PanelKernels& neon_panel_kernels();
 const RowKernels& neon_dot_row_kernels();

@@ -20,7 +20,7 @@ std::byte* thread_scratch(size_t bytes);
 std::byte* panel_scratch(size_t bytes);
 
 // The most panel_scratch any kernel asks of one thread for rows of up to
-// `cols` columns (the formula is explained in matmul.cpp).
+// `cols` columns, on any ISA level (scratch.cpp; the figures: layout_bytes.h).
 int64_t panel_scratch_bytes(int64_t cols);
 
 // Grows the calling thread's panel buffer to panel_scratch_bytes(cols) now,

@@ -136,11 +136,14 @@ inline void tile(const PairBlock* w, const PairBlock* x0, const PairBlock* x1, i
   }
 }
 
+// one kRows-row panel of row pairs
+int64_t panel_bytes(int64_t cols) { return cols / kQK * (kRows / 2) * static_cast<int64_t>(sizeof(PairBlock)); }
+
 template <typename Block>
 void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
           int64_t cols, float* y, int64_t y_stride) {
   const int64_t nb = cols / kQK;
-  auto* packed = reinterpret_cast<PairBlock*>(panel_scratch(static_cast<size_t>(nb * (kRows / 2)) * sizeof(PairBlock)));
+  auto* packed = reinterpret_cast<PairBlock*>(panel_scratch(static_cast<size_t>(panel_bytes(cols))));
   for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
     const int nr = static_cast<int>(std::min<int64_t>(kRows, n_rows - r0));
     pack_rows<Block>(w + r0 * w_row_bytes, w_row_bytes, nr, cols, packed);
@@ -169,8 +172,8 @@ void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::by
 PanelKernels make_panels() {
   static_assert(kPanelTokens % kTok == 0);
   PanelKernels k = neon_dot_panel_kernels();  // the float entries: NEON's outer products
-  k.k[static_cast<int>(DType::kQ8_0)] = {kNeonPanelMinTokens, act_bytes, prepare, rows<BlockQ8_0>, 0, 0};
-  k.k[static_cast<int>(DType::kQ4_0)] = {kNeonPanelMinTokens, act_bytes, prepare, rows<BlockQ4_0>, 0, 0};
+  k.k[static_cast<int>(DType::kQ8_0)] = {act_bytes, prepare, rows<BlockQ8_0>, panel_bytes};
+  k.k[static_cast<int>(DType::kQ4_0)] = {act_bytes, prepare, rows<BlockQ4_0>, panel_bytes};
   return k;
 }
 

@@ -184,7 +184,7 @@ template <int NT> struct ZQ5K { static void run(const std::byte* w, const std::b
 template <int NT> struct ZQ6K { static void run(const std::byte* w, const std::byte* a, int64_t s, int64_t c, float* o) { zmm_dot_q6k<NT>(w, a, s, c, o); } };
 
 RowKernels make_avx512_kernels() {
-  // The float rows stay 256-bit (one and two tokens run them, kAvx512TileMinTokens): a zmm row
+  // The float rows stay 256-bit (one and two tokens run them: kernel_rows.cpp): a zmm row
   // kernel (F16, two tokens a row) ran slower at batch 2, and streamed slower at one token
   // (docs/benchmarks.md).
   RowKernels k = make_ymm_kernels();

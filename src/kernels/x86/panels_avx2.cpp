@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "kernels/blocks.h"
+#include "kernels/layout_bytes.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/scratch.h"
 #include "kernels/x86/ymm_common.h"
@@ -300,12 +301,18 @@ template <typename Packed, typename Act, auto run_tile>
   }
 }
 
+// kPackRows rows packed at a time
+template <typename Packed>
+int64_t packed_panel_bytes(int64_t cols) {
+  return kPackRows / kRows * n_groups(cols) * static_cast<int64_t>(sizeof(Packed));
+}
+
 template <typename Packed, typename Act, auto pack, auto run_tile>
 void panel_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
                 int64_t cols, float* y, int64_t y_stride) {
   const int64_t ng = n_groups(cols), row_bytes = ng * static_cast<int64_t>(sizeof(Act));
   const int64_t tok_block = std::max<int64_t>(kTok, kTokBlockBytes / row_bytes / kTok * kTok);
-  auto* packed = reinterpret_cast<Packed*>(panel_scratch(static_cast<size_t>(kPackRows / kRows * ng) * sizeof(Packed)));
+  auto* packed = reinterpret_cast<Packed*>(panel_scratch(static_cast<size_t>(packed_panel_bytes<Packed>(cols))));
   if (n_tokens < kBlockedMinTokens || n_tokens <= tok_block) {  // one pack at a time, in L1
     for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
       const int nr = static_cast<int>(std::min<int64_t>(kRows, n_rows - r0));
@@ -349,7 +356,7 @@ struct ActGroup16 {
   int16_t qs[kSteps16][16];  // [step s][2 * block j + i] = x_j[2s + i]
   float d[kGroup];           // block scales (the Q8_0 f16 scale, as f32)
 };
-static_assert(sizeof(ActGroup16) == 544);
+static_assert(sizeof(ActGroup16) == kAvx2ActGroupBytes);
 
 struct PackedGroup16 {
   int16_t w[kSteps16][kRows][16];  // [step][row][2 * block + i]
@@ -602,6 +609,14 @@ inline void outer_tile(const float* packed, int64_t cols, const float* x, int64_
 constexpr int kFRowBlock = 48;
 constexpr int64_t kFTokBlockBytes = int64_t{256} << 10;
 
+// kFRowBlock rows widened at a time: packed triples (short batches) or outer-product panels,
+// whichever is larger
+int64_t float_panel_bytes(int64_t cols) {
+  const int64_t triples = kFRowBlock / kFRows * kFRows * padded_cols(cols);
+  const int64_t panels = kFRowBlock / kFPanelRows * kFPanelRows * cols;
+  return std::max(triples, panels) * static_cast<int64_t>(sizeof(float));
+}
+
 template <typename L>
 void float_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
                 int64_t cols, float* y, int64_t y_stride) {
@@ -609,7 +624,7 @@ void float_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const s
   const int64_t pc = padded_cols(cols), unit_rows = outer ? kFPanelRows : kFRows;
   const int64_t unit = outer ? kFPanelRows * cols : kFRows * pc;  // floats a packed triple / panel
   const int64_t tok_block = std::max<int64_t>(kFTok, kFTokBlockBytes / (pc * static_cast<int64_t>(sizeof(float))) / kFTok * kFTok);
-  auto* packed = reinterpret_cast<float*>(panel_scratch(static_cast<size_t>(kFRowBlock / unit_rows * unit) * sizeof(float)));
+  auto* packed = reinterpret_cast<float*>(panel_scratch(static_cast<size_t>(float_panel_bytes(cols))));
   const float* x = reinterpret_cast<const float*>(acts);
   for (int64_t rb0 = 0; rb0 < n_rows; rb0 += kFRowBlock) {
     const int n_units = static_cast<int>((std::min<int64_t>(kFRowBlock, n_rows - rb0) + unit_rows - 1) / unit_rows);
@@ -652,17 +667,17 @@ PanelKernels make_panels() {
   static_assert(kPanelTokens % kTok == 0);
   PanelKernels k;
 #if PLIMSOLL_PANELS_VNNI
-  PanelKernel q8{kAvx2PanelMinTokens, act_bytes<ActGroup>, prepare<true>, rows<BlockQ8_0>, 0, 0};
+  PanelKernel q8{act_bytes<ActGroup>, prepare<true>, rows<BlockQ8_0>, packed_panel_bytes<PackedGroup>};
 #else
-  PanelKernel q8{kAvx2PanelMinTokensQ8_0Int16, act_bytes<ActGroup16>, prepare16, rows16, 0, 0};
+  PanelKernel q8{act_bytes<ActGroup16>, prepare16, rows16, packed_panel_bytes<PackedGroup16>};
 #endif
-  PanelKernel q4{kAvx2PanelMinTokens, act_bytes<ActGroup>, prepare<false>, rows<BlockQ4_0>, 0, 0};
+  PanelKernel q4{act_bytes<ActGroup>, prepare<false>, rows<BlockQ4_0>, packed_panel_bytes<PackedGroup>};
   k.k[static_cast<int>(DType::kQ8_0)] = q8;
   k.k[static_cast<int>(DType::kQ4_0)] = q4;
   static_assert(kPanelTokens % kFTok == 0);
-  k.k[static_cast<int>(DType::kF32)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenF32>, 0, 0};
-  k.k[static_cast<int>(DType::kF16)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenF16>, 0, 0};
-  k.k[static_cast<int>(DType::kBF16)] = {kAvx2PanelMinTokensFloat, float_act_bytes, float_prepare, float_rows<WidenBF16>, 0, 0};
+  k.k[static_cast<int>(DType::kF32)] = {float_act_bytes, float_prepare, float_rows<WidenF32>, float_panel_bytes};
+  k.k[static_cast<int>(DType::kF16)] = {float_act_bytes, float_prepare, float_rows<WidenF16>, float_panel_bytes};
+  k.k[static_cast<int>(DType::kBF16)] = {float_act_bytes, float_prepare, float_rows<WidenBF16>, float_panel_bytes};
   add_avx2_kquant_panels(&k);
   return k;
 }
@@ -670,16 +685,14 @@ PanelKernels make_panels() {
 }  // namespace
 
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-// Q8_0 / Q4_0 and the K-quants, from kAvx512YmmPanelMinTokens* tokens (below them, and for
-// the float dtypes, the AVX-512 table's tiles and broadcast panels).
+// Q8_0 / Q4_0 and the K-quants (the AVX-512 table's rows say from which batches; below them,
+// and for the float dtypes, its tiles and broadcast panels).
 const PanelKernels& avx512_ymm_panel_kernels() {
   static const PanelKernels kernels = [] {
     const PanelKernels own = make_panels();
     PanelKernels k;
     k.k[static_cast<int>(DType::kQ8_0)] = own.k[static_cast<int>(DType::kQ8_0)];
-    k.k[static_cast<int>(DType::kQ8_0)].min_tokens = kAvx512YmmPanelMinTokensQ8_0;
     k.k[static_cast<int>(DType::kQ4_0)] = own.k[static_cast<int>(DType::kQ4_0)];
-    k.k[static_cast<int>(DType::kQ4_0)].min_tokens = kAvx512YmmPanelMinTokensQ4_0;
     add_avx512_ymm_kquant_panels(&k);
     return k;
   }();

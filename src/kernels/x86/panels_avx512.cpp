@@ -126,13 +126,16 @@ inline void store_sums(__m512 (&acc)[kRows], int n_rows, int n_tok, float* y, in
   for (int t = 0; t < n_tok; ++t) _mm512_mask_storeu_ps(y + t * y_stride, m, acc[t]);
 }
 
+// one 16-row panel of f32: kRows x 16 floats per chunk of columns
+int64_t panel_weight_bytes(int64_t cols) { return chunks(cols) * kRows * 16 * static_cast<int64_t>(sizeof(float)); }
+
 // Each 16-row panel is packed once (it stays in L2), then meets every token tile.
 template <typename L>
 void panel_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
                 int64_t cols, float* y, int64_t y_stride) {
   const auto* xt_all = reinterpret_cast<const float*>(acts);
   const int64_t nk = chunks(cols);
-  auto* panel = reinterpret_cast<float*>(panel_scratch(static_cast<size_t>(nk * kRows * 16) * sizeof(float)));
+  auto* panel = reinterpret_cast<float*>(panel_scratch(static_cast<size_t>(panel_weight_bytes(cols))));
   for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
     const int nr = static_cast<int>(std::min<int64_t>(kRows, n_rows - r0));
     pack_panel<L>(w + r0 * w_row_bytes, w_row_bytes, nr, cols, panel);
@@ -150,9 +153,9 @@ void panel_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const s
 
 PanelKernels make_panels() {
   PanelKernels k;
-  k.k[static_cast<int>(DType::kF32)] = {kPanelMinTokensF32, panel_act_bytes, panel_prepare, panel_rows<F32Load>};
-  k.k[static_cast<int>(DType::kF16)] = {kPanelMinTokensHalf, panel_act_bytes, panel_prepare, panel_rows<F16Load>};
-  k.k[static_cast<int>(DType::kBF16)] = {kPanelMinTokensHalf, panel_act_bytes, panel_prepare, panel_rows<BF16Load>};
+  k.k[static_cast<int>(DType::kF32)] = {panel_act_bytes, panel_prepare, panel_rows<F32Load>, panel_weight_bytes};
+  k.k[static_cast<int>(DType::kF16)] = {panel_act_bytes, panel_prepare, panel_rows<F16Load>, panel_weight_bytes};
+  k.k[static_cast<int>(DType::kBF16)] = {panel_act_bytes, panel_prepare, panel_rows<BF16Load>, panel_weight_bytes};
   return k;
 }
 

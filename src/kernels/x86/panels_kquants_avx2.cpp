@@ -340,11 +340,14 @@ __attribute__((always_inline)) inline void tile(const KPacked* w, int64_t nb, co
   }
 }
 
+// one kRows-row pack of the K-quant blocks
+int64_t panel_bytes(int64_t cols) { return cols / kQKK * kRows * static_cast<int64_t>(sizeof(KPacked)); }
+
 template <typename L>
 void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
           int64_t cols, float* y, int64_t y_stride) {
   const int64_t nb = cols / kQKK, row_bytes = act_row_bytes(cols);
-  auto* packed = reinterpret_cast<KPacked*>(panel_scratch(static_cast<size_t>(nb * kRows) * sizeof(KPacked)));
+  auto* packed = reinterpret_cast<KPacked*>(panel_scratch(static_cast<size_t>(panel_bytes(cols))));
   for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
     const int nr = static_cast<int>(std::min<int64_t>(kRows, n_rows - r0));
     for (int64_t b = 0; b < nb; ++b) {
@@ -373,21 +376,15 @@ void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::by
 // This build's Q4_K / Q5_K / Q6_K entries.
 void add_kquant_panels(PanelKernels* k) {
   static_assert(kPanelTokens % kTok == 0);
-  constexpr int64_t min_tokens = kVnni ? kAvx2PanelMinTokens : kAvx2PanelMinTokensKQuant;
-  k->k[static_cast<int>(DType::kQ4_K)] = {min_tokens, act_bytes, prepare, rows<Q4K>, 0, 0};
-  k->k[static_cast<int>(DType::kQ5_K)] = {min_tokens, act_bytes, prepare, rows<Q5K>, 0, 0};
-  k->k[static_cast<int>(DType::kQ6_K)] = {min_tokens, act_bytes, prepare, rows<Q6K>, 0, 0};
+  k->k[static_cast<int>(DType::kQ4_K)] = {act_bytes, prepare, rows<Q4K>, panel_bytes};
+  k->k[static_cast<int>(DType::kQ5_K)] = {act_bytes, prepare, rows<Q5K>, panel_bytes};
+  k->k[static_cast<int>(DType::kQ6_K)] = {act_bytes, prepare, rows<Q6K>, panel_bytes};
 }
 
 }  // namespace
 
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-void add_avx512_ymm_kquant_panels(PanelKernels* k) {
-  add_kquant_panels(k);
-  k->k[static_cast<int>(DType::kQ4_K)].min_tokens = kAvx512YmmPanelMinTokensQ4K;
-  k->k[static_cast<int>(DType::kQ5_K)].min_tokens = kAvx512YmmPanelMinTokensQ5K;
-  k->k[static_cast<int>(DType::kQ6_K)].min_tokens = kAvx512YmmPanelMinTokensQ6K;
-}
+void add_avx512_ymm_kquant_panels(PanelKernels* k) { add_kquant_panels(k); }
 #elif defined(__AVXVNNI__)
 void add_avx2_vnni_kquant_panels(PanelKernels* k) { add_kquant_panels(k); }
 #else

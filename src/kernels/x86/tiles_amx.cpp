@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "kernels/blocks.h"
+#include "kernels/layout_bytes.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/x86/amx_common.h"
 #include "kernels/x86/avx512_quant.h"
@@ -30,7 +31,7 @@ struct ActBlock {
   int8_t qs[kQK * kAmxTokens];  // 8 rows of 64 bytes
   float d[kAmxTokens];
 };
-static_assert(sizeof(ActBlock) == 576);
+static_assert(sizeof(ActBlock) == kAmxInt8ActBlockBytes);
 
 int64_t token_tiles(int64_t n_tokens) { return (n_tokens + kAmxTokens - 1) / kAmxTokens; }
 
@@ -188,12 +189,15 @@ void panel_tile(const Panel& p, const ActBlock* x, int64_t nb, int n_rows, int n
   for (int t = 0; t < n_tok; ++t) _mm512_mask_storeu_ps(y + t * y_stride, m, acc[t]);
 }
 
+// a panel's int8 values and f32 block scales
+int64_t amx_panel_bytes(int64_t cols) { return cols / kQK * kAmxInt8PanelBytesPerBlock; }
+
 template <typename Weights>
 void amx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
               int64_t cols, float* y, int64_t y_stride) {
   static const AmxTileConfig config = make_config();
   const int64_t nb = cols / kQK, n_tt = token_tiles(n_tokens);
-  std::byte* scratch = panel_scratch(static_cast<size_t>(nb * (kQK * kAmxRows + 4 * kAmxRows)));
+  std::byte* scratch = panel_scratch(static_cast<size_t>(amx_panel_bytes(cols)));
   float* dw = reinterpret_cast<float*>(scratch + nb * kQK * kAmxRows);
   const ActBlock* x = reinterpret_cast<const ActBlock*>(acts);
   _tile_loadconfig(&config);  // per thread; released below so idle threads carry no tile state
@@ -212,8 +216,8 @@ void amx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std
 
 PanelKernels make_amx() {
   PanelKernels k;
-  k.k[static_cast<int>(DType::kQ8_0)] = {kAmxMinTokens, amx_act_bytes, amx_prepare, amx_rows<Q8Weights>};
-  k.k[static_cast<int>(DType::kQ4_0)] = {kAmxMinTokens, amx_act_bytes, amx_prepare, amx_rows<Q4Weights>};
+  k.k[static_cast<int>(DType::kQ8_0)] = {amx_act_bytes, amx_prepare, amx_rows<Q8Weights>, amx_panel_bytes};
+  k.k[static_cast<int>(DType::kQ4_0)] = {amx_act_bytes, amx_prepare, amx_rows<Q4Weights>, amx_panel_bytes};
   add_amx_kquant_kernels(&k);
   return k;
 }

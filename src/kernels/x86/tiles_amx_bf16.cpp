@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/layout_bytes.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/x86/amx_common.h"
 
@@ -33,7 +34,7 @@ struct ChunkPair {
   uint16_t hi[16 * kChunk];
   uint16_t lo[16 * kChunk];
 };
-static_assert(sizeof(ChunkPair) == 2048);
+static_assert(sizeof(ChunkPair) == kAmxBf16ChunkBytes);
 
 int64_t chunks(int64_t cols) { return (cols + kChunk - 1) / kChunk; }
 int64_t token_tiles(int64_t n_tokens) { return (n_tokens + kAmxTokens - 1) / kAmxTokens; }
@@ -198,9 +199,14 @@ void panel_tiles(const ChunkPair* panel, const ChunkPair* x, int64_t nk, int64_t
 // token tile pair's activations then come from L3 once per group and from L2
 // for the group's other panels, while the group stays in L2. L3 gives a core
 // ~1 KiB per 35 ns here, a third of what TDPBF16PS consumes.
-inline constexpr int64_t kGroupBytes = 1 << 20;
 int group_panels(int64_t nk) {
-  return static_cast<int>(std::clamp<int64_t>(kGroupBytes / (nk * static_cast<int64_t>(sizeof(ChunkPair))), 4, 16));
+  return static_cast<int>(std::clamp<int64_t>(kAmxBf16GroupBytes / (nk * static_cast<int64_t>(sizeof(ChunkPair))), kAmxBf16GroupPanels, 16));
+}
+
+// a group of group_panels 16-row panels, each a ChunkPair per 32 columns
+int64_t bf16_panel_bytes(int64_t cols) {
+  const int64_t nk = chunks(cols);
+  return group_panels(nk) * nk * static_cast<int64_t>(sizeof(ChunkPair));
 }
 
 // Row is the weight loader; kWeightLo false for BF16 weights (their lo is 0).
@@ -210,7 +216,7 @@ void bf16_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const st
   static const AmxTileConfig config = make_config();
   const int64_t nk = chunks(cols), n_tt = token_tiles(n_tokens);
   const int group = group_panels(nk);
-  auto* panels = reinterpret_cast<ChunkPair*>(panel_scratch(static_cast<size_t>(group * nk) * sizeof(ChunkPair)));
+  auto* panels = reinterpret_cast<ChunkPair*>(panel_scratch(static_cast<size_t>(bf16_panel_bytes(cols))));
   const auto* x = reinterpret_cast<const ChunkPair*>(acts);
   _tile_loadconfig(&config);  // per thread; released below so idle threads carry no tile state
   for (int64_t g0 = 0; g0 < n_rows; g0 += group * 16) {
@@ -237,12 +243,11 @@ void bf16_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const st
 
 PanelKernels make_amx_bf16() {
   PanelKernels k;
-  k.k[static_cast<int>(DType::kF32)] = {kAmxBf16MinTokensF32, bf16_act_bytes, bf16_prepare, bf16_rows<F32Row, true>,
-                                         kAmxBf16WideCols, kPanelTokens};
-  k.k[static_cast<int>(DType::kF16)] = {kAmxBf16MinTokens, bf16_act_bytes, bf16_prepare,
-                                         bf16_rows<Half16Row<false>, true>, kAmxBf16WideCols, kPanelTokens};
-  k.k[static_cast<int>(DType::kBF16)] = {kAmxBf16MinTokens, bf16_act_bytes, bf16_prepare,
-                                          bf16_rows<Half16Row<true>, false>, kAmxBf16WideCols, kPanelTokens};
+  k.k[static_cast<int>(DType::kF32)] = {bf16_act_bytes, bf16_prepare, bf16_rows<F32Row, true>, bf16_panel_bytes};
+  k.k[static_cast<int>(DType::kF16)] = {bf16_act_bytes, bf16_prepare,
+                                         bf16_rows<Half16Row<false>, true>, bf16_panel_bytes};
+  k.k[static_cast<int>(DType::kBF16)] = {bf16_act_bytes, bf16_prepare,
+                                          bf16_rows<Half16Row<true>, false>, bf16_panel_bytes};
   return k;
 }
 

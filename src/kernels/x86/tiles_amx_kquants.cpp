@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "kernels/blocks.h"
+#include "kernels/layout_bytes.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/x86/amx_common.h"
 #include "kernels/x86/avx512_quant.h"
@@ -133,11 +134,17 @@ struct KPanel {
 
 template <typename Lay>
 constexpr int64_t kPanelBytesPerBlock = kChunks * Lay::kPieces * kTileBytes + 2 * 64 + kChunks * 64;
-static_assert(kPanelBytesPerBlock<Q6KAmx> == 12672, "memory_plan.cpp counts 12672 B per 256 columns");
+static_assert(kPanelBytesPerBlock<Q6KAmx> == kAmxKQuantPanelBytesPerBlock256);
+static_assert(kPanelBytesPerBlock<Q4KAmx> <= kAmxKQuantPanelBytesPerBlock256);
 
 template <typename Lay>
 int64_t panel_bytes(int64_t nb) {
   return nb * kPanelBytesPerBlock<Lay>;
+}
+
+template <typename Lay>
+int64_t kamx_panel_bytes(int64_t cols) {
+  return panel_bytes<Lay>(cols / kQKK);
 }
 
 template <typename Lay>
@@ -293,7 +300,7 @@ void kamx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const st
                int64_t cols, float* y, int64_t y_stride) {
   static const AmxTileConfig config = make_kconfig();
   const int64_t nb = cols / kQKK;
-  const KPanel p = panel_layout<Lay>(panel_scratch(static_cast<size_t>(panel_bytes<Lay>(nb))), nb);
+  const KPanel p = panel_layout<Lay>(panel_scratch(static_cast<size_t>(kamx_panel_bytes<Lay>(cols))), nb);
   const KActTile* x = reinterpret_cast<const KActTile*>(acts);
   _tile_loadconfig(&config);  // per thread; released below so idle threads carry no tile state
   for (int64_t r0 = 0; r0 < n_rows; r0 += kAmxRows) {
@@ -307,8 +314,8 @@ void kamx_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const st
 }  // namespace
 
 void add_amx_kquant_kernels(PanelKernels* k) {
-  k->k[static_cast<int>(DType::kQ4_K)] = {kAmxMinTokens, kamx_act_bytes, kamx_prepare<Q4KAmx>, kamx_rows<Q4KAmx>};
-  k->k[static_cast<int>(DType::kQ6_K)] = {kAmxMinTokens, kamx_act_bytes, kamx_prepare<Q6KAmx>, kamx_rows<Q6KAmx>};
+  k->k[static_cast<int>(DType::kQ4_K)] = {kamx_act_bytes, kamx_prepare<Q4KAmx>, kamx_rows<Q4KAmx>, kamx_panel_bytes<Q4KAmx>};
+  k->k[static_cast<int>(DType::kQ6_K)] = {kamx_act_bytes, kamx_prepare<Q6KAmx>, kamx_rows<Q6KAmx>, kamx_panel_bytes<Q6KAmx>};
 }
 
 }  // namespace plimsoll::kernels

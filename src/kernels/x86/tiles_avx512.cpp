@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/blocks.h"
+#include "kernels/layout_bytes.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/x86/avx512_quant.h"
 #include "kernels/x86/avx512_tiles.h"
@@ -87,7 +88,7 @@ struct ActPair {
   int32_t corr[16];  // -K * sum of the 4 qs bytes of each int32 lane
   float d[16];       // each lane's block scale: the Q8_0 f16 scale, as f32
 };
-static_assert(sizeof(ActPair) == 192);
+static_assert(sizeof(ActPair) == kAvx512TileActPairBytes);
 
 // Q8_0: lanes 0..7 hold block 2p (elements in order), lanes 8..15 block 2p+1.
 struct Q8Layout {
@@ -245,19 +246,10 @@ TileKernels make_tiles() {
 }  // namespace
 
 const TileKernels& avx512_tile_kernels() {
-  static const TileKernels kernels = [] {
-    TileKernels k = make_tiles();
-    for (DType d : {DType::kQ8_0, DType::kF32, DType::kF16, DType::kBF16}) {
-      k.k[static_cast<int>(d)].min_tokens = kAvx512TileMinTokens;
-    }
-    return k;
-  }();
-  return kernels;
-}
-
-const TileKernels& amx_tile_kernels() {
   static const TileKernels kernels = make_tiles();
   return kernels;
 }
+
+const TileKernels& amx_tile_kernels() { return avx512_tile_kernels(); }
 
 }  // namespace plimsoll::kernels

@@ -71,11 +71,25 @@ TEST(IsaTable, CpuIsasAreBestFirstAndEndInScalar) {
   for (Isa isa : isas) EXPECT_TRUE(set_isa(isa)) << isa_name(isa);
 }
 
+// The first token count of the table's row that runs set k's kernel for dtype d (-1: no such row).
+int64_t panel_from(const IsaTable& t, const PanelKernels& k, DType d) {
+  const KernelRow* r = panel_row(t, k.k[static_cast<int>(d)]);
+  return r != nullptr ? r->tokens.min_tokens : -1;
+}
+int64_t tile_from(const IsaTable& t, const TileKernels& k, DType d) {
+  for (const KernelRow& r : t.kernel_rows) {
+    if (r.tile == &k.k[static_cast<int>(d)]) return r.tokens.min_tokens;
+  }
+  return -1;
+}
+bool has_tiles(const IsaTable& t) {
+  return std::any_of(t.kernel_rows.begin(), t.kernel_rows.end(), [](const KernelRow& r) { return r.tile != nullptr; });
+}
+
 TEST(IsaTable, ScalarTableHoldsTheTwins) {
   const IsaTable& t = isa_table(Isa::kScalar);
   EXPECT_EQ(t.rows, &scalar_row_kernels());
-  EXPECT_EQ(t.tiles, nullptr);
-  for (const PanelKernels* p : t.panels) EXPECT_EQ(p, nullptr);
+  for (const KernelRow& r : t.kernel_rows) EXPECT_EQ(r.panel == nullptr && r.tile == nullptr, true);
   EXPECT_EQ(t.vec.dot_f32, dot_f32_scalar);
   EXPECT_EQ(t.vec.axpy_f32, axpy_f32_scalar);
   EXPECT_EQ(t.vec.swiglu, swiglu_scalar);
@@ -94,20 +108,20 @@ TEST(IsaTable, Avx2TableHoldsTheAvx2Kernels) {
   const IsaTable& t = active_table();
   EXPECT_EQ(&t, &isa_table(Isa::kAvx2));
   EXPECT_EQ(t.rows, &avx2_row_kernels());
-  EXPECT_EQ(t.tiles, nullptr);
-  ASSERT_EQ(t.panels[0], &avx2_panel_kernels());
+  EXPECT_FALSE(has_tiles(t));
+  const PanelKernels& p = avx2_panel_kernels();
   for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
-    EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
+    EXPECT_NE(p.k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
   }
   // from the batch sizes where the panels beat the row kernels (their packing paid for)
-  EXPECT_EQ(t.panels[0]->k[static_cast<int>(DType::kQ4_0)].min_tokens, kAvx2PanelMinTokens);
-  EXPECT_EQ(t.panels[0]->k[static_cast<int>(DType::kQ8_0)].min_tokens, kAvx2PanelMinTokensQ8_0Int16);
+  EXPECT_EQ(panel_from(t, p, DType::kQ4_0), 2);
+  EXPECT_EQ(panel_from(t, p, DType::kQ8_0), 8);
   for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
-    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kAvx2PanelMinTokensKQuant) << dtype_name(d);
+    EXPECT_EQ(panel_from(t, p, d), 4) << dtype_name(d);
   }
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
-    EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
-    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kAvx2PanelMinTokensFloat) << dtype_name(d);
+    EXPECT_NE(p.k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
+    EXPECT_EQ(panel_from(t, p, d), 4) << dtype_name(d);
   }
   EXPECT_VEC_KERNELS(t.vec, avx2_vec_kernels());
 }
@@ -119,15 +133,16 @@ TEST(IsaTable, Avx2VnniTableSwapsInTheVnniDots) {
   EXPECT_STREQ(isa_name(Isa::kAvx2Vnni), "avx2-vnni");
   if (!set_isa(Isa::kAvx2Vnni)) GTEST_SKIP() << "no AVX-VNNI";
   const IsaTable& t = active_table();
-  const IsaTable& avx2 = isa_table(Isa::kAvx2);
+  const PanelKernels& avx2 = avx2_panel_kernels();
+  const PanelKernels& p = avx2_vnni_panel_kernels();
   EXPECT_EQ(t.rows, &avx2_vnni_row_kernels());
-  ASSERT_EQ(t.panels[0], &avx2_vnni_panel_kernels());
   for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
-    EXPECT_NE(t.panels[0]->k[static_cast<int>(d)].rows, avx2.panels[0]->k[static_cast<int>(d)].rows) << dtype_name(d);
-    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kAvx2PanelMinTokens) << dtype_name(d);  // bytes as they are
+    EXPECT_NE(p.k[static_cast<int>(d)].rows, avx2.k[static_cast<int>(d)].rows) << dtype_name(d);
+    EXPECT_EQ(panel_from(t, p, d), 2) << dtype_name(d);  // bytes as they are
   }
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
-    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].rows, avx2.panels[0]->k[static_cast<int>(d)].rows) << dtype_name(d);
+    EXPECT_EQ(p.k[static_cast<int>(d)].rows, avx2.k[static_cast<int>(d)].rows) << dtype_name(d);
+    EXPECT_EQ(panel_from(t, p, d), 4) << dtype_name(d);
   }
   EXPECT_VEC_KERNELS(t.vec, avx2_vec_kernels());
 }
@@ -136,30 +151,32 @@ TEST(IsaTable, Avx512TableKeepsItsTilesAndPanels) {
   testing::IsaGuard guard;
   if (!set_isa(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512";
   const IsaTable& t = active_table();
+  const PanelKernels& ymm = avx512_ymm_panel_kernels();
   EXPECT_EQ(t.rows, &avx512_row_kernels());
-  EXPECT_EQ(t.tiles, &avx512_tile_kernels());
-  EXPECT_EQ(t.panels[0], &avx512_panel_kernels());
-  ASSERT_EQ(t.panels[1], &avx512_ymm_panel_kernels());
-  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ8_0)].min_tokens, kAvx512YmmPanelMinTokensQ8_0);
-  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ4_0)].min_tokens, kAvx512YmmPanelMinTokensQ4_0);
+  EXPECT_EQ(panel_from(t, avx512_panel_kernels(), DType::kF32), 10);
+  EXPECT_EQ(panel_from(t, avx512_panel_kernels(), DType::kBF16), 16);
+  EXPECT_EQ(panel_from(t, ymm, DType::kQ8_0), 12);
+  EXPECT_EQ(panel_from(t, ymm, DType::kQ4_0), 8);
   // K-quants: the 256-bit VNNI panels from their batch sizes, the zmm tiles below them
-  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ4_K)].min_tokens, kAvx512YmmPanelMinTokensQ4K);
-  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ5_K)].min_tokens, kAvx512YmmPanelMinTokensQ5K);
-  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kQ6_K)].min_tokens, kAvx512YmmPanelMinTokensQ6K);
-  EXPECT_NE(t.panels[1]->k[static_cast<int>(DType::kQ6_K)].rows, avx2_panel_kernels().k[static_cast<int>(DType::kQ6_K)].rows);
-  EXPECT_EQ(t.panels[1]->k[static_cast<int>(DType::kF16)].rows, nullptr);  // floats: panels[0]
+  EXPECT_EQ(panel_from(t, ymm, DType::kQ4_K), 8);
+  EXPECT_EQ(panel_from(t, ymm, DType::kQ5_K), 2);
+  EXPECT_EQ(panel_from(t, ymm, DType::kQ6_K), 16);
+  EXPECT_NE(ymm.k[static_cast<int>(DType::kQ6_K)].rows, avx2_panel_kernels().k[static_cast<int>(DType::kQ6_K)].rows);
+  EXPECT_EQ(ymm.k[static_cast<int>(DType::kF16)].rows, nullptr);  // floats: the broadcast panels
   // one token: the 256-bit gemv for Q8_0 / Q4_0 and the K-quants, ahead of the zmm tiles
   for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_NE(t.rows->gemv[static_cast<int>(d)], nullptr) << dtype_name(d);
   }
   // 1-2 tokens of the floats and two of Q8_0 take the row kernels, not the zmm tiles
   for (DType d : {DType::kQ8_0, DType::kF32, DType::kF16, DType::kBF16}) {
-    EXPECT_EQ(t.tiles->k[static_cast<int>(d)].min_tokens, kAvx512TileMinTokens) << dtype_name(d);
+    EXPECT_EQ(tile_from(t, avx512_tile_kernels(), d), 3) << dtype_name(d);
   }
-  EXPECT_EQ(t.tiles->k[static_cast<int>(DType::kQ4_0)].min_tokens, 1);
+  EXPECT_EQ(tile_from(t, avx512_tile_kernels(), DType::kQ4_0), 1);
   // the AMX table's rows and tiles: the same, but one K-quant token and 1-2 float or Q8_0
   // tokens stay on the zmm tiles
-  for (DType d : {DType::kQ8_0, DType::kF16}) EXPECT_EQ(amx_tile_kernels().k[static_cast<int>(d)].min_tokens, 1);
+  if (set_isa(Isa::kAmx)) {
+    for (DType d : {DType::kQ8_0, DType::kF16}) EXPECT_EQ(tile_from(active_table(), amx_tile_kernels(), d), 1);
+  }
   const RowKernels& amx_rows = amx_row_kernels();
   for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) EXPECT_EQ(amx_rows.gemv[static_cast<int>(d)], nullptr);
   EXPECT_EQ(amx_rows.gemv[static_cast<int>(DType::kQ8_0)], t.rows->gemv[static_cast<int>(DType::kQ8_0)]);
@@ -181,13 +198,12 @@ TEST(IsaTable, NeonTablesHoldTheNeonKernels) {
   const IsaTable& t = active_table();
   EXPECT_EQ(&t, &isa_table(Isa::kNeon));
   EXPECT_EQ(t.rows, &neon_row_kernels());
-  EXPECT_EQ(t.tiles, nullptr);
-  ASSERT_EQ(t.panels[0], &neon_panel_kernels());
+  EXPECT_FALSE(has_tiles(t));
   for (DType d : {DType::kQ8_0, DType::kQ4_0}) {
-    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kNeonPanelMinTokens) << dtype_name(d);
+    EXPECT_EQ(panel_from(t, neon_panel_kernels(), d), 2) << dtype_name(d);
   }
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
-    EXPECT_EQ(t.panels[0]->k[static_cast<int>(d)].min_tokens, kNeonPanelMinTokensFloat) << dtype_name(d);
+    EXPECT_EQ(panel_from(t, neon_panel_kernels(), d), 4) << dtype_name(d);
   }
   for (DType d : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     EXPECT_NE(t.rows->fn[static_cast<int>(d)], scalar_row_kernels().fn[static_cast<int>(d)]) << dtype_name(d);
@@ -199,41 +215,44 @@ TEST(IsaTable, NeonTablesHoldTheNeonKernels) {
   if (!set_isa(Isa::kNeonDot)) GTEST_SKIP() << "no dotprod (HWCAP_ASIMDDP)";
   const IsaTable& d = active_table();
   EXPECT_EQ(d.rows, &neon_dot_row_kernels());
-  EXPECT_EQ(d.panels[0], &neon_dot_panel_kernels());
+  EXPECT_EQ(panel_from(d, neon_dot_panel_kernels(), DType::kQ8_0), 2);
   EXPECT_VEC_KERNELS(d.vec, neon_vec_kernels());
   EXPECT_STREQ(isa_name(Isa::kNeonI8mm), "neon-i8mm");
   if (!set_isa(Isa::kNeonI8mm)) GTEST_SKIP() << "no i8mm (HWCAP2_I8MM)";
   const IsaTable& m = active_table();
+  const PanelKernels& i8mm = neon_i8mm_panel_kernels();
   EXPECT_EQ(m.rows, &neon_dot_row_kernels());
-  ASSERT_EQ(m.panels[0], &neon_i8mm_panel_kernels());
   for (DType dt : {DType::kQ8_0, DType::kQ4_0}) {
     const int i = static_cast<int>(dt);
-    EXPECT_NE(m.panels[0]->k[i].rows, neon_dot_panel_kernels().k[i].rows) << dtype_name(dt);
-    EXPECT_EQ(m.panels[0]->k[i].min_tokens, kNeonPanelMinTokens) << dtype_name(dt);
+    EXPECT_NE(i8mm.k[i].rows, neon_dot_panel_kernels().k[i].rows) << dtype_name(dt);
+    EXPECT_EQ(panel_from(m, i8mm, dt), 2) << dtype_name(dt);
   }
   for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
     const int i = static_cast<int>(dt);
-    EXPECT_EQ(m.panels[0]->k[i].rows, neon_dot_panel_kernels().k[i].rows) << dtype_name(dt);
+    EXPECT_EQ(i8mm.k[i].rows, neon_dot_panel_kernels().k[i].rows) << dtype_name(dt);
   }
   EXPECT_VEC_KERNELS(m.vec, neon_vec_kernels());
 }
 #endif
 
 // The memory plan's matmul scratch (matmul_scratch_bytes, one thread) holds what every
-// level's panel kernels prepare plus one thread's packing buffer, for every dtype that
-// has a panel: the plan counts these bytes before serving.
-TEST(IsaTable, PanelActivationsFitThePlannedScratch) {
+// kernel row of every level this CPU has prepares (a panel's act_bytes, a tile's
+// act_row_bytes per token) plus one thread's panel buffer as the panel kernel declares it
+// (panel_bytes, what it asks of panel_scratch), which panel_scratch_bytes covers: the plan
+// counts these bytes before serving.
+TEST(IsaTable, KernelRowsFitThePlannedScratch) {
   for (Isa isa : testing::available_isas()) {
-    for (const PanelKernels* panels : isa_table(isa).panels) {
-      if (panels == nullptr) continue;
-      for (int d = 0; d < kNumDTypes; ++d) {
-        const PanelKernel& k = panels->k[d];
-        if (k.rows == nullptr) continue;
-        for (int64_t cols : {256, 768, 2048, 5632}) {
-          for (int64_t n : {1, 2, 15, 16, 17, 512}) {
-            EXPECT_LE(k.act_bytes(n, cols) + panel_scratch_bytes(cols) + 128, matmul_scratch_bytes(cols, n, 1))
-                << isa_name(isa) << " " << dtype_name(static_cast<DType>(d)) << " cols " << cols << " tokens " << n;
-          }
+    for (const KernelRow& r : isa_table(isa).kernel_rows) {
+      for (int64_t cols : {256, 768, 2048, 5632, 8192}) {
+        if (r.panel != nullptr) {
+          EXPECT_LE(r.panel->panel_bytes(cols), panel_scratch_bytes(cols)) << cols;
+        }
+        for (int64_t n : {1, 2, 15, 16, 17, 512}) {
+          int64_t bytes = 0;
+          if (r.panel != nullptr) bytes = r.panel->act_bytes(n, cols) + r.panel->panel_bytes(cols) + 128;
+          if (r.tile != nullptr && r.tile->act_row_bytes != nullptr) bytes = n * r.tile->act_row_bytes(cols) + 128;
+          EXPECT_LE(bytes, matmul_scratch_bytes(cols, n, 1))
+              << isa_name(isa) << " " << dtype_name(r.dtype) << " cols " << cols << " tokens " << n;
         }
       }
     }

@@ -1,4 +1,4 @@
-// The AMX paths (kAmxMinTokens / kAmxBf16MinTokens tokens or more): INT8 for Q8_0/Q4_0 weights,
+// The AMX paths (from their rows' batch sizes, kernel_rows.cpp): INT8 for Q8_0/Q4_0 weights,
 // BF16 hi/lo splits for F32/F16/BF16; odd shapes against the scalar twin, and
 // matmul under Isa::kAmx runs them.
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 
 #include "core/thread_pool.h"
 #include "kernel_test_util.h"
+#include "kernels/isa_table.h"
 #include "kernels/matmul_impl.h"
 
 namespace plimsoll::kernels {
@@ -42,8 +43,9 @@ TEST(MatmulAmx, OddShapesMatchScalarTwin) {
   IsaGuard guard;
   if (!set_isa(Isa::kAmx)) GTEST_SKIP() << "no AMX-INT8 here";
   ThreadPool pool(3);
+  const int64_t from = panel_row(active_table(), amx_kernels().k[static_cast<int>(DType::kQ8_0)])->tokens.min_tokens;
   const std::vector<Shape> shapes = {
-      {1, 32, kAmxMinTokens},  {5, 64, 17},    {15, 96, 31},   {16, 160, 16},  {17, 32, 33},
+      {1, 32, from},  {5, 64, 17},    {15, 96, 31},   {16, 160, 16},  {17, 32, 33},
       {31, 1056, 47},          {33, 224, 64},  {48, 768, 65},  {7, 4096, 20},  {40, 4064, 18},
       {100, 2048, 130},        {3, 4000, 16},
   };
@@ -60,10 +62,11 @@ TEST(MatmulAmx, FloatWeightsMatchScalarTwin) {
   IsaGuard guard;
   if (!set_isa(Isa::kAmx) || !amx_bf16_usable()) GTEST_SKIP() << "no AMX-BF16 here";
   ThreadPool pool(3);
+  const BatchRange r = panel_row(active_table(), amx_bf16_kernels().k[static_cast<int>(DType::kF16)])->tokens;
   const std::vector<Shape> shapes = {
-      {1, 32, kAmxBf16MinTokens}, {5, 17, 33},    {15, 100, 47},  {16, 64, 48},  {17, 33, 33},
+      {1, 32, r.min_tokens}, {5, 17, 33},    {15, 100, 47},  {16, 64, 48},  {17, 33, 33},
       {31, 1056, 47},             {33, 224, 64},  {48, 768, 65},  {7, 2050, 36}, {100, 2048, 130},
-      {20, kAmxBf16WideCols, kPanelTokens}, {9, kAmxBf16WideCols + 32, 17},  // wide rows, short batches
+      {20, r.wide_cols, r.wide_min_tokens}, {9, r.wide_cols + 32, 17},  // wide rows, short batches
   };
   uint32_t seed = 9500;
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
@@ -111,21 +114,22 @@ TEST(MatmulAmx, MatmulRunsTheAmxKernel) {
 }
 
 // Float weights: batches from kPanelTokens tokens up to the AMX-BF16 kernel's
-// min_tokens run on AMX-BF16 for rows of kAmxBf16WideCols+ columns, on the AVX-512
+// min_tokens run on AMX-BF16 for rows of its row's wide_cols+ columns, on the AVX-512
 // panels for shorter rows; from min_tokens (F32: one past a panel tile) on AMX.
 TEST(MatmulAmx, ShortFloatBatchesTakeAmxOnWideRowsOnly) {
   IsaGuard guard;
   if (!set_isa(Isa::kAmx) || !amx_bf16_usable()) GTEST_SKIP() << "no AMX-BF16 here";
   ThreadPool pool(2);
-  const int64_t narrow = kAmxBf16WideCols - 32;
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     const PanelKernel& amx = amx_bf16_kernels().k[static_cast<int>(dtype)];
     const PanelKernel& panels = avx512_panel_kernels().k[static_cast<int>(dtype)];
-    for (int64_t n_tokens : {int64_t{kPanelTokens}, amx.min_tokens - 1}) {
-      expect_matmul_runs_panel_kernel(Isa::kAmx, amx, dtype, 19, kAmxBf16WideCols, n_tokens, pool);
+    const BatchRange r = panel_row(isa_table(Isa::kAmx), amx)->tokens;
+    const int64_t from = r.min_tokens, wide = r.wide_cols, narrow = wide - 32;
+    for (int64_t n_tokens : {r.wide_min_tokens, from - 1}) {
+      expect_matmul_runs_panel_kernel(Isa::kAmx, amx, dtype, 19, wide, n_tokens, pool);
       expect_matmul_runs_panel_kernel(Isa::kAmx, panels, dtype, 19, narrow, n_tokens, pool);
     }
-    expect_matmul_runs_panel_kernel(Isa::kAmx, amx, dtype, 19, narrow, amx.min_tokens, pool);
+    expect_matmul_runs_panel_kernel(Isa::kAmx, amx, dtype, 19, narrow, from, pool);
   }
 }
 

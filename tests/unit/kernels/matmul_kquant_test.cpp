@@ -1,7 +1,6 @@
 // The K-quant fast paths (Q4_K / Q6_K weights x Q8_K activations: the AVX-512
-// tiles, and AMX at kAmxMinTokens+ tokens where present; Q4_K / Q5_K / Q6_K: the
-// AVX2 panels, and the same built with VNNI that the AVX-512 table runs from
-// kAvx512YmmPanelMinTokens*): odd shapes against the
+// tiles, and AMX from its rows' batch sizes where present; Q4_K / Q5_K / Q6_K: the
+// AVX2 panels, and the same built with VNNI that the AVX-512 table runs): odd shapes against the
 // scalar twin on every path this CPU has, and exact activation quantization.
 #include <gtest/gtest.h>
 

@@ -8,6 +8,7 @@
 
 #include "core/thread_pool.h"
 #include "kernel_test_util.h"
+#include "kernels/isa_table.h"
 
 namespace plimsoll::kernels {
 namespace {
@@ -92,7 +93,8 @@ TEST(MatmulNeon, MatmulRunsThePanelKernel) {
                                                         : neon_i8mm_panel_kernels();
     for (DType dtype : kPanelDTypes) {
       const PanelKernel& k = panels.k[static_cast<int>(dtype)];
-      for (int64_t n_tokens : {k.min_tokens, k.min_tokens + 19}) {
+      const int64_t from = panel_row(isa_table(isa), k)->tokens.min_tokens;
+      for (int64_t n_tokens : {from, from + 19}) {
         expect_matmul_runs_panel_kernel(isa, k, dtype, 37, dtype_traits(dtype).block_elems == 32 ? 160 : 200,
                                         n_tokens, pool);
       }

@@ -8,6 +8,7 @@
 
 #include "core/thread_pool.h"
 #include "kernel_test_util.h"
+#include "kernels/isa_table.h"
 
 namespace plimsoll::kernels {
 namespace {
@@ -63,7 +64,7 @@ TEST(MatmulPanel, Avx2FloatEdgeShapesMatchScalarTwin) {
   }
 }
 
-// Under kAvx512, from each dtype's min_tokens on, matmul is the panel kernel
+// Under kAvx512, from each dtype's row's min_tokens on, matmul is the panel kernel
 // (bit for bit, threaded or not), so the shapes above cover what matmul runs.
 TEST(MatmulPanel, MatmulRunsThePanelKernel) {
   IsaGuard guard;
@@ -71,7 +72,8 @@ TEST(MatmulPanel, MatmulRunsThePanelKernel) {
   ThreadPool pool(2);
   for (DType dtype : kFloatDTypes) {
     const PanelKernel& k = avx512_panel_kernels().k[static_cast<int>(dtype)];
-    for (int64_t n_tokens : {k.min_tokens, k.min_tokens + 19}) {
+    const int64_t from = panel_row(isa_table(Isa::kAvx512), k)->tokens.min_tokens;
+    for (int64_t n_tokens : {from, from + 19}) {
       expect_matmul_runs_panel_kernel(Isa::kAvx512, k, dtype, 37, 200, n_tokens, pool);
     }
   }
