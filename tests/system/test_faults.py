@@ -148,8 +148,11 @@ class SigtermTest(unittest.TestCase):
 
     def _past_grace(self):
         grace_s = 1
-        code, exit_s, results, late, output = self._terminate_under_load(grace_s=grace_s, max_new=480)
-        print("SIGTERM, grace %d s, 24 long requests: exit %s after %.2f s; outcomes %s"
+        # 48 requests of 480 tokens on one thread: ~2 s of work on an idle machine (24 took ~1.0 s,
+        # so all of them could finish inside the grace period and the test would prove nothing).
+        code, exit_s, results, late, output = self._terminate_under_load(grace_s=grace_s, max_new=480,
+                                                                         n_streams=32, n_generate=16)
+        print("SIGTERM, grace %d s, 48 long requests: exit %s after %.2f s; outcomes %s"
               % (grace_s, code, exit_s, [r[:2] + r[3:] if isinstance(r, tuple) else repr(r) for r in results]))
         self.assertEqual(code, 0, output[-2000:])
         self.assertLess(exit_s, grace_s + 5, "the drain outlived its grace period")
