@@ -20,6 +20,7 @@
 #include <vector>
 #include <fmt/format.h>
 
+#include "api/accept_loop.h"
 #include "api/http_session.h"
 #include "api/route_context.h"
 
@@ -35,8 +36,6 @@ using tcp = net::ip::tcp;
 constexpr std::chrono::seconds kStreamFlushTimeout{2};
 // How long stop() waits for closed connections to finish their handlers.
 constexpr std::chrono::seconds kCloseTimeout{1};
-// After accept fails (e.g. out of file descriptors), wait before the next one.
-constexpr std::chrono::milliseconds kAcceptRetry{50};
 
 Result<tcp::endpoint> resolve(net::io_context& ioc, const std::string& host, int port) {
   boost::system::error_code ec;
@@ -97,17 +96,7 @@ struct ApiServer::Impl {
 };
 
 void ApiServer::Impl::accept() {
-  acceptor.async_accept(net::make_strand(ioc), [this](boost::system::error_code ec, tcp::socket socket) {
-    if (!acceptor.is_open()) return;
-    if (ec) {
-      spdlog::warn("accept failed: {}", ec.message());
-      accept_retry.expires_after(kAcceptRetry);
-      accept_retry.async_wait([this](boost::system::error_code) { accept(); });
-      return;
-    }
-    serve_connection(std::move(socket), transport);
-    accept();
-  });
+  accept_loop(ioc, acceptor, accept_retry, "", [this](tcp::socket socket) { serve_connection(std::move(socket), transport); });
 }
 
 ApiServer::ApiServer(ApiConfig config, sched::GenerationService& service, const TextTokenizer& tokenizer,

@@ -21,6 +21,7 @@
 #include <vector>
 #include <fmt/format.h>
 
+#include "api/accept_loop.h"
 #include "webhook/admission_review.h"
 #include "webhook/certificate_store.h"
 #include "webhook/webhook_session.h"
@@ -36,8 +37,6 @@ using tcp = net::ip::tcp;
 constexpr const char* kJson = "application/json";
 // How long stop() lets requests being answered finish.
 constexpr std::chrono::seconds kStopGrace{2};
-// After accept fails (e.g. out of file descriptors), wait before the next one.
-constexpr std::chrono::milliseconds kAcceptRetry{50};
 
 }  // namespace
 
@@ -141,17 +140,8 @@ Status listen(net::io_context& ioc, tcp::acceptor& acceptor, const std::string& 
 }  // namespace
 
 void WebhookServer::Impl::accept() {
-  acceptor.async_accept(net::make_strand(ioc), [this](boost::system::error_code ec, tcp::socket socket) {
-    if (!acceptor.is_open()) return;
-    if (ec) {
-      spdlog::warn("webhook: accept failed: {}", ec.message());
-      accept_retry.expires_after(kAcceptRetry);
-      accept_retry.async_wait([this](boost::system::error_code) { accept(); });
-      return;
-    }
-    serve_tls_connection(std::move(socket), shared);
-    accept();
-  });
+  api::accept_loop(ioc, acceptor, accept_retry, "webhook: ",
+                   [this](tcp::socket socket) { serve_tls_connection(std::move(socket), shared); });
 }
 
 WebhookServer::WebhookServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
