@@ -21,13 +21,57 @@ Error unsupported_error(SourcePos pos, const std::string& what) {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+// Python's str.isspace(), which str.strip() and str.split() use (and so
+// transformers' jinja2 `trim`): ASCII whitespace, the separators 0x1C-0x1F,
+// U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
+bool is_python_space(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
 
+// The character at `pos`: its code point and length in bytes; a byte that
+// starts no well-formed character is itself (length 1, never a space).
+struct Char {
+  char32_t code = 0;
+  size_t length_bytes = 1;
+};
+Char char_at(std::string_view s, size_t pos) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char lead = b(pos);
+  const size_t n = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+  if (n <= 1 || pos + n > s.size()) return {lead, 1};
+  char32_t code = lead & (0x7F >> n);
+  for (size_t i = 1; i < n; ++i) {
+    if ((b(pos + i) & 0xC0) != 0x80) return {0xFFFD, 1};
+    code = (code << 6) | (b(pos + i) & 0x3F);
+  }
+  return {code, n};
+}
+
+// The start of the character that ends at `end` (> begin).
+size_t char_before(std::string_view s, size_t begin, size_t end) {
+  size_t p = end - 1;
+  while (p > begin && end - p < 4 && (static_cast<unsigned char>(s[p]) & 0xC0) == 0x80) --p;
+  return char_at(s, p).length_bytes == end - p ? p : end - 1;
+}
+
+bool is_space_at(std::string_view s, size_t pos) { return is_python_space(char_at(s, pos).code); }
+
+// Python's str.strip / lstrip / rstrip: whitespace (is_python_space), or the
+// characters (code points) of `chars`.
 std::string strip(std::string_view s, bool left, bool right, std::string_view chars = {}) {
-  const auto strip_char = [&](char c) { return chars.empty() ? is_space(c) : chars.find(c) != std::string_view::npos; };
+  std::u32string set;
+  for (size_t i = 0; i < chars.size(); i += char_at(chars, i).length_bytes) set.push_back(char_at(chars, i).code);
+  const auto strip_char = [&](char32_t c) {
+    return chars.empty() ? is_python_space(c) : set.find(c) != std::u32string::npos;
+  };
   size_t begin = 0, end = s.size();
-  while (left && begin < end && strip_char(s[begin])) ++begin;
-  while (right && end > begin && strip_char(s[end - 1])) --end;
+  while (left && begin < end && strip_char(char_at(s, begin).code)) begin += char_at(s, begin).length_bytes;
+  while (right && end > begin) {
+    const size_t last = char_before(s, begin, end);
+    if (!strip_char(char_at(s, last).code)) break;
+    end = last;
+  }
   return std::string(s.substr(begin, end - begin));
 }
 
@@ -96,9 +140,9 @@ Result<Value> split(const std::string& s, const Value& sep, Budget& budget, Sour
   std::vector<std::pair<size_t, size_t>> spans;  // [begin, end) of each part
   if (!sep.is_string()) {
     for (size_t i = 0; i < s.size();) {
-      while (i < s.size() && is_space(s[i])) ++i;
+      while (i < s.size() && is_space_at(s, i)) i += char_at(s, i).length_bytes;
       const size_t begin = i;
-      while (i < s.size() && !is_space(s[i])) ++i;
+      while (i < s.size() && !is_space_at(s, i)) i += char_at(s, i).length_bytes;
       if (i > begin) spans.emplace_back(begin, i);
     }
   } else {

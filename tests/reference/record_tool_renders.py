@@ -8,8 +8,12 @@ what Plimsoll's /v1/chat/completions passes a template: `tools` as the request's
 list, assistant `tool_calls` with their `arguments` parsed from JSON text into
 an object, `content` null where the client sent null.
 
-Writes tests/data/tool_templates/renders.jsonl; --check compares instead and
-exits 1 on a difference, 77 when jinja2 is not installed (Debian: python3-jinja2).
+Also renders SNIPPETS, small templates of the builtins where Python's behaviour is
+the reference (str.strip's Unicode whitespace, ...), into
+tests/data/chat_templates/python_snippets.jsonl (test_chat: ChatReference).
+
+Writes both files; --check compares instead and exits 1 on a difference, 77 when
+jinja2 is not installed (Debian: python3-jinja2).
 """
 import json
 import os
@@ -26,6 +30,21 @@ except ImportError:
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
 OUT = os.path.join(DATA, "tool_templates", "renders.jsonl")
+SNIPPETS_OUT = os.path.join(DATA, "chat_templates", "python_snippets.jsonl")
+
+# name: (template source, variables). Whitespace as Python's str.isspace() has it:
+# U+00A0, U+2003, U+3000, U+0085 and U+1680 are stripped, U+FEFF and U+200B are not.
+SPACES = "\u00a0\u3000 \u2003\n\u0085\u1680"
+SNIPPETS = {
+    "trim_unicode_spaces": ("[{{ x | trim }}]", {"x": SPACES + "hello\u2003world" + SPACES}),
+    "strip_unicode_spaces": ("[{{ x.strip() }}]", {"x": SPACES + "hi" + SPACES}),
+    "lstrip_rstrip": ("[{{ x.lstrip() }}][{{ x.rstrip() }}]", {"x": "\u3000a\u3000"}),
+    "strip_keeps_bom_and_zero_width": ("[{{ x | trim }}]", {"x": "\ufeff\u200ba\u200b\ufeff"}),
+    "strip_chars_code_points": ("[{{ x.strip('\u00fc\u3000') }}]", {"x": "\u00fc\u3000a\u00fc\u00fc"}),
+    "split_on_unicode_spaces": ("{{ x.split() | join('|') }}", {"x": "a\u3000b\u00a0c\u2003 d"}),
+    "trim_in_a_chat_turn": ("{% for m in messages %}<{{ m.role }}>{{ m.content | trim }}\n{% endfor %}",
+                            {"messages": [{"role": "user", "content": "\u3000\u3000Bonjour\u00a0!\u00a0"}]}),
+}
 
 TEMPLATES = {  # name: (file, bos_token, eos_token)
     "qwen2_5": (os.path.join(DATA, "chat_templates", "qwen2_5.jinja"), "", "<|im_end|>"),
@@ -91,18 +110,32 @@ def records():
             yield record
 
 
+def snippet_records():
+    env = environment()
+    for name, (source, context) in SNIPPETS.items():
+        record = {"conversation": name, "source": source, "context": context}
+        try:
+            record["output"] = env.from_string(source).render(**context)
+        except jinja2.exceptions.TemplateError as e:
+            record["error"] = str(e)
+        yield record
+
+
 def main():
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records())
-    if "--check" in sys.argv:
-        with open(OUT, encoding="utf-8") as f:
+    failed = 0
+    for path, recs in ((OUT, records()), (SNIPPETS_OUT, snippet_records())):
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)
+        if "--check" not in sys.argv:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            continue
+        with open(path, encoding="utf-8") as f:
             if f.read() != text:
-                print("record_tool_renders: jinja2's renderings differ from " + OUT, file=sys.stderr)
-                return 1
-        print("record_tool_renders: " + OUT + " matches jinja2 " + jinja2.__version__)
-        return 0
-    with open(OUT, "w", encoding="utf-8") as f:
-        f.write(text)
-    return 0
+                print("record_tool_renders: jinja2's renderings differ from " + path, file=sys.stderr)
+                failed = 1
+                continue
+        print("record_tool_renders: " + path + " matches jinja2 " + jinja2.__version__)
+    return failed
 
 
 if __name__ == "__main__":

@@ -88,5 +88,19 @@ TEST(ChatReference, EveryTemplateRendersLikeHuggingFaceJinja) {
   EXPECT_GE(snippets, 25);
 }
 
+// Builtins where Python's jinja2 (transformers) is the reference and differs
+// from @huggingface/jinja: str.strip's Unicode whitespace (U+00A0, U+3000,
+// U+2003 stripped; U+FEFF kept). Recorded by tests/reference/record_tool_renders.py.
+TEST(ChatReference, SnippetsRenderLikePythonJinja2) {
+  std::ifstream in(kDir / "python_snippets.jsonl");
+  ASSERT_TRUE(in) << (kDir / "python_snippets.jsonl");
+  int snippets = 0;
+  for (std::string line; std::getline(in, line);) {
+    check_snippet(json::parse(line));
+    ++snippets;
+  }
+  EXPECT_GE(snippets, 7);
+}
+
 }  // namespace
 }  // namespace plimsoll
