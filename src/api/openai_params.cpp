@@ -8,6 +8,7 @@
 
 #include "api/field_reader.h"
 #include "api/request_json.h"
+#include "api/generic_tools.h"
 #include "api/grammar_params.h"
 #include "api/tool_params.h"
 
@@ -395,7 +396,11 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
       "reading tools", sched::BackstopCheck::kAtSubmit);
   if (!tools_hold.ok()) return tools_hold.rejection->error;
   PLIMSOLL_ASSIGN(auto messages, read_messages(f));
-  const OrderedJson tool_list = tools.parses_calls() ? tools_in_order(body_text) : OrderedJson();
+  OrderedJson tool_list = tools.parses_calls() ? tools_in_order(body_text) : OrderedJson();
+  if (tools.format == ToolFormat::kGeneric) {  // described in a system message, not passed to the template
+    add_generic_tools(tool_list, GenericToolShape{tools.choice == ToolChoice::kAuto, tools.parallel}, &messages);
+    tool_list = OrderedJson();
+  }
   const ChatTemplateFn& render = ctx.chat.render ? ctx.chat.render : default_chat_template;
   // A rendered prompt over (max_input_tokens + 2) x the longest token's bytes is refused by build_prompt.
   const int64_t max_input_tokens = ctx.service.limits().max_input_tokens;

@@ -136,14 +136,22 @@ TEST_F(ApiTest, ChatStreamSendsRoleThenDeltasThenDone) {
 }
 
 // Tools need a template with a tool-call syntax (the fallback "<role>: ..." has none).
-TEST_F(ApiTest, ChatRefusesToolsWithoutACallSyntaxAndBadJsonOutputClearly) {
+TEST_F(ApiTest, ChatRefusesBadToolAndJsonRequestsClearly) {
   const std::string bad = "invalid_request_error";
   const json hi = {{{"role", "user"}, {"content", "hi"}}};
   expect_openai_error(post("/v1/chat/completions", json{{"messages", json::array()}}), 400, bad,
                       "`messages` must be a non-empty list", "messages");
   json tool = {{"type", "function"}, {"function", {{"name", "f"}, {"parameters", json::object()}}}};
-  expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tools", json::array({tool})}}), 400, bad,
-                      "`tools`: the model's chat template has no tool-call syntax this server knows", "tools");
+  // Without a template's tool syntax the generic format constrains every answer: no response_format beside it.
+  expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tools", json::array({tool})},
+                                                        {"response_format", {{"type", "json_object"}}}}),
+                      400, bad, "`response_format` cannot be combined with `tools` on this model", "response_format");
+  json limited = tool;
+  limited["function"]["name"] = "g";
+  limited["function"]["parameters"] = {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}, {"maximum", 3}}}}}};
+  expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tools", json::array({tool, limited})}}),
+                      400, bad, "`tools[1].function.parameters`: schema at /properties/n: keyword `maximum`",
+                      "tools[1].function.parameters");
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tool_choice", "required"}}), 400, bad,
                       "`tool_choice` \"required\" or a named function needs a non-empty `tools` list", "tool_choice");
   expect_openai_error(
@@ -159,12 +167,16 @@ TEST_F(ApiTest, ChatRefusesToolsWithoutACallSyntaxAndBadJsonOutputClearly) {
                             json{{"response_format", {{"type", "json_object"}}}},
                             json{{"tool_choice", "none"}}, json{{"tool_choice", "auto"}},
                             json{{"tools", json::array({tool})}, {"tool_choice", "none"}}}) {
-    json body = {{"messages", hi}, {"max_tokens", 1}};
+    json body = {{"messages", hi}, {"max_tokens", 4}};
     body.update(extra);
     auto r = post("/v1/chat/completions", body);
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 200) << extra.dump() << r->body;
   }
+  // A grammar's shortest output is named by the route's own length field.
+  expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"max_tokens", 1},
+                                                        {"response_format", {{"type", "json_object"}}}}),
+                      400, bad, "`max_tokens` of 1 is too small for the grammar", "max_tokens");
 }
 
 TEST_F(ApiTest, ChatTemplateHookIsUsed) {

@@ -1,0 +1,140 @@
+// The generic tool-call format (generic_tools.h).
+#include "api/generic_tools.h"
+
+#include <optional>
+#include <utility>
+
+namespace plimsoll::api {
+namespace {
+
+using json = nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+
+// A function whose parameters list no properties (and no additionalProperties
+// schema) takes `{}`: as a free-form object beside the other choices its
+// automaton would pass the state limit, and such tools take no arguments.
+json parameters_of(const ToolFunction& f) {
+  const json& p = f.parameters;
+  const auto props = p.find("properties");
+  const bool listed = props != p.end() && props->is_object() && !props->empty();
+  const auto extra = p.find("additionalProperties");
+  if (listed || (extra != p.end() && extra->is_object()) || p.contains("anyOf") || p.contains("oneOf") ||
+      p.contains("$ref") || p.contains("allOf")) {
+    return p;
+  }
+  return {{"type", "object"}, {"additionalProperties", false}};
+}
+
+json call_schema(const ToolFunction& f) {
+  return {{"type", "object"},
+          {"properties", {{"name", {{"type", "string"}, {"const", f.name}}}, {"parameters", parameters_of(f)}}},
+          {"required", {"name", "parameters"}},
+          {"additionalProperties", false}};
+}
+
+json one_key_object(const char* key, json value) {
+  return {{"type", "object"}, {"properties", {{key, std::move(value)}}}, {"required", {key}},
+          {"additionalProperties", false}};
+}
+
+// Short, so small-context models keep room to answer: the functions as
+// compact JSON ({"name", "description", "parameters"}), then the two shapes.
+std::string instructions(const OrderedJson& tools, const GenericToolShape& shape) {
+  OrderedJson functions = OrderedJson::array();
+  if (tools.is_array()) {
+    for (const OrderedJson& t : tools) functions.push_back(t.is_object() && t.contains("function") ? t["function"] : t);
+  }
+  std::string out = "Tools: ";
+  out += functions.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out += "\nAnswer in JSON: {\"tool_calls\": [{\"name\": <tool>, \"parameters\": <its arguments>}";
+  out += shape.parallel ? ", ...]}" : "]} (one call)";
+  if (shape.may_respond) out += " or {\"response\": <your reply>}";
+  return out;
+}
+
+// An assistant turn's calls ({"name", "arguments": object}) as the model writes them.
+std::string calls_text(const OrderedJson& calls) {
+  OrderedJson list = OrderedJson::array();
+  for (const OrderedJson& c : calls) {
+    const OrderedJson* fn = c.contains("function") ? &c["function"] : &c;
+    list.push_back({{"name", fn->value("name", OrderedJson(""))}, {"parameters", fn->value("arguments", OrderedJson::object())}});
+  }
+  return OrderedJson{{"tool_calls", std::move(list)}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::optional<ToolCall> call_from(const ordered_json& value) {
+  if (!value.is_object()) return std::nullopt;
+  const auto name = value.find("name");
+  if (name == value.end() || !name->is_string() || name->get_ref<const std::string&>().empty()) return std::nullopt;
+  auto args = value.find("parameters");
+  if (args == value.end()) args = value.find("arguments");
+  if (args == value.end() || !args->is_object()) return std::nullopt;
+  return ToolCall{new_tool_call_id(ToolFormat::kGeneric), name->get<std::string>(),
+                  args->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+}
+
+}  // namespace
+
+json generic_tool_schema(const std::vector<ToolFunction>& functions, const GenericToolShape& shape) {
+  json items = json::array();
+  for (const ToolFunction& f : functions) items.push_back(call_schema(f));
+  json array = {{"type", "array"}, {"minItems", 1}, {"items", items.size() == 1 ? items[0] : json{{"anyOf", items}}}};
+  if (!shape.parallel) array["maxItems"] = 1;
+  json calls = one_key_object("tool_calls", std::move(array));
+  if (!shape.may_respond) return calls;
+  return {{"anyOf", {std::move(calls), one_key_object("response", {{"type", "string"}})}}};
+}
+
+void add_generic_tools(const OrderedJson& tools, const GenericToolShape& shape, std::vector<ChatMessage>* messages) {
+  for (ChatMessage& m : *messages) {
+    if (m.role == "assistant" && m.tool_fields.is_object() && m.tool_fields.contains("tool_calls")) {
+      const std::string calls = calls_text(m.tool_fields["tool_calls"]);
+      m.content = m.content_null || m.content.empty() ? calls : m.content + "\n" + calls;
+      m.content_null = false;
+      m.tool_fields = OrderedJson();
+    } else if (m.role == "tool") {
+      OrderedJson response = {{"tool_call_id", m.tool_fields.is_object() ? m.tool_fields.value("tool_call_id", OrderedJson()) : OrderedJson()},
+                              {"content", m.content}};
+      m.role = "user";
+      m.content = OrderedJson{{"tool_response", std::move(response)}}.dump(-1, ' ', false,
+                                                                           nlohmann::json::error_handler_t::replace);
+      m.tool_fields = OrderedJson();
+    }
+  }
+  const std::string text = instructions(tools, shape);
+  if (!messages->empty() && messages->front().role == "system") {
+    ChatMessage& first = messages->front();
+    first.content = first.content.empty() ? text : first.content + "\n\n" + text;
+    return;
+  }
+  messages->insert(messages->begin(), ChatMessage{"system", text, false, OrderedJson()});
+}
+
+ParsedAnswer parse_generic_answer(const std::string& text) {
+  const ordered_json value = ordered_json::parse(text, nullptr, false);
+  if (!value.is_object() || value.size() != 1) return {text, {}};
+  ParsedAnswer out;
+  if (const auto list = value.find("tool_calls"); list != value.end()) {
+    if (!list->is_array() || list->empty()) return {text, {}};
+    for (const ordered_json& item : *list) {
+      auto call = call_from(item);
+      if (!call) return {text, {}};
+      out.calls.push_back(std::move(*call));
+    }
+    return out;
+  }
+  if (const auto one = value.find("tool_call"); one != value.end()) {  // llama.cpp's single-call form
+    auto call = call_from(*one);
+    if (!call) return {text, {}};
+    out.calls.push_back(std::move(*call));
+    return out;
+  }
+  if (const auto reply = value.find("response"); reply != value.end()) {
+    out.content = reply->is_string() ? reply->get<std::string>()
+                                     : reply->dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    return out;
+  }
+  return {text, {}};
+}
+
+}  // namespace plimsoll::api
