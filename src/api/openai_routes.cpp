@@ -134,6 +134,7 @@ json chat_message(const OpenAiCall& call, const ItemOutcome& item, const char** 
   if (call.tool_calls != ToolFormat::kNone) {
     ParsedAnswer parsed = parse_tool_calls(call.tool_calls, text);
     if (!parsed.calls.empty()) {
+      use_written_arguments(call.tool_calls, text, &parsed.calls);
       *finish_reason = "tool_calls";
       return {{"role", "assistant"}, {"content", parsed.content.empty() ? json() : json(parsed.content)},
               {"tool_calls", tool_calls_json(parsed.calls, false)}};
@@ -213,6 +214,7 @@ class OpenAiStreamFormatter final : public StreamFormatter {
       stream_calls(c, &deltas);
       if (event.final) {
         ParsedAnswer parsed = parse_tool_calls(call_.tool_calls, c.full);
+        use_written_arguments(call_.tool_calls, std::string_view(c.full).substr(c.sent), &parsed.calls);
         if (!parsed.calls.empty() || !c.calls.empty()) {
           finish_calls(c, parsed.calls, &deltas);
           const char* reason = parsed.calls.empty() ? openai_finish_reason(event.finish_reason) : "tool_calls";

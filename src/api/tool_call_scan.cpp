@@ -168,4 +168,13 @@ std::vector<CallProgress> scan_tool_calls(ToolFormat format, std::string_view te
   return out;
 }
 
+void use_written_arguments(ToolFormat format, std::string_view text, std::vector<ToolCall>* calls) {
+  const std::vector<CallProgress> found = scan_tool_calls(format, text);
+  for (size_t k = 0; k < calls->size() && k < found.size(); ++k) {
+    const CallProgress& p = found[k];
+    if (!p.has_name || p.name != (*calls)[k].name || !p.args_done) continue;
+    (*calls)[k].arguments = std::string(text.substr(p.args_begin, p.args_end - p.args_begin));
+  }
+}
+
 }  // namespace plimsoll::api

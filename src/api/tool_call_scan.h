@@ -27,4 +27,10 @@ struct CallProgress {
 // "arguments" (or "parameters") member. Empty when no call has begun.
 std::vector<CallProgress> scan_tool_calls(ToolFormat format, std::string_view text);
 
+// Gives `calls` (parsed from `text`) their arguments as the model wrote them
+// (OpenAI's `arguments` is the model's text; a stream sends it as it comes,
+// so the answer whole says the same), where the scan finds each call whole
+// under the same name; others keep their compact JSON.
+void use_written_arguments(ToolFormat format, std::string_view text, std::vector<ToolCall>* calls);
+
 }  // namespace plimsoll::api
