@@ -398,7 +398,8 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
   PLIMSOLL_ASSIGN(auto messages, read_messages(f));
   OrderedJson tool_list = tools.parses_calls() ? tools_in_order(body_text) : OrderedJson();
   if (tools.format == ToolFormat::kGeneric) {  // described in a system message, not passed to the template
-    add_generic_tools(tool_list, GenericToolShape{tools.choice == ToolChoice::kAuto, tools.parallel}, &messages);
+    const GenericToolShape shape{tools.choice == ToolChoice::kAuto, tools.parallel && tools.choice != ToolChoice::kNamed};
+    add_generic_tools(tool_list, shape, &messages);
     tool_list = OrderedJson();
   }
   const ChatTemplateFn& render = ctx.chat.render ? ctx.chat.render : default_chat_template;

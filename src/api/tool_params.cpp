@@ -175,7 +175,8 @@ Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format,
     for (const ToolFunction& fn : out.functions) {
       if (choice != ToolChoice::kNamed || fn.name == named) offered.push_back(fn);
     }
-    const GenericToolShape shape{choice == ToolChoice::kAuto, out.parallel};
+    // A named function is called once (as OpenAI does, and as the native formats' forced call).
+    const GenericToolShape shape{choice == ToolChoice::kAuto, out.parallel && choice != ToolChoice::kNamed};
     PLIMSOLL_ASSIGN(out.grammar, generic_grammar(offered, shape, grammar_limits));
   } else if (choice == ToolChoice::kRequired || choice == ToolChoice::kNamed) {
     std::vector<ToolFunction> forced;
