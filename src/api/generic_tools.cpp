@@ -25,9 +25,51 @@ json parameters_of(const ToolFunction& f) {
   return {{"type", "object"}, {"additionalProperties", false}};
 }
 
-json call_schema(const ToolFunction& f) {
+// Local references in function k's parameters ("#", "#/$defs/X",
+// "#/definitions/X") point into its own schema; inside the combined schema
+// they are renamed into the root's $defs ("t<k>", "t<k>_X", "t<k>d_X").
+void rename_refs(json& v, size_t k) {
+  if (v.is_array()) {
+    for (json& item : v) rename_refs(item, k);
+    return;
+  }
+  if (!v.is_object()) return;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (it.key() == "$ref" && it->is_string()) {
+      const std::string ref = it->get<std::string>();
+      const std::string tag = "#/$defs/t" + std::to_string(k);
+      if (ref == "#") *it = tag;
+      else if (ref.rfind("#/$defs/", 0) == 0) *it = tag + "_" + ref.substr(8);
+      else if (ref.rfind("#/definitions/", 0) == 0) *it = tag + "d_" + ref.substr(14);
+    } else {
+      rename_refs(*it, k);
+    }
+  }
+}
+
+// Function k's parameters with their definitions moved into `defs`.
+json hoisted_parameters(const ToolFunction& f, size_t k, json* defs) {
+  json p = parameters_of(f);
+  const std::string tag = "t" + std::to_string(k);
+  for (const auto& [section, prefix] : {std::pair<const char*, std::string>{"$defs", tag + "_"},
+                                        std::pair<const char*, std::string>{"definitions", tag + "d_"}}) {
+    const auto it = p.find(section);
+    if (it == p.end() || !it->is_object()) continue;
+    for (auto& [name, def] : it->items()) {
+      json moved = def;
+      rename_refs(moved, k);
+      (*defs)[prefix + name] = std::move(moved);
+    }
+    p.erase(section);
+  }
+  rename_refs(p, k);
+  if (f.parameters.dump().find("\"$ref\":\"#\"") != std::string::npos) (*defs)[tag] = p;  // "#": itself
+  return p;
+}
+
+json call_schema(const ToolFunction& f, size_t k, json* defs) {
   return {{"type", "object"},
-          {"properties", {{"name", {{"type", "string"}, {"const", f.name}}}, {"parameters", parameters_of(f)}}},
+          {"properties", {{"name", {{"type", "string"}, {"const", f.name}}}, {"parameters", hoisted_parameters(f, k, defs)}}},
           {"required", {"name", "parameters"}},
           {"additionalProperties", false}};
 }
@@ -77,12 +119,15 @@ std::optional<ToolCall> call_from(const ordered_json& value) {
 
 json generic_tool_schema(const std::vector<ToolFunction>& functions, const GenericToolShape& shape) {
   json items = json::array();
-  for (const ToolFunction& f : functions) items.push_back(call_schema(f));
+  json defs = json::object();
+  for (size_t k = 0; k < functions.size(); ++k) items.push_back(call_schema(functions[k], k, &defs));
   json array = {{"type", "array"}, {"minItems", 1}, {"items", items.size() == 1 ? items[0] : json{{"anyOf", items}}}};
   if (!shape.parallel) array["maxItems"] = 1;
   json calls = one_key_object("tool_calls", std::move(array));
-  if (!shape.may_respond) return calls;
-  return {{"anyOf", {std::move(calls), one_key_object("response", {{"type", "string"}})}}};
+  json out = shape.may_respond ? json{{"anyOf", {std::move(calls), one_key_object("response", {{"type", "string"}})}}}
+                               : std::move(calls);
+  if (!defs.empty()) out["$defs"] = std::move(defs);
+  return out;
 }
 
 void add_generic_tools(const OrderedJson& tools, const GenericToolShape& shape, std::vector<ChatMessage>* messages) {

@@ -231,6 +231,17 @@ TEST(GenericTools, GrammarAllowsCallsOrAReplyAsAsked) {
   EXPECT_TRUE(accepts(**auto_parallel, reply));
   EXPECT_FALSE(accepts(**auto_parallel, "{\"tool_calls\": [{\"name\": \"nope\", \"parameters\": {}}]}"));
   EXPECT_FALSE(accepts(**auto_parallel, "{\"tool_calls\": [{\"name\": \"get_time\", \"parameters\": {\"x\": 1}}]}"));
+  // Local references inside a function's parameters still resolve in the combined schema.
+  const std::vector<ToolFunction> with_refs = {
+      {"a", json::parse(R"({"type":"object","properties":{"p":{"$ref":"#/$defs/P"}},"required":["p"],
+                            "$defs":{"P":{"type":"string","enum":["x"]}}})"), 0},
+      {"b", json::parse(R"({"type":"object","properties":{"p":{"$ref":"#/definitions/P"}},"required":["p"],
+                            "definitions":{"P":{"type":"integer","enum":[7]}}})"), 1}};
+  auto refs = grammar_from_json_schema(generic_tool_schema(with_refs, {false, true}), GrammarLimits{});
+  ASSERT_TRUE(refs.ok()) << refs.error().message;
+  EXPECT_TRUE(accepts(**refs, "{\"tool_calls\": [{\"name\": \"a\", \"parameters\": {\"p\": \"x\"}}, "
+                              "{\"name\": \"b\", \"parameters\": {\"p\": 7}}]}"));
+  EXPECT_FALSE(accepts(**refs, "{\"tool_calls\": [{\"name\": \"b\", \"parameters\": {\"p\": \"x\"}}]}"));
   auto required_single = grammar_from_json_schema(generic_tool_schema(fns, {false, false}), GrammarLimits{});
   ASSERT_TRUE(required_single.ok()) << required_single.error().message;
   EXPECT_TRUE(accepts(**required_single, one));
