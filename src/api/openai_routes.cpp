@@ -220,10 +220,18 @@ class OpenAiStreamFormatter final : public StreamFormatter {
           const char* reason = parsed.calls.empty() ? openai_finish_reason(event.finish_reason) : "tool_calls";
           return delta_frames(event.index, c, std::move(deltas), std::move(logprobs), reason);
         }
-        // Not a call after all: the held text is content (the generic format's: its reply).
-        text += call_.tool_calls == ToolFormat::kGeneric ? parsed.content : c.full.substr(c.sent);
+        // Not a call after all: the held text is content (the generic format's: the rest of its reply).
+        if (call_.tool_calls != ToolFormat::kGeneric) {
+          text += c.full.substr(c.sent);
+        } else if (const auto reply = generic_reply_so_far(c.full)) {
+          text += reply->substr(std::min(c.reply_sent, reply->size()));
+        } else {
+          text += parsed.content;
+        }
       } else if (!deltas.empty() && !c.calls.empty()) {
         return delta_frames(event.index, c, std::move(deltas), std::move(logprobs), nullptr);
+      } else if (call_.tool_calls == ToolFormat::kGeneric) {
+        text = next_reply_text(c);
       }
     }
     if (text.empty() && !first && !event.final && logprobs.is_null()) return "";  // all held back
@@ -267,7 +275,17 @@ class OpenAiStreamFormatter final : public StreamFormatter {
       size_t args_sent = 0;  // bytes of its arguments' text sent
     };
     std::vector<SentCall> calls;  // with tools: the calls streamed so far (name sent)
+    size_t reply_sent = 0;        // generic format: bytes of the decoded reply sent as content
   };
+
+  // Generic format: the reply's text decoded since the last event.
+  static std::string next_reply_text(Choice& c) {
+    const auto reply = generic_reply_so_far(c.full);
+    if (!reply || reply->size() <= c.reply_sent) return "";
+    std::string out = reply->substr(c.reply_sent);
+    c.reply_sent = reply->size();
+    return out;
+  }
 
   // With tools: deltas for the calls in the held text as far as it goes: a
   // call's id and name once its name is known and its arguments have begun,

@@ -168,6 +168,45 @@ std::vector<CallProgress> scan_tool_calls(ToolFormat format, std::string_view te
   return out;
 }
 
+std::optional<std::string> generic_reply_so_far(std::string_view t) {
+  size_t i = skip_blank(t, 0);
+  if (i >= t.size() || t[i] != '{') return std::nullopt;
+  i = skip_blank(t, i + 1);
+  constexpr std::string_view kKey = "\"response\"";
+  if (t.substr(i, kKey.size()) != kKey) return std::nullopt;
+  i = skip_blank(t, i + kKey.size());
+  if (i >= t.size() || t[i] != ':') return std::nullopt;
+  i = skip_blank(t, i + 1);
+  if (i >= t.size() || t[i] != '"') return std::nullopt;
+  const size_t open = i;
+  // Up to the closing quote, or the last point where no escape is cut (a
+  // high surrogate escape waits for its low half).
+  size_t whole = open + 1;
+  for (size_t j = open + 1; j < t.size();) {
+    if (t[j] == '"') {
+      whole = j;
+      break;
+    }
+    if (t[j] != '\\') {
+      whole = ++j;
+      continue;
+    }
+    if (j + 1 >= t.size()) break;
+    size_t len = t[j + 1] == 'u' ? 6 : 2;
+    if (len == 6 && j + 5 < t.size() && (t[j + 2] == 'd' || t[j + 2] == 'D') &&
+        std::string_view("89abAB").find(t[j + 3]) != std::string_view::npos) {
+      len = 12;  // a high surrogate: with the escape of its low half
+    }
+    if (j + len > t.size()) break;
+    whole = j += len;
+  }
+  std::string quoted(t.substr(open, whole - open));
+  quoted += '"';
+  const auto decoded = nlohmann::json::parse(quoted, nullptr, false);
+  if (!decoded.is_string()) return std::nullopt;
+  return decoded.get<std::string>();
+}
+
 void use_written_arguments(ToolFormat format, std::string_view text, std::vector<ToolCall>* calls) {
   const std::vector<CallProgress> found = scan_tool_calls(format, text);
   for (size_t k = 0; k < calls->size() && k < found.size(); ++k) {

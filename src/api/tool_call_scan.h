@@ -4,6 +4,7 @@
 // rather than all at the end.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,11 @@ struct CallProgress {
 // `;`), the generic `{"tool_calls": [...]}`. A call's arguments are its
 // "arguments" (or "parameters") member. Empty when no call has begun.
 std::vector<CallProgress> scan_tool_calls(ToolFormat format, std::string_view text);
+
+// The generic format's reply so far: when `text` opens as {"response": "...,
+// the string's text decoded as far as its escapes are whole (up to its
+// closing quote); nullopt otherwise. A stream sends it as content as it grows.
+std::optional<std::string> generic_reply_so_far(std::string_view text);
 
 // Gives `calls` (parsed from `text`) their arguments as the model wrote them
 // (OpenAI's `arguments` is the model's text; a stream sends it as it comes,

@@ -98,6 +98,27 @@ test("openai: streamed tool call arguments arrive in several deltas and add up",
   }
 });
 
+test("openai: streamed auto answers match the whole ones, a reply's text streamed as it is written", async () => {
+  let replies = 0;
+  for (const seed of [1, 2, 3, 4, 5, 6]) {
+    const body = { model: "m", messages, tools, seed, temperature: 1, max_tokens: 60 };
+    const stream = openai.chat.completions.stream(body);
+    let contentDeltas = 0;
+    for await (const chunk of stream) if (chunk.choices[0]?.delta?.content) contentDeltas++;
+    const streamed = (await stream.finalChatCompletion()).choices[0];
+    const whole = (await openai.chat.completions.create(body)).choices[0];
+    assert.equal(streamed.finish_reason, whole.finish_reason);
+    assert.equal(streamed.message.content ?? null, whole.message.content);
+    assert.deepEqual((streamed.message.tool_calls ?? []).map((c) => [c.function.name, c.function.arguments]),
+                     (whole.message.tool_calls ?? []).map((c) => [c.function.name, c.function.arguments]));
+    if (whole.finish_reason === "stop" && whole.message.content.length > 1) {
+      replies++;
+      assert.ok(contentDeltas > 1, `the reply came in ${contentDeltas} delta(s)`);
+    }
+  }
+  assert.ok(replies > 0, "no seed answered with a reply");
+});
+
 test("openai: runTools calls the function and stops within maxChatCompletions", async () => {
   // One short argument and a bounded answer: the second request carries the call and its result (512-token context).
   const cityParams = { type: "object", properties: { city: { type: "string", maxLength: 8 } }, required: ["city"], additionalProperties: false };

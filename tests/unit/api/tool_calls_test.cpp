@@ -300,6 +300,17 @@ TEST(ToolScan, FindsNamesAndArgumentsAsTheyGrow) {
   // Mistral and Llama 3 lists.
   EXPECT_EQ(scan_tool_calls(ToolFormat::kMistral, "[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\"").size(), 2u);
   EXPECT_EQ(scan_tool_calls(ToolFormat::kLlama3Json, "{\"name\": \"a\", \"parameters\": {}}; {\"name\": \"b\", \"parameters\": {}}").size(), 2u);
+  // The generic reply, decoded as far as its escapes are whole.
+  const std::string reply = "{\"response\": \"Hi \\\"you\\\"\\n\\u00e9\\ud83d\\ude00!\"}";
+  std::string last;
+  for (size_t n = 0; n <= reply.size(); ++n) {
+    const auto so_far = generic_reply_so_far(std::string_view(reply).substr(0, n));
+    if (!so_far) continue;
+    EXPECT_EQ(so_far->rfind(last, 0), 0u) << n << ": " << *so_far;  // it only grows
+    last = *so_far;
+  }
+  EXPECT_EQ(last, "Hi \"you\"\n\u00e9\U0001F600!");
+  EXPECT_FALSE(generic_reply_so_far("{\"tool_calls\": [").has_value());
   // The answer whole keeps the arguments as written.
   std::vector<ToolCall> parsed = parse_tool_calls(ToolFormat::kHermes, whole).calls;
   use_written_arguments(ToolFormat::kHermes, whole, &parsed);
