@@ -173,6 +173,22 @@ TEST_F(ApiTest, ChatRefusesBadToolAndJsonRequestsClearly) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 200) << extra.dump() << r->body;
   }
+  // TGI's response_format forms: a schema under `value` holds (json_object's is not ignored).
+  const json bounded = {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}, {"maximum", 3}}}}}};
+  for (const char* type : {"json", "json_object"}) {
+    expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"max_tokens", 4},
+                                                          {"response_format", {{"type", type}, {"value", bounded}}}}),
+                        400, bad, "`response_format.value`: schema at /properties/n: keyword `maximum`",
+                        "response_format.value");
+  }
+  for (const json& format : {json{{"type", "json"}, {"value", {{"type", "object"}}}},
+                             json{{"type", "json_object"}, {"value", {{"type", "boolean"}}}},
+                             json{{"type", "json_schema"}, {"value", {{"name", "b"}, {"schema", {{"type", "boolean"}}}}}},
+                             json{{"type", "regex"}, {"value", "a|b"}}}) {
+    auto r = post("/v1/chat/completions", json{{"messages", hi}, {"max_tokens", 8}, {"response_format", format}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << format.dump() << r->body;
+  }
   // A grammar's shortest output is named by the route's own length field.
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"max_tokens", 1},
                                                         {"response_format", {{"type", "json_object"}}}}),
