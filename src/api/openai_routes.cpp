@@ -234,7 +234,10 @@ class OpenAiStreamFormatter final : public StreamFormatter {
         text = next_reply_text(c);
       }
     }
-    if (text.empty() && !first && !event.final && logprobs.is_null()) return "";  // all held back
+    // All held back. With tools not even the role goes alone: it comes with the first content or call
+    // (a stream that turns out to be calls starts with them, content null, as OpenAI's does).
+    const bool tools = call_.tool_calls != ToolFormat::kNone;
+    if (text.empty() && (!first || tools) && !event.final && logprobs.is_null()) return "";
     c.started = true;
     json choice = {{"index", event.index}};
     if (call_.chat) {

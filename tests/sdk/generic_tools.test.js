@@ -88,6 +88,7 @@ test("openai: streamed tool call arguments arrive in several deltas and add up",
     }
     const final = await stream.finalChatCompletion();
     assert.equal(final.choices[0].finish_reason, "tool_calls");
+    assert.equal(final.choices[0].message.content ?? null, null);
     const calls = final.choices[0].message.tool_calls;
     assert.equal(calls.length, heads);
     calls.forEach(checkWeatherCall);
