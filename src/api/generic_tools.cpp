@@ -155,6 +155,14 @@ void add_generic_tools(const OrderedJson& tools, const GenericToolShape& shape, 
   messages->insert(messages->begin(), ChatMessage{"system", text, false, OrderedJson()});
 }
 
+bool fold_system_into_user(std::vector<ChatMessage>* messages) {
+  if (messages->size() < 2 || (*messages)[0].role != "system" || (*messages)[1].role != "user") return false;
+  ChatMessage& user = (*messages)[1];
+  user.content = (*messages)[0].content + "\n\n" + user.content;
+  messages->erase(messages->begin());
+  return true;
+}
+
 ParsedAnswer parse_generic_answer(const std::string& text) {
   const ordered_json value = ordered_json::parse(text, nullptr, false);
   if (!value.is_object() || value.size() != 1) return {text, {}};

@@ -39,6 +39,11 @@ nlohmann::json generic_tool_schema(const std::vector<ToolFunction>& functions, c
 // results as user messages {"tool_response": {"tool_call_id", "content"}}.
 void add_generic_tools(const OrderedJson& tools, const GenericToolShape& shape, std::vector<ChatMessage>* messages);
 
+// For a template that refuses a system message: the first message's system
+// text moved to the start of the user message after it. False (nothing
+// changed) when the conversation does not open with system then user.
+bool fold_system_into_user(std::vector<ChatMessage>* messages);
+
 // {"tool_calls": [...]} (or llama.cpp's {"tool_call": {...}}) -> calls;
 // {"response": "..."} -> content (a non-string reply as its JSON text);
 // anything else: the text whole, as content.

@@ -411,7 +411,12 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
       ctx.service.reserve_bytes(chat_render_reserve_bytes(budget), "rendering the chat template",
                                 sched::BackstopCheck::kAtSubmit);
   if (!render_hold.ok()) return render_hold.rejection->error;
-  PLIMSOLL_ASSIGN(std::string prompt, render(messages, budget, tool_list));
+  Result<std::string> rendered = render(messages, budget, tool_list);
+  // Templates that refuse a system role (Gemma 2, ...) get the generic tools' description in the first user turn.
+  if (!rendered && tools.format == ToolFormat::kGeneric && fold_system_into_user(&messages)) {
+    rendered = render(messages, budget, tool_list);
+  }
+  PLIMSOLL_ASSIGN(std::string prompt, std::move(rendered));
   call.prompts = {std::move(prompt)};
   PLIMSOLL_ASSIGN(auto logprobs, f.boolean("logprobs"));
   PLIMSOLL_ASSIGN(auto top_logprobs, f.integer("top_logprobs"));

@@ -213,6 +213,31 @@ TEST_F(ApiTest, ChatTemplateHookIsUsed) {
                       "invalid_request_error", "role bad");
 }
 
+// Tools on a template without tool syntax that refuses a system role: the
+// generic description goes into the first user turn instead.
+TEST_F(ApiTest, GenericToolsFoldIntoTheUserTurnWhereSystemIsRefused) {
+  stop();
+  auto seen = std::make_shared<std::vector<api::ChatMessage>>();
+  server_ = std::make_unique<api::ApiServer>(
+      api::ApiConfig{.hostname = "127.0.0.1", .port = 0, .threads = 8}, service_, tokenizer_, metrics_,
+      [seen](const std::vector<api::ChatMessage>& m, const api::ChatRenderBudget&, const OrderedJson&) -> Result<std::string> {
+        if (m[0].role == "system") return make_error(ErrorCode::kInvalidArgument, "System role not supported");
+        *seen = m;
+        return std::string("zz");
+      });
+  ASSERT_TRUE(server_->start().ok());
+  client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+  const json tool = {{"type", "function"}, {"function", {{"name", "f"}, {"parameters", {{"type", "object"}}}}}};
+  auto r = post("/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "hi"}}}},
+                                             {"tools", json::array({tool})}, {"max_tokens", 64}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  ASSERT_EQ(seen->size(), 1u);
+  EXPECT_EQ((*seen)[0].role, "user");
+  EXPECT_EQ((*seen)[0].content.rfind("Tools: [{\"name\":\"f\"", 0), 0u) << (*seen)[0].content;
+  EXPECT_EQ((*seen)[0].content.substr((*seen)[0].content.size() - 4), "\n\nhi");
+}
+
 TEST_F(ApiTest, ModelsListsTheModel) {
   auto r = client_->Get("/v1/models");
   ASSERT_TRUE(r);
