@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <utility>
 
@@ -209,30 +210,7 @@ class OpenAiStreamFormatter final : public StreamFormatter {
     if (call_.tool_calls != ToolFormat::kNone) text = release_content(c, text);
     json logprobs = logprobs_json(event, c);
     if (call_.tool_calls != ToolFormat::kNone) {
-      std::vector<json> deltas;
-      if (!text.empty()) deltas.push_back({{"content", text}});  // content released before any call
-      stream_calls(c, &deltas);
-      if (event.final) {
-        ParsedAnswer parsed = parse_tool_calls(call_.tool_calls, c.full);
-        use_written_arguments(call_.tool_calls, std::string_view(c.full).substr(c.sent), &parsed.calls);
-        if (!parsed.calls.empty() || !c.calls.empty()) {
-          finish_calls(c, parsed.calls, &deltas);
-          const char* reason = parsed.calls.empty() ? openai_finish_reason(event.finish_reason) : "tool_calls";
-          return delta_frames(event.index, c, std::move(deltas), std::move(logprobs), reason);
-        }
-        // Not a call after all: the held text is content (the generic format's: the rest of its reply).
-        if (call_.tool_calls != ToolFormat::kGeneric) {
-          text += c.full.substr(c.sent);
-        } else if (const auto reply = generic_reply_so_far(c.full)) {
-          text += reply->substr(std::min(c.reply_sent, reply->size()));
-        } else {
-          text += parsed.content;
-        }
-      } else if (!deltas.empty() && !c.calls.empty()) {
-        return delta_frames(event.index, c, std::move(deltas), std::move(logprobs), nullptr);
-      } else if (call_.tool_calls == ToolFormat::kGeneric) {
-        text = next_reply_text(c);
-      }
+      if (auto frames = tool_frames(event, c, &text, &logprobs)) return std::move(*frames);
     }
     // All held back. With tools not even the role goes alone: it comes with the first content or call
     // (a stream that turns out to be calls starts with them, content null, as OpenAI's does).
@@ -288,6 +266,41 @@ class OpenAiStreamFormatter final : public StreamFormatter {
     std::string out = reply->substr(c.reply_sent);
     c.reply_sent = reply->size();
     return out;
+  }
+
+  // With tools: the frames for this event when calls are being (or were)
+  // streamed; otherwise nullopt with `text` set to the content to send now
+  // (released text, the generic format's reply so far, at the end whatever
+  // was held that is not a call).
+  std::optional<std::string> tool_frames(const sched::TokenEvent& event, Choice& c, std::string* text,
+                                         json* logprobs) const {
+    std::vector<json> deltas;
+    if (!text->empty()) deltas.push_back({{"content", *text}});  // content released before any call
+    stream_calls(c, &deltas);
+    if (!event.final) {
+      if (!c.calls.empty()) {
+        if (deltas.empty()) return std::nullopt;  // nothing new (logprobs, if any, go in an empty delta)
+        return delta_frames(event.index, c, std::move(deltas), std::exchange(*logprobs, nullptr), nullptr);
+      }
+      if (call_.tool_calls == ToolFormat::kGeneric) *text = next_reply_text(c);
+      return std::nullopt;
+    }
+    ParsedAnswer parsed = parse_tool_calls(call_.tool_calls, c.full);
+    use_written_arguments(call_.tool_calls, std::string_view(c.full).substr(c.sent), &parsed.calls);
+    if (!parsed.calls.empty() || !c.calls.empty()) {
+      finish_calls(c, parsed.calls, &deltas);
+      const char* reason = parsed.calls.empty() ? openai_finish_reason(event.finish_reason) : "tool_calls";
+      return delta_frames(event.index, c, std::move(deltas), std::exchange(*logprobs, nullptr), reason);
+    }
+    // Not a call after all: the held text is content (the generic format's: the rest of its reply).
+    if (call_.tool_calls != ToolFormat::kGeneric) {
+      *text += c.full.substr(c.sent);
+    } else if (const auto reply = generic_reply_so_far(c.full)) {
+      *text += reply->substr(std::min(c.reply_sent, reply->size()));
+    } else {
+      *text += parsed.content;
+    }
+    return std::nullopt;
   }
 
   // With tools: deltas for the calls in the held text as far as it goes: a
