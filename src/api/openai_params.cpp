@@ -213,7 +213,7 @@ Status expand(RouteContext& ctx, std::optional<int64_t> max_tokens, int64_t defa
     PromptPlan plan{call->prompts[p], max_tokens, std::nullopt, parse_special, add_special,
                     d.max_new_tokens ? std::nullopt : d.max_length};
     plan.field = call->chat ? "messages" : "prompt";
-    plan.max_field = "max_tokens";
+    plan.max_field = call->max_field;
     if (!call->prompt_ids.empty()) plan.ids = &call->prompt_ids[p];
     PLIMSOLL_TRY(add_items(ctx, plan, default_max_tokens, p, call));
   }
@@ -429,6 +429,7 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
   PLIMSOLL_ASSIGN(auto max_tokens, read_max_tokens(f, "max_tokens"));
   if (!max_tokens) {
     PLIMSOLL_ASSIGN(max_tokens, read_max_tokens(f, "max_completion_tokens"));
+    if (max_tokens) call.max_field = "max_completion_tokens";
   }
   // Without max_tokens a chat runs to the context limit (OpenAI, vLLM, TGI),
   // unless generation_config.json gives a length.

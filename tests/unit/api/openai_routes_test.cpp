@@ -193,6 +193,9 @@ TEST_F(ApiTest, ChatRefusesBadToolAndJsonRequestsClearly) {
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"max_tokens", 1},
                                                         {"response_format", {{"type", "json_object"}}}}),
                       400, bad, "`max_tokens` of 1 is too small for the grammar", "max_tokens");
+  expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"max_completion_tokens", 1},
+                                                        {"response_format", {{"type", "json_object"}}}}),
+                      400, bad, "`max_completion_tokens` of 1 is too small for the grammar", "max_completion_tokens");
 }
 
 TEST_F(ApiTest, ChatTemplateHookIsUsed) {
