@@ -387,6 +387,7 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
                                                 call.sampling.grammar != nullptr));
   if (tools.grammar) call.sampling.grammar = tools.grammar;  // charged by admission like response_format's
   if (tools.parses_calls()) call.tool_calls = tools.format;
+  call.parallel_tool_calls = tools.parallel;
   // The tools in document order and the parsed tool-call arguments are trees
   // beside the request's own: reserved before they are built (and declared
   // after the hold, so they are gone before it is given back).

@@ -135,6 +135,7 @@ json chat_message(const OpenAiCall& call, const ItemOutcome& item, const char** 
   if (call.tool_calls != ToolFormat::kNone) {
     ParsedAnswer parsed = parse_tool_calls(call.tool_calls, text);
     if (!parsed.calls.empty()) {
+      if (!call.parallel_tool_calls) parsed.calls.resize(1);  // parallel_tool_calls false: the first call
       use_written_arguments(call.tool_calls, text, &parsed.calls);
       *finish_reason = "tool_calls";
       return {{"role", "assistant"}, {"content", parsed.content.empty() ? json() : json(parsed.content)},
@@ -286,6 +287,7 @@ class OpenAiStreamFormatter final : public StreamFormatter {
       return std::nullopt;
     }
     ParsedAnswer parsed = parse_tool_calls(call_.tool_calls, c.full);
+    if (!call_.parallel_tool_calls && parsed.calls.size() > 1) parsed.calls.resize(1);
     use_written_arguments(call_.tool_calls, std::string_view(c.full).substr(c.sent), &parsed.calls);
     if (!parsed.calls.empty() || !c.calls.empty()) {
       finish_calls(c, parsed.calls, &deltas);
@@ -309,7 +311,8 @@ class OpenAiStreamFormatter final : public StreamFormatter {
   void stream_calls(Choice& c, std::vector<json>* deltas) const {
     const std::string_view held = std::string_view(c.full).substr(c.sent);
     const std::vector<CallProgress> progress = scan_tool_calls(call_.tool_calls, held);
-    for (size_t k = 0; k < progress.size(); ++k) {
+    const size_t most = call_.parallel_tool_calls ? progress.size() : std::min<size_t>(progress.size(), 1);
+    for (size_t k = 0; k < most; ++k) {
       const CallProgress& p = progress[k];
       if (!p.has_name || p.args_begin == std::string_view::npos) break;  // in order: later ones wait
       if (k == c.calls.size()) {

@@ -327,5 +327,35 @@ TEST_F(ApiTest, StreamedGenericToolCallsAndRepliesComeAsGenerated) {
   EXPECT_GT(pieces, 1u);
 }
 
+// parallel_tool_calls false: an answer carries its first call only, whole or
+// streamed (whatever the model wrote after it).
+TEST_F(ApiTest, ParallelToolCallsFalseKeepsTheFirstCall) {
+  const json tool = {{"type", "function"}, {"function", {{"name", "f"}, {"parameters", {{"type", "object"}}}}}};
+  service_.limits_.max_input_tokens = 400;
+  service_.limits_.max_total_tokens = 512;
+  service_.script_ids_ = tokenizer_.encode(R"({"tool_calls": [{"name": "f", "parameters": {}}, {"name": "f", "parameters": {}}]})", false);
+  for (bool parallel : {true, false}) {
+    for (bool stream : {false, true}) {
+      auto r = post("/v1/chat/completions",
+                    json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"tools", json::array({tool})},
+                         {"parallel_tool_calls", parallel}, {"stream", stream},
+                         {"max_tokens", static_cast<int64_t>(service_.script_ids_.size())}});
+      ASSERT_TRUE(r);
+      ASSERT_EQ(r->status, 200) << r->body;
+      size_t calls = 0;
+      if (!stream) {
+        calls = json::parse(r->body)["choices"][0]["message"]["tool_calls"].size();
+      } else {
+        for (const std::string& e : sse_data(r->body, "data: ")) {
+          if (e == "[DONE]") continue;
+          const json delta = json::parse(e)["choices"][0]["delta"];
+          if (delta.contains("tool_calls") && delta["tool_calls"][0].contains("id")) ++calls;
+        }
+      }
+      EXPECT_EQ(calls, parallel ? 2u : 1u) << "parallel " << parallel << " stream " << stream;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace plimsoll::testing
