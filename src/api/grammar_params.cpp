@@ -17,6 +17,9 @@ Result<std::shared_ptr<const Grammar>> in_field(Result<std::shared_ptr<const Gra
   return g;
 }
 
+Result<std::shared_ptr<const Grammar>> typed_grammar(const json& grammar, const std::string& field,
+                                                     const GrammarLimits& limits);
+
 }  // namespace
 
 Result<std::shared_ptr<const Grammar>> read_response_format(const FieldReader& f, const GrammarLimits& limits) {
@@ -26,13 +29,17 @@ Result<std::shared_ptr<const Grammar>> read_response_format(const FieldReader& f
     return invalid(std::string("`response_format` must be an object, got ") + json_type_name(*format));
   }
   const FieldReader r(*format);
+  // TGI's forms: {"type": "json" | "json_object" | "json_schema" | "regex", "value": ...}.
+  if (const json* kind = r.raw("type"); kind && (*kind == "json" || *kind == "regex" || r.raw("value"))) {
+    return typed_grammar(*format, "response_format", limits);
+  }
   PLIMSOLL_ASSIGN(auto type, r.string("type"));
   if (!type) return invalid("`response_format.type` is required (\"text\", \"json_object\" or \"json_schema\")");
   if (*type == "text") return std::shared_ptr<const Grammar>();
   if (*type == "json_object") return in_field(grammar_any_json_object(limits), "response_format");
   if (*type != "json_schema") {
-    return invalid("`response_format.type` must be \"text\", \"json_object\" or \"json_schema\". Given: \"" +
-                   type->substr(0, 64) + "\"");
+    return invalid("`response_format.type` must be \"text\", \"json_object\", \"json_schema\" (or TGI's \"json\" or "
+                   "\"regex\" with `value`). Given: \"" + type->substr(0, 64) + "\"");
   }
   const json* spec = r.raw("json_schema");
   if (!spec || !spec->is_object()) {
@@ -43,37 +50,50 @@ Result<std::shared_ptr<const Grammar>> read_response_format(const FieldReader& f
   return in_field(grammar_from_json_schema(*schema, limits), "response_format.json_schema.schema");
 }
 
-Result<std::shared_ptr<const Grammar>> read_tgi_grammar(const FieldReader& f, const GrammarLimits& limits) {
-  const json* grammar = f.raw("grammar");
-  if (!grammar) return std::shared_ptr<const Grammar>();
-  if (!grammar->is_object()) return invalid(std::string("`grammar` must be an object, got ") + json_type_name(*grammar));
-  const FieldReader r(*grammar);
+namespace {
+
+// TGI's GrammarType ({"type", "value"}), the request's `field` (`grammar`,
+// or `response_format` on TGI's chat route): "json" (alias "json_object")
+// with a schema (or its JSON text), "regex" with a pattern, "json_schema"
+// with {"name", "schema"}.
+[[gnu::noinline]] Result<std::shared_ptr<const Grammar>> typed_grammar(const json& grammar, const std::string& field,
+                                                                       const GrammarLimits& limits) {
+  const FieldReader r(grammar);
   PLIMSOLL_ASSIGN(auto type, r.string("type"));
   const json* value = r.raw("value");
-  if (!type || !value) return invalid("`grammar` needs `type` (\"json\" or \"regex\") and `value`");
+  if (!type || !value) return invalid("`" + field + "` needs `type` (\"json\" or \"regex\") and `value`");
   if (*type == "regex") {
-    if (!value->is_string()) return invalid(std::string("`grammar.value` must be a string for type \"regex\", got ") + json_type_name(*value));
-    return in_field(grammar_from_regex(value->get_ref<const std::string&>(), limits), "grammar.value");
+    if (!value->is_string()) return invalid("`" + field + ".value` must be a string for type \"regex\", got " + json_type_name(*value));
+    return in_field(grammar_from_regex(value->get_ref<const std::string&>(), limits), field + ".value");
   }
-  if (*type == "json" || *type == "json_schema") {
+  if (*type == "json" || *type == "json_object" || *type == "json_schema") {
     const json* schema = value;
     json parsed;
     if (value->is_string()) {  // a schema sent as JSON text
       const std::string& text = value->get_ref<const std::string&>();
       if (static_cast<int64_t>(text.size()) > limits.max_source_bytes) {
-        return invalid(fmt::format("`grammar.value` is {} bytes, over the limit of {}", text.size(),
+        return invalid(fmt::format("`{}.value` is {} bytes, over the limit of {}", field, text.size(),
                                    limits.max_source_bytes));
       }
       // Bounded as a body is (nesting, tree bytes): the text is the client's.
       Result<json> tree = parse_request_json(text);
-      if (!tree) return invalid("`grammar.value` is a string that is not a JSON schema: " + tree.error().message);
+      if (!tree) return invalid("`" + field + ".value` is a string that is not a JSON schema: " + tree.error().message);
       parsed = std::move(*tree);
       schema = &parsed;
     }
     if (*type == "json_schema" && schema->is_object() && schema->contains("schema")) schema = &(*schema)["schema"];
-    return in_field(grammar_from_json_schema(*schema, limits), "grammar.value");
+    return in_field(grammar_from_json_schema(*schema, limits), field + ".value");
   }
-  return invalid("`grammar.type` must be \"json\" or \"regex\". Given: \"" + type->substr(0, 64) + "\"");
+  return invalid("`" + field + ".type` must be \"json\" or \"regex\". Given: \"" + type->substr(0, 64) + "\"");
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Grammar>> read_tgi_grammar(const FieldReader& f, const GrammarLimits& limits) {
+  const json* grammar = f.raw("grammar");
+  if (!grammar) return std::shared_ptr<const Grammar>();
+  if (!grammar->is_object()) return invalid(std::string("`grammar` must be an object, got ") + json_type_name(*grammar));
+  return typed_grammar(*grammar, "grammar", limits);
 }
 
 }  // namespace plimsoll::api

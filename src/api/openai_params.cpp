@@ -8,6 +8,7 @@
 
 #include "api/field_reader.h"
 #include "api/request_json.h"
+#include "api/generic_tools.h"
 #include "api/grammar_params.h"
 #include "api/tool_params.h"
 
@@ -212,7 +213,7 @@ Status expand(RouteContext& ctx, std::optional<int64_t> max_tokens, int64_t defa
     PromptPlan plan{call->prompts[p], max_tokens, std::nullopt, parse_special, add_special,
                     d.max_new_tokens ? std::nullopt : d.max_length};
     plan.field = call->chat ? "messages" : "prompt";
-    plan.max_field = "max_tokens";
+    plan.max_field = call->max_field;
     if (!call->prompt_ids.empty()) plan.ids = &call->prompt_ids[p];
     PLIMSOLL_TRY(add_items(ctx, plan, default_max_tokens, p, call));
   }
@@ -386,6 +387,7 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
                                                 call.sampling.grammar != nullptr));
   if (tools.grammar) call.sampling.grammar = tools.grammar;  // charged by admission like response_format's
   if (tools.parses_calls()) call.tool_calls = tools.format;
+  call.parallel_tool_calls = tools.parallel;
   // The tools in document order and the parsed tool-call arguments are trees
   // beside the request's own: reserved before they are built (and declared
   // after the hold, so they are gone before it is given back).
@@ -395,7 +397,12 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
       "reading tools", sched::BackstopCheck::kAtSubmit);
   if (!tools_hold.ok()) return tools_hold.rejection->error;
   PLIMSOLL_ASSIGN(auto messages, read_messages(f));
-  const OrderedJson tool_list = tools.parses_calls() ? tools_in_order(body_text) : OrderedJson();
+  OrderedJson tool_list = tools.parses_calls() ? tools_in_order(body_text) : OrderedJson();
+  if (tools.format == ToolFormat::kGeneric) {  // described in a system message, not passed to the template
+    const GenericToolShape shape{tools.choice == ToolChoice::kAuto, tools.parallel && tools.choice != ToolChoice::kNamed};
+    add_generic_tools(tool_list, shape, &messages);
+    tool_list = OrderedJson();
+  }
   const ChatTemplateFn& render = ctx.chat.render ? ctx.chat.render : default_chat_template;
   // A rendered prompt over (max_input_tokens + 2) x the longest token's bytes is refused by build_prompt.
   const int64_t max_input_tokens = ctx.service.limits().max_input_tokens;
@@ -405,7 +412,12 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
       ctx.service.reserve_bytes(chat_render_reserve_bytes(budget), "rendering the chat template",
                                 sched::BackstopCheck::kAtSubmit);
   if (!render_hold.ok()) return render_hold.rejection->error;
-  PLIMSOLL_ASSIGN(std::string prompt, render(messages, budget, tool_list));
+  Result<std::string> rendered = render(messages, budget, tool_list);
+  // Templates that refuse a system role (Gemma 2, ...) get the generic tools' description in the first user turn.
+  if (!rendered && tools.format == ToolFormat::kGeneric && fold_system_into_user(&messages)) {
+    rendered = render(messages, budget, tool_list);
+  }
+  PLIMSOLL_ASSIGN(std::string prompt, std::move(rendered));
   call.prompts = {std::move(prompt)};
   PLIMSOLL_ASSIGN(auto logprobs, f.boolean("logprobs"));
   PLIMSOLL_ASSIGN(auto top_logprobs, f.integer("top_logprobs"));
@@ -418,6 +430,7 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
   PLIMSOLL_ASSIGN(auto max_tokens, read_max_tokens(f, "max_tokens"));
   if (!max_tokens) {
     PLIMSOLL_ASSIGN(max_tokens, read_max_tokens(f, "max_completion_tokens"));
+    if (max_tokens) call.max_field = "max_completion_tokens";
   }
   // Without max_tokens a chat runs to the context limit (OpenAI, vLLM, TGI),
   // unless generation_config.json gives a length.

@@ -28,7 +28,9 @@ struct OpenAiCall {
   bool logprobs = false;
   int32_t top_logprobs = 0;
   SamplingParams sampling;
+  const char* max_field = "max_tokens";  // the length field the client sent, for errors (chat: or max_completion_tokens)
   ToolFormat tool_calls = ToolFormat::kNone;  // chat with tools: answers are parsed for calls in this syntax
+  bool parallel_tool_calls = true;            // false: an answer carries its first call only
   std::vector<sched::GenerationRequest> items;  // moved into the submission
   size_t item_count = 0;             // items.size() before the move
   int64_t prompt_tokens = 0;         // each prompt's tokens once, however many choices

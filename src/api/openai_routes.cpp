@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <random>
+#include <utility>
 
 #include "api/errors.h"
 #include "api/generation.h"
@@ -17,6 +19,7 @@
 #include "api/request_json.h"
 #include "api/route_context.h"
 #include "api/stop_holdback.h"
+#include "api/tool_call_scan.h"
 #include "api/tool_calls.h"
 
 namespace plimsoll::api {
@@ -132,10 +135,13 @@ json chat_message(const OpenAiCall& call, const ItemOutcome& item, const char** 
   if (call.tool_calls != ToolFormat::kNone) {
     ParsedAnswer parsed = parse_tool_calls(call.tool_calls, text);
     if (!parsed.calls.empty()) {
+      if (!call.parallel_tool_calls) parsed.calls.resize(1);  // parallel_tool_calls false: the first call
+      use_written_arguments(call.tool_calls, text, &parsed.calls);
       *finish_reason = "tool_calls";
       return {{"role", "assistant"}, {"content", parsed.content.empty() ? json() : json(parsed.content)},
               {"tool_calls", tool_calls_json(parsed.calls, false)}};
     }
+    text = std::move(parsed.content);  // the text whole, or the generic format's reply
   }
   return {{"role", "assistant"}, {"content", std::move(text)}};
 }
@@ -204,12 +210,13 @@ class OpenAiStreamFormatter final : public StreamFormatter {
     if (first && call_.echo) text = call_.prompts[prompt] + text;
     if (call_.tool_calls != ToolFormat::kNone) text = release_content(c, text);
     json logprobs = logprobs_json(event, c);
-    if (event.final && call_.tool_calls != ToolFormat::kNone) {
-      ParsedAnswer parsed = parse_tool_calls(call_.tool_calls, c.full);
-      if (!parsed.calls.empty()) return tool_call_frames(event.index, c, text, std::move(parsed.calls), std::move(logprobs));
-      text += c.full.substr(c.sent);  // not a call after all: the held text is content
+    if (call_.tool_calls != ToolFormat::kNone) {
+      if (auto frames = tool_frames(event, c, &text, &logprobs)) return std::move(*frames);
     }
-    if (text.empty() && !first && !event.final && logprobs.is_null()) return "";  // all held back
+    // All held back. With tools not even the role goes alone: it comes with the first content or call
+    // (a stream that turns out to be calls starts with them, content null, as OpenAI's does).
+    const bool tools = call_.tool_calls != ToolFormat::kNone;
+    if (text.empty() && (!first || tools) && !event.final && logprobs.is_null()) return "";
     c.started = true;
     json choice = {{"index", event.index}};
     if (call_.chat) {
@@ -245,7 +252,109 @@ class OpenAiStreamFormatter final : public StreamFormatter {
     size_t offset = 0;  // text bytes sent (echo included): where the next token's text_offset starts
     std::string full;   // with tools: the answer so far (calls are parsed from it at the end)
     size_t sent = 0;    // with tools: bytes of `full` sent as content
+    struct SentCall {
+      std::string id;
+      size_t args_sent = 0;  // bytes of its arguments' text sent
+    };
+    std::vector<SentCall> calls;  // with tools: the calls streamed so far (name sent)
+    size_t reply_sent = 0;        // generic format: bytes of the decoded reply sent as content
   };
+
+  // Generic format: the reply's text decoded since the last event.
+  static std::string next_reply_text(Choice& c) {
+    const auto reply = generic_reply_so_far(c.full);
+    if (!reply || reply->size() <= c.reply_sent) return "";
+    std::string out = reply->substr(c.reply_sent);
+    c.reply_sent = reply->size();
+    return out;
+  }
+
+  // With tools: the frames for this event when calls are being (or were)
+  // streamed; otherwise nullopt with `text` set to the content to send now
+  // (released text, the generic format's reply so far, at the end whatever
+  // was held that is not a call).
+  std::optional<std::string> tool_frames(const sched::TokenEvent& event, Choice& c, std::string* text,
+                                         json* logprobs) const {
+    std::vector<json> deltas;
+    if (!text->empty()) deltas.push_back({{"content", *text}});  // content released before any call
+    stream_calls(c, &deltas);
+    if (!event.final) {
+      if (!c.calls.empty()) {
+        if (deltas.empty()) return std::nullopt;  // nothing new (logprobs, if any, go in an empty delta)
+        return delta_frames(event.index, c, std::move(deltas), std::exchange(*logprobs, nullptr), nullptr);
+      }
+      if (call_.tool_calls == ToolFormat::kGeneric) *text = next_reply_text(c);
+      return std::nullopt;
+    }
+    ParsedAnswer parsed = parse_tool_calls(call_.tool_calls, c.full);
+    if (!call_.parallel_tool_calls && parsed.calls.size() > 1) parsed.calls.resize(1);
+    use_written_arguments(call_.tool_calls, std::string_view(c.full).substr(c.sent), &parsed.calls);
+    if (!parsed.calls.empty() || !c.calls.empty()) {
+      finish_calls(c, parsed.calls, &deltas);
+      const char* reason = parsed.calls.empty() ? openai_finish_reason(event.finish_reason) : "tool_calls";
+      return delta_frames(event.index, c, std::move(deltas), std::exchange(*logprobs, nullptr), reason);
+    }
+    // Not a call after all: the held text is content (the generic format's: the rest of its reply).
+    if (call_.tool_calls != ToolFormat::kGeneric) {
+      *text += c.full.substr(c.sent);
+    } else if (const auto reply = generic_reply_so_far(c.full)) {
+      *text += reply->substr(std::min(c.reply_sent, reply->size()));
+    } else {
+      *text += parsed.content;
+    }
+    return std::nullopt;
+  }
+
+  // With tools: deltas for the calls in the held text as far as it goes: a
+  // call's id and name once its name is known and its arguments have begun,
+  // then its arguments' text as it grows.
+  void stream_calls(Choice& c, std::vector<json>* deltas) const {
+    const std::string_view held = std::string_view(c.full).substr(c.sent);
+    const std::vector<CallProgress> progress = scan_tool_calls(call_.tool_calls, held);
+    const size_t most = call_.parallel_tool_calls ? progress.size() : std::min<size_t>(progress.size(), 1);
+    for (size_t k = 0; k < most; ++k) {
+      const CallProgress& p = progress[k];
+      if (!p.has_name || p.args_begin == std::string_view::npos) break;  // in order: later ones wait
+      if (k == c.calls.size()) {
+        c.calls.push_back({new_tool_call_id(call_.tool_calls), 0});
+        deltas->push_back({{"tool_calls", json::array({{{"index", k}, {"id", c.calls[k].id}, {"type", "function"},
+                                                        {"function", {{"name", p.name}, {"arguments", ""}}}}})}});
+      }
+      const size_t sent = p.args_begin + c.calls[k].args_sent;
+      if (p.args_end > sent) {
+        deltas->push_back({{"tool_calls", json::array({{{"index", k},
+                                                        {"function", {{"arguments", std::string(held.substr(sent, p.args_end - sent))}}}}})}});
+        c.calls[k].args_sent = p.args_end - p.args_begin;
+      }
+    }
+  }
+
+  // At the end: the parsed calls the scan did not stream, whole (ids as sent).
+  void finish_calls(Choice& c, const std::vector<ToolCall>& parsed, std::vector<json>* deltas) const {
+    for (size_t k = c.calls.size(); k < parsed.size(); ++k) {
+      c.calls.push_back({parsed[k].id, parsed[k].arguments.size()});
+      deltas->push_back({{"tool_calls", json::array({{{"index", k}, {"id", parsed[k].id}, {"type", "function"},
+                                                      {"function", {{"name", parsed[k].name}, {"arguments", ""}}}}})}});
+      deltas->push_back({{"tool_calls", json::array({{{"index", k}, {"function", {{"arguments", parsed[k].arguments}}}}})}});
+    }
+  }
+
+  // One chunk per delta (the first carries the role and the token's logprobs),
+  // then, when `finish_reason` is set, a last chunk with it.
+  std::string delta_frames(size_t index, Choice& c, std::vector<json> deltas, json logprobs,
+                           const char* finish_reason) const {
+    std::string out;
+    for (json& delta : deltas) {
+      if (!c.started) {
+        delta["role"] = "assistant";
+        if (!delta.contains("content")) delta["content"] = nullptr;
+      }
+      c.started = true;
+      out += chat_frame(index, std::move(delta), std::exchange(logprobs, nullptr), nullptr);
+    }
+    if (finish_reason) out += chat_frame(index, json::object(), std::move(logprobs), finish_reason);
+    return out;
+  }
 
   // With tools: of the answer so far, the content that can go now; from where
   // a call begins or may begin, text waits for the final parse.
@@ -263,31 +372,6 @@ class OpenAiStreamFormatter final : public StreamFormatter {
                                      {"finish_reason", std::move(finish_reason)}}});
     if (call_.include_usage) chunk["usage"] = nullptr;
     return sse_frame(dump_json(chunk), true);
-  }
-
-  // The calls as OpenAI streams them: per call a delta with its id, type and
-  // name (arguments ""), then one with its arguments; a last delta with
-  // finish_reason "tool_calls".
-  std::string tool_call_frames(size_t index, Choice& c, const std::string& content, std::vector<ToolCall> calls,
-                               json logprobs) {
-    std::string out;
-    if (!content.empty()) {  // content released with the last token, before the calls
-      json delta = {{"content", content}};
-      if (!c.started) delta["role"] = "assistant";
-      c.started = true;
-      out += chat_frame(index, std::move(delta), nullptr, nullptr);
-    }
-    for (size_t k = 0; k < calls.size(); ++k) {
-      json head = {{"index", k}, {"id", calls[k].id}, {"type", "function"},
-                   {"function", {{"name", calls[k].name}, {"arguments", ""}}}};
-      json delta = {{"tool_calls", json::array({std::move(head)})}};
-      if (!c.started) delta["role"] = "assistant", delta["content"] = nullptr;
-      c.started = true;
-      out += chat_frame(index, std::move(delta), nullptr, nullptr);
-      json args = {{"index", k}, {"function", {{"arguments", calls[k].arguments}}}};
-      out += chat_frame(index, {{"tool_calls", json::array({std::move(args)})}}, nullptr, nullptr);
-    }
-    return out + chat_frame(index, json::object(), std::move(logprobs), "tool_calls");
   }
 
   json logprobs_json(const sched::TokenEvent& event, const Choice& c) const {

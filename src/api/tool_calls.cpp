@@ -5,6 +5,7 @@
 #include <optional>
 #include <random>
 
+#include "api/generic_tools.h"
 #include "engine/grammar/grammar_sources.h"
 
 namespace plimsoll::api {
@@ -161,6 +162,7 @@ const char* tool_format_name(ToolFormat format) {
     case ToolFormat::kHermes: return "hermes";
     case ToolFormat::kLlama3Json: return "llama3_json";
     case ToolFormat::kMistral: return "mistral";
+    case ToolFormat::kGeneric: return "generic";
     case ToolFormat::kNone: break;
   }
   return "none";
@@ -171,6 +173,7 @@ ParsedAnswer parse_tool_calls(ToolFormat format, const std::string& text) {
     case ToolFormat::kHermes: return parse_hermes(text);
     case ToolFormat::kLlama3Json: return parse_llama3(text);
     case ToolFormat::kMistral: return parse_mistral(text);
+    case ToolFormat::kGeneric: return parse_generic_answer(text);
     case ToolFormat::kNone: break;
   }
   return {text, {}};
@@ -186,6 +189,7 @@ size_t tool_call_hold_from(ToolFormat format, std::string_view text) {
       const size_t n = std::min(t.size(), kPythonTag.size());
       return t.substr(0, n) == kPythonTag.substr(0, n) ? 0 : text.size();
     }
+    case ToolFormat::kGeneric: return 0;  // the whole answer is JSON: its reply is read at the end
     case ToolFormat::kNone: break;
   }
   return text.size();
@@ -210,6 +214,7 @@ Result<std::shared_ptr<const Grammar>> tool_call_grammar(ToolFormat format, cons
                   {"}]", nullptr}};
         break;
       case ToolFormat::kNone:
+      case ToolFormat::kGeneric:  // its grammar is built from generic_tool_schema
         return make_error(ErrorCode::kInvalidArgument, "the chat template has no tool-call syntax");
     }
     alternatives.push_back(std::move(pieces));

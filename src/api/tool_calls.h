@@ -17,7 +17,8 @@
 
 namespace plimsoll::api {
 
-enum class ToolFormat { kNone, kHermes, kLlama3Json, kMistral };
+// kGeneric: a template without tool syntax; the server's own JSON format (generic_tools.h).
+enum class ToolFormat { kNone, kHermes, kLlama3Json, kMistral, kGeneric };
 
 // The family of a chat template's source: "<tool_call>" is Hermes/Qwen,
 // "[TOOL_CALLS]" Mistral, Llama 3's headers with the ipython role Llama 3 JSON;

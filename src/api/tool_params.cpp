@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "api/generic_tools.h"
 #include "api/request_json.h"
+#include "engine/grammar/grammar_sources.h"
 
 namespace plimsoll::api {
 namespace {
@@ -91,6 +93,31 @@ Result<ToolChoice> read_choice(const json* choice, std::string* named) {
   return invalid("`tool_choice` must be \"none\", \"auto\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}");
 }
 
+// A generic-format schema error ("schema at /anyOf/0/properties/tool_calls/
+// items/anyOf/<k>/properties/parameters/...: what") named by the request's
+// field: `tools[i].function.parameters`.
+Error generic_schema_error(const Error& e, const std::vector<ToolFunction>& functions) {
+  const std::string& m = e.message;
+  const std::string marker = "/properties/parameters";
+  const size_t at = m.find(marker);
+  const size_t colon = m.find(": ", at == std::string::npos ? 0 : at);
+  if (at == std::string::npos || colon == std::string::npos) return invalid("`tools`: " + m);
+  size_t k = 0;
+  const std::string any = "/items/anyOf/";
+  if (const size_t a = m.rfind(any, at); a != std::string::npos) k = std::stoul(m.substr(a + any.size()));
+  if (k >= functions.size()) return invalid("`tools`: " + m);
+  std::string rest = m.substr(at + marker.size(), colon - at - marker.size());
+  return invalid(fmt::format("`tools[{}].function.parameters`: schema at {}{}", functions[k].index,
+                             rest.empty() ? "/" : rest, m.substr(colon)));
+}
+
+Result<std::shared_ptr<const Grammar>> generic_grammar(const std::vector<ToolFunction>& functions,
+                                                       const GenericToolShape& shape, const GrammarLimits& limits) {
+  auto grammar = grammar_from_json_schema(generic_tool_schema(functions, shape), limits);
+  if (!grammar.ok()) return generic_schema_error(grammar.error(), functions);
+  return grammar;
+}
+
 }  // namespace
 
 OrderedJson tools_in_order(std::string_view body_text) {
@@ -109,10 +136,12 @@ Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format,
   for (const char* key : {"functions", "function_call"}) {
     if (f.raw(key)) return invalid(std::string("`") + key + "` (deprecated by OpenAI) is not supported; send `tools` and `tool_choice`");
   }
-  if (const json* parallel = f.raw("parallel_tool_calls"); parallel && !parallel->is_boolean()) {
+  const json* parallel = f.raw("parallel_tool_calls");
+  if (parallel && !parallel->is_null() && !parallel->is_boolean()) {
     return invalid(std::string("`parallel_tool_calls` must be a boolean, got ") + json_type_name(*parallel));
   }
   ToolRequest out;
+  out.parallel = !parallel || !parallel->is_boolean() || parallel->get<bool>();
   std::string named;
   const json* list = f.raw("tools");
   PLIMSOLL_ASSIGN(ToolChoice choice, read_choice(f.raw("tool_choice"), &named));
@@ -126,10 +155,7 @@ Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format,
     return out;  // no tools: nothing rendered, nothing parsed
   }
   if (choice == ToolChoice::kNone) return ToolRequest{};
-  if (format == ToolFormat::kNone) {
-    return invalid("`tools`: the model's chat template has no tool-call syntax this server knows (Hermes/Qwen "
-                   "<tool_call>, Llama 3 JSON, Mistral [TOOL_CALLS]); send `tool_choice`: \"none\" or no tools");
-  }
+  if (format == ToolFormat::kNone) format = ToolFormat::kGeneric;  // no syntax of its own: generic_tools.h
   out.choice = choice;
   out.format = format;
   if (choice == ToolChoice::kNamed) {
@@ -139,7 +165,20 @@ Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format,
       return invalid("`tool_choice.function.name` \"" + named.substr(0, 64) + "\" is not a function in `tools`");
     }
   }
-  if (choice == ToolChoice::kRequired || choice == ToolChoice::kNamed) {
+  if (format == ToolFormat::kGeneric) {
+    // Every answer is constrained (calls or a reply), so it cannot share a response_format grammar.
+    if (response_format_grammar) {
+      return invalid("`response_format` cannot be combined with `tools` on this model (its chat template has no "
+                     "tool-call syntax, so tool calling constrains the whole answer); send one or the other");
+    }
+    std::vector<ToolFunction> offered;
+    for (const ToolFunction& fn : out.functions) {
+      if (choice != ToolChoice::kNamed || fn.name == named) offered.push_back(fn);
+    }
+    // A named function is called once (as OpenAI does, and as the native formats' forced call).
+    const GenericToolShape shape{choice == ToolChoice::kAuto, out.parallel && choice != ToolChoice::kNamed};
+    PLIMSOLL_ASSIGN(out.grammar, generic_grammar(offered, shape, grammar_limits));
+  } else if (choice == ToolChoice::kRequired || choice == ToolChoice::kNamed) {
     std::vector<ToolFunction> forced;
     for (const ToolFunction& fn : out.functions) {
       if (choice == ToolChoice::kRequired || fn.name == named) forced.push_back(fn);

@@ -29,15 +29,17 @@ struct ToolRequest {
   ToolFormat format = ToolFormat::kNone;  // the template's call syntax (set when choice != kNone)
   OrderedJson tools;                      // for the template (tools_in_order): null when none are rendered
   std::vector<ToolFunction> functions;
-  std::shared_ptr<const Grammar> grammar; // required / named: one well-formed call
+  std::shared_ptr<const Grammar> grammar; // required / named: one well-formed call; generic: every answer
+  bool parallel = true;                   // parallel_tool_calls (generic format: false = exactly one call)
   int64_t tree_bytes = 0;                 // what `tools` as a tree is counted as (reserved by the route)
   bool parses_calls() const { return choice != ToolChoice::kNone; }
 };
 
-// Reads `tools`, `tool_choice` and `parallel_tool_calls` (accepted; a forced
-// call is one call), leaving `tools` null. `format` is the chat template's family:
-// tools with a template that has none are refused unless tool_choice is "none"
-// (then tools are not rendered and nothing is parsed, as vLLM and TGI do).
+// Reads `tools`, `tool_choice` and `parallel_tool_calls` (native formats: a
+// forced call is one call), leaving `tools` null. `format` is the chat
+// template's family; a template with none gets the generic format
+// (generic_tools.h: its grammar constrains every answer). tool_choice "none":
+// tools are not rendered and nothing is parsed, as vLLM and TGI do.
 // `response_format_grammar`: the request's response_format already compiled
 // a grammar, so a forced call (which needs its own) is refused before compiling.
 Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format, const ToolLimits& limits,

@@ -237,6 +237,12 @@ Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
     return invalid(fmt::format("{} tokens + {} must be <= {}. Given: {} {} tokens and {} {}", field, max_field,
                                limits.max_total_tokens, input_tokens, field, std::max<int64_t>(max_new, 1), max_field));
   }
+  // Admission checks this too, naming TGI's field; here the route's own name is used.
+  const auto& grammar = request->params.grammar;
+  if (grammar && max_new < grammar->dist_to_accept(grammar->start())) {
+    return invalid(fmt::format("{} of {} is too small for the grammar: its shortest output takes up to {} tokens",
+                               max_field, max_new, grammar->dist_to_accept(grammar->start())));
+  }
   request->params.max_new_tokens = max_new;
   return {};
 }

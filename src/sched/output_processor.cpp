@@ -112,7 +112,10 @@ TokenEvent OutputProcessor::build_event(Sequence& seq, const SampledToken& token
 }
 
 // EOS (an end id, unless ignore_eos while the grammar is unfinished), else a
-// stop sequence in the new text, else max_new_tokens. Sets ev.text.
+// stop sequence in the new text, else the grammar's end: an output that
+// nothing may follow, or one complete when max_new_tokens is reached, ends as
+// if EOS came (OpenAI "stop", not "length": the value is whole), else
+// max_new_tokens. Sets ev.text.
 void OutputProcessor::set_finish(Sequence& seq, int32_t id, TokenEvent& ev) {
   const bool eos = is_end_id(id) && (!seq.request.params.ignore_eos || seq.grammar.finished());
   if (!eos) {
@@ -121,7 +124,13 @@ void OutputProcessor::set_finish(Sequence& seq, int32_t id, TokenEvent& ev) {
   } else {
     seq.finish = FinishReason::kEosToken;
   }
-  if (!seq.finish && seq.generated() >= seq.request.params.max_new_tokens) seq.finish = FinishReason::kLength;
+  if (seq.finish) return;
+  const bool at_length = seq.generated() >= seq.request.params.max_new_tokens;
+  if (seq.grammar.finished() || (at_length && seq.grammar.complete())) {
+    seq.finish = FinishReason::kEosToken;
+  } else if (at_length) {
+    seq.finish = FinishReason::kLength;
+  }
 }
 
 // The final event's text tail (or stop offset) and the sequence's figures.

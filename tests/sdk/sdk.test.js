@@ -59,7 +59,7 @@ test("openai: a refused request is OpenAI's 400 error object, naming the param",
   );
   await assert.rejects(
     openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], response_format: { type: "xml" } }),
-    (e) => e.status === 400 && e.param === "response_format.type" && /"text", "json_object" or "json_schema"/.test(e.message),
+    (e) => e.status === 400 && e.param === "response_format.type" && /"text", "json_object", "json_schema"/.test(e.message),
   );
 });
 

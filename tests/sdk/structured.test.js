@@ -1,15 +1,17 @@
 // Structured output through real clients, against a running `plimsoll serve`
 // (URL in PLIMSOLL_URL; tests/system/test_sdk.py runs it on stories260K, which
 // knows nothing of JSON): the openai SDK's zodResponseFormat with
-// chat.completions.parse, and LangChain JS ChatOpenAI.withStructuredOutput.
-// Every answer is checked by ajv against the JSON schema the client sent; the
-// grammar engine makes it valid whatever the weights, so several seeds.
+// chat.completions.parse (zod 4's own API and its `zod/v3` API), and LangChain
+// JS ChatOpenAI.withStructuredOutput. Every answer is checked by ajv against
+// the JSON schema the client sent; the grammar engine makes it valid whatever
+// the weights, so several seeds.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { zodResponseFormat } from "openai/helpers/zod";
 import { ChatOpenAI } from "@langchain/openai";
-import { z } from "zod";
+import { z } from "zod/v3";
+import { z as z4 } from "zod";
 import Ajv from "ajv";
 
 const url = process.env.PLIMSOLL_URL;
@@ -78,4 +80,53 @@ test("langchain: ChatOpenAI.withStructuredOutput(zod) returns a schema-valid obj
   assert.deepEqual(r.parsed, JSON.parse(r.raw.content));
   const again = await llm.withStructuredOutput(Person, { name: "person" }).invoke("Tell me about Tim");
   assert.deepEqual(again, r.parsed);  // greedy: the same answer
+});
+
+// zod 4's own API, nested: integers with bounds (zod 4 writes `minimum` /
+// `maximum` for every .int(), safe-integer bounds at least), enums, an
+// optional field (nullable, as OpenAI's strict mode asks), nullable fields,
+// bounded arrays of objects, bounded strings.
+const Order = z4.object({
+  id: z4.number().int().min(0).max(9999),
+  status: z4.enum(["new", "paid", "shipped"]),
+  note: z4.string().max(20).nullable().optional(),
+  coupon: z4.string().max(8).nullable(),
+  items: z4.array(z4.object({ sku: z4.string().min(1).max(8), qty: z4.number().int().min(1).max(5) })).min(1).max(3),
+  customer: z4.object({ name: z4.string().max(16), tier: z4.enum(["gold", "silver"]).nullable() }),
+});
+
+test("openai: zodResponseFormat of a nested zod 4 model parses to valid objects", async () => {
+  const format = zodResponseFormat(Order, "order");
+  const validateOrder = new Ajv({ strict: false }).compile(format.json_schema.schema);
+  for (const seed of [0, 1, 2]) {
+    const r = await openai.chat.completions.parse({
+      model: "m", messages: [{ role: "user", content: "Tim's order" }], response_format: format, temperature: 1, seed,
+    });
+    const choice = r.choices[0];
+    assert.equal(choice.finish_reason, "stop");
+    assert.ok(validateOrder(choice.message.parsed), JSON.stringify(validateOrder.errors) + " in " + choice.message.content);
+    assert.deepEqual(choice.message.parsed, Order.parse(JSON.parse(choice.message.content)));
+  }
+});
+
+test("openai: parse() gets finish_reason stop for a value completed exactly at max_tokens", async () => {
+  // The shortest valid Person, then max_tokens set to what one answer took: the value ends with the budget.
+  const body = { model: "m", messages: [{ role: "user", content: "Tell me about Tim" }], response_format: responseFormat, seed: 3 };
+  const first = await openai.chat.completions.parse(body);
+  assert.equal(first.choices[0].finish_reason, "stop");
+  const tight = await openai.chat.completions.parse({ ...body, max_tokens: first.usage.completion_tokens });
+  assert.equal(tight.usage.completion_tokens, first.usage.completion_tokens);  // the value took the whole budget
+  assert.equal(tight.choices[0].finish_reason, "stop");  // not "length": parse() would throw LengthFinishReasonError
+  assertValid(tight.choices[0].message.parsed);
+});
+
+test("TGI's response_format forms on /v1/chat/completions: json and json_object with a value", async () => {
+  const schema = { type: "object", properties: { color: { type: "string", enum: ["red", "blue"] } }, required: ["color"] };
+  for (const type of ["json", "json_object"]) {
+    const r = await openai.chat.completions.create({
+      model: "m", messages: [{ role: "user", content: "A color" }], response_format: { type, value: schema }, seed: 1,
+    });
+    assert.equal(r.choices[0].finish_reason, "stop");
+    assert.ok(["red", "blue"].includes(JSON.parse(r.choices[0].message.content).color), r.choices[0].message.content);
+  }
 });

@@ -68,10 +68,16 @@ test("openai: tool_choice required and named give tool_calls", { skip }, async (
 test("openai: the stream helper accumulates the tool-call deltas", { skip }, async () => {
   const body = { model: "m", messages, tools, tool_choice: { type: "function", function: { name: "get_weather" } }, seed: 7, max_tokens: 120 };
   const stream = openai.chat.completions.stream(body);
+  const argumentDeltas = [];
+  for await (const chunk of stream) {
+    for (const d of chunk.choices[0]?.delta?.tool_calls ?? []) if (d.function?.arguments) argumentDeltas.push(d.function.arguments);
+  }
   const final = await stream.finalChatCompletion();
   assert.equal(final.choices[0].finish_reason, "tool_calls");
   const call = final.choices[0].message.tool_calls[0];
   checkWeatherCall(call);
+  assert.ok(argumentDeltas.length > 1, `the arguments came in ${argumentDeltas.length} delta(s)`);  // as generated
+  assert.equal(argumentDeltas.join(""), call.function.arguments);
   const whole = await openai.chat.completions.create(body);
   assert.equal(call.function.arguments, whole.choices[0].message.tool_calls[0].function.arguments);
 });

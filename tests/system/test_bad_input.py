@@ -110,7 +110,8 @@ CASES = [
      j({"messages": [{"role": "user", "content": [{"type": "image", "url": "x"}]}]}), 422, "validation",
      ["content"]),
     ("chat tools", "/v1/chat/completions", j({"messages": [{"role": "user", "content": "Hi"}], "tools": [
-        {"type": "function", "function": {"name": "f", "parameters": {}}}]}), 422, "validation", ["`tools`"]),
+        {"type": "function", "function": {"name": "f g", "parameters": {}}}]}), 422, "validation",
+     ["`tools[0].function.name`"]),
     ("chat response_format bad type", "/v1/chat/completions", j({"messages": [{"role": "user", "content": "Hi"}],
                                                                  "response_format": {"type": "xml"}}),
      422, "validation", ["`response_format.type`"]),

@@ -267,5 +267,95 @@ TEST_F(ApiTest, CorsIsOffUnlessAllowedOrigins) {
   EXPECT_FALSE(r->has_header("Access-Control-Allow-Origin"));
 }
 
+// Tools on the fake model (no template: the generic format). The scripted
+// answer is a call: the stream sends its id and name once the name is
+// written, then the arguments as their text grows, then "tool_calls". A
+// scripted reply is sent as content as its string is decoded.
+TEST_F(ApiTest, StreamedGenericToolCallsAndRepliesComeAsGenerated) {
+  const json tool = {{"type", "function"},
+                     {"function", {{"name", "f"}, {"parameters", {{"type", "object"}, {"properties", {{"a", {{"type", "string"}}}}}}}}}};
+  const json hi = {{{"role", "user"}, {"content", "hi"}}};
+  const std::string call = R"({"tool_calls": [{"name": "f", "parameters": {"a": "xyz"}}]})";
+  service_.limits_.max_input_tokens = 400;  // the tools' description is in the prompt
+  service_.limits_.max_total_tokens = 512;
+  service_.script_ids_ = tokenizer_.encode(call, false);
+  auto r = post("/v1/chat/completions", json{{"messages", hi}, {"tools", json::array({tool})}, {"stream", true},
+                                             {"max_tokens", static_cast<int64_t>(service_.script_ids_.size())}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  std::vector<std::string> args;
+  std::string id;
+  std::string finish;
+  for (const std::string& e : sse_data(r->body, "data: ")) {
+    if (e == "[DONE]") continue;
+    const json choice = json::parse(e)["choices"][0];
+    if (!choice["finish_reason"].is_null()) finish = choice["finish_reason"];
+    if (!choice["delta"].contains("tool_calls")) continue;
+    const json& d = choice["delta"]["tool_calls"][0];
+    EXPECT_EQ(d["index"], 0);
+    if (d.contains("id")) {
+      EXPECT_TRUE(id.empty()) << "a second head";
+      id = d["id"];
+      EXPECT_EQ(d["function"]["name"], "f");
+      EXPECT_EQ(choice["delta"]["role"], "assistant");
+      EXPECT_TRUE(choice["delta"]["content"].is_null());
+    }
+    const std::string piece = d["function"].value("arguments", "");
+    if (!piece.empty()) {
+      EXPECT_FALSE(id.empty()) << "arguments before the name";
+      args.push_back(piece);
+    }
+  }
+  EXPECT_EQ(id.rfind("call_", 0), 0u);
+  EXPECT_GT(args.size(), 1u);
+  std::string joined;
+  for (const std::string& a : args) joined += a;
+  EXPECT_EQ(joined, R"({"a": "xyz"})");
+  EXPECT_EQ(finish, "tool_calls");
+
+  service_.script_ids_ = tokenizer_.encode(R"({"response": "he said \"hi\""})", false);
+  r = post("/v1/chat/completions", json{{"messages", hi}, {"tools", json::array({tool})}, {"stream", true},
+                                        {"max_tokens", static_cast<int64_t>(service_.script_ids_.size())}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const auto events = sse_data(r->body, "data: ");
+  size_t pieces = 0;
+  for (const std::string& e : events) {
+    if (e != "[DONE]" && !json::parse(e)["choices"][0]["delta"].value("content", std::string()).empty()) ++pieces;
+  }
+  EXPECT_EQ(stream_text(events, "delta"), "he said \"hi\"");
+  EXPECT_GT(pieces, 1u);
+}
+
+// parallel_tool_calls false: an answer carries its first call only, whole or
+// streamed (whatever the model wrote after it).
+TEST_F(ApiTest, ParallelToolCallsFalseKeepsTheFirstCall) {
+  const json tool = {{"type", "function"}, {"function", {{"name", "f"}, {"parameters", {{"type", "object"}}}}}};
+  service_.limits_.max_input_tokens = 400;
+  service_.limits_.max_total_tokens = 512;
+  service_.script_ids_ = tokenizer_.encode(R"({"tool_calls": [{"name": "f", "parameters": {}}, {"name": "f", "parameters": {}}]})", false);
+  for (bool parallel : {true, false}) {
+    for (bool stream : {false, true}) {
+      auto r = post("/v1/chat/completions",
+                    json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"tools", json::array({tool})},
+                         {"parallel_tool_calls", parallel}, {"stream", stream},
+                         {"max_tokens", static_cast<int64_t>(service_.script_ids_.size())}});
+      ASSERT_TRUE(r);
+      ASSERT_EQ(r->status, 200) << r->body;
+      size_t calls = 0;
+      if (!stream) {
+        calls = json::parse(r->body)["choices"][0]["message"]["tool_calls"].size();
+      } else {
+        for (const std::string& e : sse_data(r->body, "data: ")) {
+          if (e == "[DONE]") continue;
+          const json delta = json::parse(e)["choices"][0]["delta"];
+          if (delta.contains("tool_calls") && delta["tool_calls"][0].contains("id")) ++calls;
+        }
+      }
+      EXPECT_EQ(calls, parallel ? 2u : 1u) << "parallel " << parallel << " stream " << stream;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace plimsoll::testing

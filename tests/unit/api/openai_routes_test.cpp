@@ -136,14 +136,22 @@ TEST_F(ApiTest, ChatStreamSendsRoleThenDeltasThenDone) {
 }
 
 // Tools need a template with a tool-call syntax (the fallback "<role>: ..." has none).
-TEST_F(ApiTest, ChatRefusesToolsWithoutACallSyntaxAndBadJsonOutputClearly) {
+TEST_F(ApiTest, ChatRefusesBadToolAndJsonRequestsClearly) {
   const std::string bad = "invalid_request_error";
   const json hi = {{{"role", "user"}, {"content", "hi"}}};
   expect_openai_error(post("/v1/chat/completions", json{{"messages", json::array()}}), 400, bad,
                       "`messages` must be a non-empty list", "messages");
   json tool = {{"type", "function"}, {"function", {{"name", "f"}, {"parameters", json::object()}}}};
-  expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tools", json::array({tool})}}), 400, bad,
-                      "`tools`: the model's chat template has no tool-call syntax this server knows", "tools");
+  // Without a template's tool syntax the generic format constrains every answer: no response_format beside it.
+  expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tools", json::array({tool})},
+                                                        {"response_format", {{"type", "json_object"}}}}),
+                      400, bad, "`response_format` cannot be combined with `tools` on this model", "response_format");
+  json limited = tool;
+  limited["function"]["name"] = "g";
+  limited["function"]["parameters"] = {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}, {"maximum", 3}}}}}};
+  expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tools", json::array({tool, limited})}}),
+                      400, bad, "`tools[1].function.parameters`: schema at /properties/n: keyword `maximum`",
+                      "tools[1].function.parameters");
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tool_choice", "required"}}), 400, bad,
                       "`tool_choice` \"required\" or a named function needs a non-empty `tools` list", "tool_choice");
   expect_openai_error(
@@ -159,12 +167,35 @@ TEST_F(ApiTest, ChatRefusesToolsWithoutACallSyntaxAndBadJsonOutputClearly) {
                             json{{"response_format", {{"type", "json_object"}}}},
                             json{{"tool_choice", "none"}}, json{{"tool_choice", "auto"}},
                             json{{"tools", json::array({tool})}, {"tool_choice", "none"}}}) {
-    json body = {{"messages", hi}, {"max_tokens", 1}};
+    json body = {{"messages", hi}, {"max_tokens", 4}};
     body.update(extra);
     auto r = post("/v1/chat/completions", body);
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 200) << extra.dump() << r->body;
   }
+  // TGI's response_format forms: a schema under `value` holds (json_object's is not ignored).
+  const json bounded = {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}, {"maximum", 3}}}}}};
+  for (const char* type : {"json", "json_object"}) {
+    expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"max_tokens", 4},
+                                                          {"response_format", {{"type", type}, {"value", bounded}}}}),
+                        400, bad, "`response_format.value`: schema at /properties/n: keyword `maximum`",
+                        "response_format.value");
+  }
+  for (const json& format : {json{{"type", "json"}, {"value", {{"type", "object"}}}},
+                             json{{"type", "json_object"}, {"value", {{"type", "boolean"}}}},
+                             json{{"type", "json_schema"}, {"value", {{"name", "b"}, {"schema", {{"type", "boolean"}}}}}},
+                             json{{"type", "regex"}, {"value", "a|b"}}}) {
+    auto r = post("/v1/chat/completions", json{{"messages", hi}, {"max_tokens", 8}, {"response_format", format}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << format.dump() << r->body;
+  }
+  // A grammar's shortest output is named by the route's own length field.
+  expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"max_tokens", 1},
+                                                        {"response_format", {{"type", "json_object"}}}}),
+                      400, bad, "`max_tokens` of 1 is too small for the grammar", "max_tokens");
+  expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"max_completion_tokens", 1},
+                                                        {"response_format", {{"type", "json_object"}}}}),
+                      400, bad, "`max_completion_tokens` of 1 is too small for the grammar", "max_completion_tokens");
 }
 
 TEST_F(ApiTest, ChatTemplateHookIsUsed) {
@@ -183,6 +214,31 @@ TEST_F(ApiTest, ChatTemplateHookIsUsed) {
   EXPECT_EQ(service_.last_items()[0].prompt_ids, (std::vector<int32_t>{1, 285, 285}));  // one BOS, no dummy prefix after it
   expect_openai_error(post("/v1/chat/completions", json{{"messages", {{{"role", "bad"}, {"content", "x"}}}}}), 400,
                       "invalid_request_error", "role bad");
+}
+
+// Tools on a template without tool syntax that refuses a system role: the
+// generic description goes into the first user turn instead.
+TEST_F(ApiTest, GenericToolsFoldIntoTheUserTurnWhereSystemIsRefused) {
+  stop();
+  auto seen = std::make_shared<std::vector<api::ChatMessage>>();
+  server_ = std::make_unique<api::ApiServer>(
+      api::ApiConfig{.hostname = "127.0.0.1", .port = 0, .threads = 8}, service_, tokenizer_, metrics_,
+      [seen](const std::vector<api::ChatMessage>& m, const api::ChatRenderBudget&, const OrderedJson&) -> Result<std::string> {
+        if (m[0].role == "system") return make_error(ErrorCode::kInvalidArgument, "System role not supported");
+        *seen = m;
+        return std::string("zz");
+      });
+  ASSERT_TRUE(server_->start().ok());
+  client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+  const json tool = {{"type", "function"}, {"function", {{"name", "f"}, {"parameters", {{"type", "object"}}}}}};
+  auto r = post("/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "hi"}}}},
+                                             {"tools", json::array({tool})}, {"max_tokens", 64}});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  ASSERT_EQ(seen->size(), 1u);
+  EXPECT_EQ((*seen)[0].role, "user");
+  EXPECT_EQ((*seen)[0].content.rfind("Tools: [{\"name\":\"f\"", 0), 0u) << (*seen)[0].content;
+  EXPECT_EQ((*seen)[0].content.substr((*seen)[0].content.size() - 4), "\n\nhi");
 }
 
 TEST_F(ApiTest, ModelsListsTheModel) {

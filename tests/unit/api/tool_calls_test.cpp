@@ -10,7 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/generic_tools.h"
+#include "api/tool_call_scan.h"
 #include "api/tool_calls.h"
+#include "engine/grammar/grammar_sources.h"
 #include "engine/grammar/token_trie.h"
 #include "schema_check.h"
 #include "test_paths.h"
@@ -185,6 +188,134 @@ TEST(ToolGrammar, RandomLogitsOnStories260KAlwaysWriteAWellFormedCall) {
       }
     }
   }
+}
+
+TEST(GenericTools, ParsesCallsRepliesAndLeavesOtherTextWhole) {
+  ParsedAnswer p = parse_tool_calls(ToolFormat::kGeneric,
+      " {\"tool_calls\": [{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}, {\"name\": \"get_time\", \"parameters\": {}}]}");
+  ASSERT_EQ(p.calls.size(), 2u);
+  EXPECT_EQ(p.calls[0].name, "get_weather");
+  EXPECT_EQ(p.calls[0].arguments, "{\"city\":\"Paris\"}");
+  EXPECT_EQ(p.calls[0].id.rfind("call_", 0), 0u);
+  EXPECT_EQ(p.content, "");
+  // llama.cpp's own spellings: "arguments", and {"tool_call": {...}}.
+  p = parse_tool_calls(ToolFormat::kGeneric, "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"a\": 1}}}");
+  ASSERT_EQ(p.calls.size(), 1u);
+  EXPECT_EQ(p.calls[0].arguments, "{\"a\":1}");
+  p = parse_tool_calls(ToolFormat::kGeneric, "{\"response\": \"Hi \\\"there\\\"\"}");
+  EXPECT_TRUE(p.calls.empty());
+  EXPECT_EQ(p.content, "Hi \"there\"");
+  for (const std::string text : {"{\"tool_calls\": [{\"name\": \"f\", \"parameters\": {\"a\"", "{\"tool_calls\": []}",
+                                 "{\"other\": 1}", "plain words"}) {
+    p = parse_tool_calls(ToolFormat::kGeneric, text);
+    EXPECT_TRUE(p.calls.empty()) << text;
+    EXPECT_EQ(p.content, text);
+  }
+}
+
+TEST(GenericTools, GrammarAllowsCallsOrAReplyAsAsked) {
+  const std::vector<ToolFunction> fns = {{"get_weather", kWeatherParams, 0},
+                                         {"get_time", json::parse(R"({"type":"object","properties":{}})"), 1}};
+  auto accepts = [](const Grammar& g, const std::string& text) {
+    const int32_t s = g.walk(g.start(), text);
+    return g.alive(s) && g.accepting(s);
+  };
+  const std::string two = "{\"tool_calls\": [{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": 2}}, "
+                          "{\"name\": \"get_time\", \"parameters\": {}}]}";
+  const std::string one = "{\"tool_calls\": [{\"name\": \"get_time\", \"parameters\": {}}]}";
+  const std::string reply = "{\"response\": \"Hello\"}";
+  auto auto_parallel = grammar_from_json_schema(generic_tool_schema(fns, {true, true}), GrammarLimits{});
+  ASSERT_TRUE(auto_parallel.ok()) << auto_parallel.error().message;
+  EXPECT_TRUE(accepts(**auto_parallel, two));
+  EXPECT_TRUE(accepts(**auto_parallel, one));
+  EXPECT_TRUE(accepts(**auto_parallel, reply));
+  EXPECT_FALSE(accepts(**auto_parallel, "{\"tool_calls\": [{\"name\": \"nope\", \"parameters\": {}}]}"));
+  EXPECT_FALSE(accepts(**auto_parallel, "{\"tool_calls\": [{\"name\": \"get_time\", \"parameters\": {\"x\": 1}}]}"));
+  // Local references inside a function's parameters still resolve in the combined schema.
+  const std::vector<ToolFunction> with_refs = {
+      {"a", json::parse(R"({"type":"object","properties":{"p":{"$ref":"#/$defs/P"}},"required":["p"],
+                            "$defs":{"P":{"type":"string","enum":["x"]}}})"), 0},
+      {"b", json::parse(R"({"type":"object","properties":{"p":{"$ref":"#/definitions/P"}},"required":["p"],
+                            "definitions":{"P":{"type":"integer","enum":[7]}}})"), 1}};
+  auto refs = grammar_from_json_schema(generic_tool_schema(with_refs, {false, true}), GrammarLimits{});
+  ASSERT_TRUE(refs.ok()) << refs.error().message;
+  EXPECT_TRUE(accepts(**refs, "{\"tool_calls\": [{\"name\": \"a\", \"parameters\": {\"p\": \"x\"}}, "
+                              "{\"name\": \"b\", \"parameters\": {\"p\": 7}}]}"));
+  EXPECT_FALSE(accepts(**refs, "{\"tool_calls\": [{\"name\": \"b\", \"parameters\": {\"p\": \"x\"}}]}"));
+  auto required_single = grammar_from_json_schema(generic_tool_schema(fns, {false, false}), GrammarLimits{});
+  ASSERT_TRUE(required_single.ok()) << required_single.error().message;
+  EXPECT_TRUE(accepts(**required_single, one));
+  EXPECT_FALSE(accepts(**required_single, two));    // parallel_tool_calls false: one call
+  EXPECT_FALSE(accepts(**required_single, reply));  // required: no reply
+}
+
+TEST(GenericTools, ToolsGoInASystemMessageAndPastCallsAsTheirJson) {
+  const OrderedJson tools = OrderedJson::parse(
+      R"([{"type":"function","function":{"name":"get_time","description":"now","parameters":{"type":"object"}}}])");
+  std::vector<ChatMessage> messages = {{"user", "What time is it?", false, OrderedJson()},
+                                       {"assistant", "", true, OrderedJson::parse(R"({"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_time","arguments":{}}}]})")},
+                                       {"tool", "12:00", false, OrderedJson::parse(R"({"tool_call_id":"call_1"})")}};
+  add_generic_tools(tools, {true, true}, &messages);
+  ASSERT_EQ(messages.size(), 4u);
+  EXPECT_EQ(messages[0].role, "system");
+  EXPECT_NE(messages[0].content.find("{\"name\":\"get_time\",\"description\":\"now\""), std::string::npos) << messages[0].content;
+  EXPECT_NE(messages[0].content.find("{\"response\": <your reply>}"), std::string::npos) << messages[0].content;
+  EXPECT_EQ(messages[2].content, "{\"tool_calls\":[{\"name\":\"get_time\",\"parameters\":{}}]}");
+  EXPECT_FALSE(messages[2].content_null);
+  EXPECT_EQ(messages[3].role, "user");
+  EXPECT_EQ(messages[3].content, "{\"tool_response\":{\"tool_call_id\":\"call_1\",\"content\":\"12:00\"}}");
+  // A system message of the client's own gets the description appended.
+  std::vector<ChatMessage> with_system = {{"system", "Be brief.", false, OrderedJson()}, {"user", "hi", false, OrderedJson()}};
+  add_generic_tools(tools, {false, false}, &with_system);
+  ASSERT_EQ(with_system.size(), 2u);
+  EXPECT_EQ(with_system[0].content.rfind("Be brief.\n\nTools: ", 0), 0u) << with_system[0].content;
+  EXPECT_EQ(with_system[0].content.find("response"), std::string::npos);
+}
+
+TEST(ToolScan, FindsNamesAndArgumentsAsTheyGrow) {
+  const std::string whole = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"s\": \"}<tool_call>\", \"n\": [1, {\"x\": 2}]}}\n</tool_call>";
+  std::vector<CallProgress> seen;
+  for (size_t n = 0; n <= whole.size(); ++n) {
+    seen = scan_tool_calls(ToolFormat::kHermes, std::string_view(whole).substr(0, n));
+    if (seen.empty()) continue;
+    const CallProgress& c = seen[0];
+    if (c.args_begin != std::string_view::npos) {
+      EXPECT_TRUE(c.has_name) << n;
+      EXPECT_LE(c.args_end, n);
+    }
+  }
+  ASSERT_EQ(seen.size(), 1u);  // the "<tool_call>" inside the string is not a second call
+  EXPECT_EQ(seen[0].name, "f");
+  EXPECT_TRUE(seen[0].args_done);
+  EXPECT_EQ(whole.substr(seen[0].args_begin, seen[0].args_end - seen[0].args_begin),
+            "{\"s\": \"}<tool_call>\", \"n\": [1, {\"x\": 2}]}");
+  // The generic list, part-way through its second call's arguments.
+  const std::string generic = "{\"tool_calls\": [{\"name\": \"a\", \"parameters\": {}}, {\"name\": \"b\", \"parameters\": {\"q\": \"x";
+  const auto calls = scan_tool_calls(ToolFormat::kGeneric, generic);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[1].name, "b");
+  EXPECT_FALSE(calls[1].args_done);
+  EXPECT_EQ(generic.substr(calls[1].args_begin), "{\"q\": \"x");
+  EXPECT_TRUE(scan_tool_calls(ToolFormat::kGeneric, "{\"response\": \"hi").empty());
+  // Mistral and Llama 3 lists.
+  EXPECT_EQ(scan_tool_calls(ToolFormat::kMistral, "[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\"").size(), 2u);
+  EXPECT_EQ(scan_tool_calls(ToolFormat::kLlama3Json, "{\"name\": \"a\", \"parameters\": {}}; {\"name\": \"b\", \"parameters\": {}}").size(), 2u);
+  // The generic reply, decoded as far as its escapes are whole.
+  const std::string reply = "{\"response\": \"Hi \\\"you\\\"\\n\\u00e9\\ud83d\\ude00!\"}";
+  std::string last;
+  for (size_t n = 0; n <= reply.size(); ++n) {
+    const auto so_far = generic_reply_so_far(std::string_view(reply).substr(0, n));
+    if (!so_far) continue;
+    EXPECT_EQ(so_far->rfind(last, 0), 0u) << n << ": " << *so_far;  // it only grows
+    last = *so_far;
+  }
+  EXPECT_EQ(last, "Hi \"you\"\n\u00e9\U0001F600!");
+  EXPECT_FALSE(generic_reply_so_far("{\"tool_calls\": [").has_value());
+  // The answer whole keeps the arguments as written.
+  std::vector<ToolCall> parsed = parse_tool_calls(ToolFormat::kHermes, whole).calls;
+  use_written_arguments(ToolFormat::kHermes, whole, &parsed);
+  ASSERT_EQ(parsed.size(), 1u);
+  EXPECT_EQ(parsed[0].arguments, "{\"s\": \"}<tool_call>\", \"n\": [1, {\"x\": 2}]}");
 }
 
 }  // namespace

@@ -139,8 +139,24 @@ TEST_F(OutputProcessorTest, AGrammarMaskedSequenceEndsWithEosWhenItsGrammarIsDon
   }
   ASSERT_TRUE(last.final);
   EXPECT_EQ(last.finish_reason, FinishReason::kEosToken);
-  EXPECT_EQ(last.token.id, tok.eos_id());
+  EXPECT_NE(last.token.id, tok.eos_id());  // ended as "eat" was finished: no step spent on the forced EOS
   EXPECT_EQ(last.generated_text, "eat");
+}
+
+// An output the grammar accepts when max_new_tokens is reached ends as EOS
+// would (OpenAI "stop"): the value is whole, though it could have gone on.
+TEST_F(OutputProcessorTest, AGrammarCompleteAtTheLengthEndsAsEos) {
+  auto re = grammar_from_regex("e(at)*", GrammarLimits{});
+  ASSERT_TRUE(re.ok());
+  OutputProcessor out(tok, {});
+  GenerationRequest r = request(1);
+  r.params.grammar = *re;
+  auto seq = sequence(std::move(r));
+  SequenceOutput o = out.process_one(*seq, pick(id_of("e")));
+  ASSERT_FALSE(o.fault);
+  ASSERT_TRUE(o.event.final);
+  EXPECT_EQ(o.event.finish_reason, FinishReason::kEosToken);
+  EXPECT_EQ(o.event.generated_text, "e");
 }
 
 TEST_F(OutputProcessorTest, LengthEndsWithTheFinalFigures) {
