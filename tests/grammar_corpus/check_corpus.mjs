@@ -53,6 +53,7 @@ const dir = join(root, "tests", "data", "schemas");
 const files = process.argv.length > 3 ? process.argv.slice(3).map((f) => resolve(f))
   : readdirSync(dir).filter((f) => f.endsWith(".json")).sort().map((f) => join(dir, f));
 
+const utf8 = new TextDecoder("utf-8", { fatal: true });
 const failures = [];  // {schema, seeds, why}
 let passed = 0;
 for (const file of files) {
@@ -65,8 +66,8 @@ for (const file of files) {
     continue;
   }
   for (const seed of SEEDS) {
-    const r = spawnSync(sampler, [file, String(seed), vocab], { encoding: "utf8", maxBuffer: 64 << 20 });
-    const stderr = (r.stderr || "").trim();
+    const r = spawnSync(sampler, [file, String(seed), vocab], { maxBuffer: 64 << 20 });
+    const stderr = (r.stderr || "").toString().trim();
     if (r.status === 1 && stderr.includes("does not compile")) {
       // The compile does not depend on the seed: one line for all of them.
       failures.push({ schema: name, seeds: "1-10", why: stderr.replace(`${file}: `, "") });
@@ -77,7 +78,13 @@ for (const file of files) {
       failures.push({ schema: name, seeds: String(seed), why: `grammar_sample ${how}: ${stderr.replace(`${file}: `, "")}` });
       continue;
     }
-    const text = r.stdout.replace(/\n$/, "");
+    let text;
+    try {
+      text = utf8.decode(r.stdout).replace(/\n$/, "");
+    } catch (e) {
+      failures.push({ schema: name, seeds: String(seed), why: `output is not valid UTF-8: ${r.stdout.toString("latin1")}` });
+      continue;
+    }
     let value;
     try {
       value = JSON.parse(text);
