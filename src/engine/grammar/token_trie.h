@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/grammar/grammar.h"
+#include "engine/grammar/grammar_lazy.h"
 #include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll {
@@ -21,11 +22,14 @@ class TokenTrie {
   // (its text in the middle of a sequence, after an ordinary token).
   static TokenTrie build(const TextTokenizer& tokenizer);
 
-  // Appends to `out` the tokens whose bytes keep `grammar` alive from `state`
-  // and end in a state at most `budget_bytes` bytes from acceptance.
-  // `states`: scratch.
-  void allowed(const Grammar& grammar, int32_t state, int64_t budget_bytes, std::vector<int32_t>& out,
-               std::vector<int32_t>& states) const;
+  struct WalkBuffers;
+  // Sets in `bits` each token whose bytes keep some stack of `tops` alive
+  // (or end the output exactly) and leave it at most `budget_bytes` bytes from
+  // complete; `maxd`: the most bytes any of them leaves, less the stack's
+  // origin offset (`offsets`, the mask cache's clamped counters). Lock held.
+  void allowed(StackWalk& walk, const std::vector<GTop>& tops, int64_t budget_bytes,
+               const std::vector<int64_t>& offsets, std::vector<uint64_t>& bits, int64_t& maxd,
+               WalkBuffers& b) const;
   // The bytes the trie holds for `id` ("" when it is not in the trie).
   std::string_view text(int32_t id) const;
   // Every single byte is some token's text: any grammar can be completed one
@@ -48,48 +52,33 @@ class TokenTrie {
   bool has_all_bytes_ = false;
 };
 
-// The allowed tokens of the last few (grammar, state) pairs as bitsets over
-// the vocabulary, for steps where the length budget cannot bind (most of
-// them): inside a string or a number the state repeats, and its mask is then
-// one pass over the logits instead of a trie walk. Fixed size: `entries` x
-// vocab / 8 bytes, replaced round robin.
-class MaskCache {
- public:
-  explicit MaskCache(size_t entries = 16) : slots_(entries) {}
-  struct Slot {
-    uint64_t grammar_id = 0;  // 0: empty
-    int32_t state = -1;
-    bool any = false;         // some token is allowed
-    std::vector<uint64_t> bits;
-  };
-  Slot* find(uint64_t grammar_id, int32_t state);
-  Slot& replace(uint64_t grammar_id, int32_t state, size_t vocab);
-  // Sizes every slot for `vocab` now, so masking never allocates.
-  void reserve(size_t vocab);
-  int64_t hits = 0;
-  int64_t misses = 0;
-
- private:
-  std::vector<Slot> slots_;
-  size_t next_ = 0;
+// The trie walk's sets of stacks, one region per depth.
+struct TokenTrie::WalkBuffers {
+  std::vector<GTop> sets;         // [(max_depth + 1) x max_stacks]
+  std::vector<uint32_t> set_at;   // [max_depth + 1]
+  std::vector<uint32_t> set_len;  // [max_depth + 1]
+  std::vector<size_t> pool_at;    // [max_depth + 1]
 };
 
 // Reusable buffers of the masking pass (one per engine thread), sized for the
-// trie's vocabulary at start-up (~12.5 B per vocabulary entry): masking then
-// allocates nothing while serving.
+// trie's vocabulary at start-up: masking then allocates nothing while serving
+// beyond the grammar's own lazily built part (charged at admission).
 struct GrammarScratch {
-  std::vector<int32_t> allowed;  // [<= vocab]
-  std::vector<int32_t> states;   // [max_depth + 1]
+  std::vector<int32_t> allowed;  // [<= vocab] (end ids)
   std::vector<float> kept;       // [<= vocab]
-  MaskCache cache;
+  std::vector<uint64_t> bits;    // [vocab / 64]
+  std::vector<GTop> tops, next;  // [max_stacks]
+  std::vector<int32_t> key;      // the mask cache's key
+  std::vector<int64_t> offsets;  // [max_stacks]
+  StackBuffers stack;
+  TokenTrie::WalkBuffers walk;
   void reserve(const TokenTrie& trie);
 };
 
 class GrammarMatcher {
  public:
   GrammarMatcher() = default;
-  explicit GrammarMatcher(std::shared_ptr<const Grammar> grammar)
-      : grammar_(std::move(grammar)), state_(grammar_ ? grammar_->start() : Grammar::kDead) {}
+  explicit GrammarMatcher(std::shared_ptr<const Grammar> grammar);
 
   bool active() const { return grammar_ != nullptr; }
   // Sets every logit the grammar refuses to -inf: tokens that cannot continue
@@ -97,21 +86,28 @@ class GrammarMatcher {
   // `tokens_left` (this one included; one byte per later token), and the end
   // ids unless the output so far is complete. Returns false when nothing at
   // all is allowed (the vocabulary cannot spell what the grammar needs).
+  // The allowed set comes from the grammar's mask cache when the length
+  // budget provably cannot bind.
   bool mask(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left, std::span<const int32_t> end_ids,
             GrammarScratch& scratch) const;
   // The same without the mask cache (the reference the cache is tested against).
   bool mask_uncached(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left,
                      std::span<const int32_t> end_ids, GrammarScratch& scratch) const;
   // Moves past a sampled token (its trie text). End ids leave the state as is.
-  void advance(int32_t id, const TokenTrie& trie);
-  bool complete() const { return grammar_ && grammar_->alive(state_) && grammar_->accepting(state_); }
+  void advance(int32_t id, const TokenTrie& trie, GrammarScratch& scratch);
+  // Moves past `bytes` (tests, tools); false when they leave no valid output.
+  bool advance_bytes(std::string_view bytes, GrammarScratch& scratch);
+  bool complete() const { return grammar_ && position_.can_end; }
   // Complete, and nothing may follow: only the end remains (even with ignore_eos).
-  bool finished() const { return complete() && grammar_->finished(state_); }
-  int32_t state() const { return state_; }
+  bool finished() const { return complete() && position_.data.empty(); }
+  bool alive() const { return grammar_ && position_.alive(); }
+  const GrammarPosition& position() const { return position_; }
 
  private:
+  // Applies `bits` (+ end ids when complete) to logits; false when nothing is allowed.
+  bool apply(std::span<float> logits, const std::vector<uint64_t>& bits, std::span<const int32_t> end_ids) const;
   std::shared_ptr<const Grammar> grammar_;
-  int32_t state_ = Grammar::kDead;
+  GrammarPosition position_;
 };
 
 }  // namespace plimsoll

@@ -1,0 +1,164 @@
+// The run-time side of a Grammar, built lazily and shared by every sequence
+// that uses it: each rule's DFA states (a state = a set of that rule's NFA
+// states; transitions made on demand and memoized) and the mask cache. All of
+// it lives within GrammarLimits::max_lazy_bytes, charged in full at admission:
+// when full, the mask cache is dropped (it is recomputable); DFA states stay
+// (positions name them), and past the budget a new one is refused (its byte
+// is masked off: the output stays valid). One mutex; callers hold lock().
+//
+// A position is a set of stacks; a stack is frames (a rule's DFA state and
+// its item count), bottom first. StackWalk steps sets of stacks byte by byte
+// with shared tails (a pool of links, truncated as a trie walk backs up).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/grammar/grammar.h"
+
+namespace plimsoll {
+
+struct GFrame {
+  int32_t dstate = 0;
+  int32_t count = 0;  // items of its rule done before the current one
+  bool operator==(const GFrame&) const = default;
+};
+// A stack: its top frame and the link below it (-1: none). origin: the stack
+// of the position it came from (the mask cache's clamped counters).
+struct GTop {
+  GFrame f;
+  int32_t below = -1;
+  int32_t origin = 0;
+  bool same(const GTop& o) const { return f == o.f && below == o.below; }
+};
+struct GLink {
+  GFrame f;
+  int32_t below = -1;
+  int32_t depth = 1;  // frames from the bottom up to this one
+  int32_t cum = 0;    // fewest bytes to finish this frame and all below it
+};
+
+// One sequence's place: its stacks, each n then n x (dstate, count) bottom
+// first; can_end: the output so far is complete.
+struct GrammarPosition {
+  std::vector<int32_t> data;
+  bool can_end = false;
+  bool alive() const { return can_end || !data.empty(); }
+  bool operator==(const GrammarPosition&) const = default;
+};
+
+class GrammarLazy {
+ public:
+  struct DState {
+    int32_t rule = 0;
+    int32_t dist = 0;  // fewest bytes to the item's end
+    bool item_end = false;
+    bool has_bytes = false;
+    uint32_t set_at = 0, set_len = 0;      // into sets_
+    uint32_t calls_at = 0, calls_len = 0;  // into calls_
+    int32_t row = 0;                       // into next_ (256 entries)
+    int32_t chain = -1;                    // next state with the same hash
+  };
+  // The calls of one rule from a state, merged: one frame returns to the set
+  // of every return state (sets_[ret_at, ret_at + ret_len)).
+  struct DCall {
+    int32_t rule;
+    uint32_t ret_at, ret_len;
+    int32_t ret = -2;  // its DFA state, made on demand (-1: dead)
+  };
+  struct MaskEntry {
+    std::vector<int32_t> key;
+    std::vector<uint64_t> bits;  // [vocab / 64] tokens allowed with no length budget
+    int64_t maxd = 0;            // the most bytes any of them leaves (clamped counters)
+    bool any = false;
+  };
+
+  explicit GrammarLazy(const Grammar& g);
+  // What the lazy part holds besides max_lazy_bytes (marks, start tables).
+  static int64_t fixed_bytes(const Grammar& g);
+  std::unique_lock<std::mutex> lock() const { return std::unique_lock<std::mutex>(mu_); }
+
+  // Below: the lock held.
+  const DState& dstate(int32_t id) const { return states_[static_cast<size_t>(id)]; }
+  // The rule's DFA state at its first / next item (-1: none).
+  int32_t start(int32_t rule, bool first);
+  // The state after `byte` (-1: dead).
+  int32_t step(int32_t d, uint8_t byte);
+  const DCall* calls(const DState& s) const { return calls_.data() + s.calls_at; }
+  int32_t call_return(const DState& s, uint32_t k);
+  // The fewest bytes to finish frame f (its item and its rule's later items).
+  int64_t frame_dist(GFrame f) const;
+  const Grammar& grammar() const { return g_; }
+
+  const MaskEntry* find_mask(const std::vector<int32_t>& key, uint64_t hash) const;
+  // Keeps `entry` (dropping every mask first when the budget is full); false
+  // when it alone does not fit.
+  bool keep_mask(MaskEntry entry, uint64_t hash);
+  int64_t used_bytes() const { return dfa_bytes_ + mask_bytes_; }
+  int64_t num_dstates() const { return static_cast<int64_t>(states_.size()); }
+  int64_t mask_hits = 0, mask_misses = 0;
+  bool exhausted = false;  // a DFA state was refused for the budget
+
+ private:
+  int32_t intern(std::vector<int32_t>& seeds, int32_t rule);
+  bool charge_dfa(int64_t bytes);
+  void drop_masks();
+
+  const Grammar& g_;
+  mutable std::mutex mu_;
+  std::vector<DState> states_;
+  std::vector<int32_t> sets_;
+  std::vector<DCall> calls_;
+  std::vector<int32_t> next_;                   // [states x 256], -2: not made yet
+  std::unordered_map<uint64_t, int32_t> by_hash_;  // first state with the hash
+  std::vector<int32_t> first_, next_start_;     // [rules], -2: not made yet
+  std::vector<uint32_t> mark_;                  // [NFA states] closure marks
+  uint32_t generation_ = 0;
+  std::vector<int32_t> todo_, seeds_;
+  std::vector<Nfa::Call> calls_tmp_;
+  std::vector<MaskEntry> masks_;
+  std::unordered_multimap<uint64_t, size_t> mask_index_;
+  int64_t dfa_bytes_ = 0;
+  int64_t mask_bytes_ = 0;
+};
+
+// StackWalk's buffers, reused (a thread's GrammarScratch holds one set).
+struct StackBuffers {
+  std::vector<GLink> pool;
+  std::vector<GTop> work, seen, seeds;
+};
+
+// Steps sets of stacks (the lock held). Sets are GTop lists; links live in
+// pool, which a caller may truncate back to a size it saw earlier.
+class StackWalk {
+ public:
+  StackWalk(GrammarLazy& lazy, StackBuffers& buffers);
+  std::vector<GLink>& pool;
+  // The position's stacks as tops (origins 0, 1, ...).
+  void load(const GrammarPosition& p, std::vector<GTop>& tops);
+  void save(const GTop* tops, size_t n, bool can_end, GrammarPosition& out) const;
+  // The start position of the grammar.
+  void start(std::vector<GTop>& tops, bool& can_end);
+  // Appends to `out` the tops after `byte` from tops [in, in + n), closed;
+  // returns whether the output may end there.
+  bool step(const GTop* in, size_t n, uint8_t byte, std::vector<GTop>& out);
+  // Expands `seeds` (consumed) into `out`: calls entered, finished items
+  // restarted or popped; only tops that can take a byte stay.
+  bool close(std::vector<GTop>& seeds, std::vector<GTop>& out);
+  int64_t dist(const GTop& t) const;
+  int32_t depth(const GTop& t) const { return t.below < 0 ? 1 : pool[static_cast<size_t>(t.below)].depth + 1; }
+  GrammarLazy& lazy() { return lazy_; }
+  bool limited = false;  // a stack was dropped for max_stack_depth / max_stacks
+
+ private:
+  int32_t push_link(GFrame f, int32_t below);
+  GrammarLazy& lazy_;
+  const Grammar& g_;
+  std::vector<GTop>& work_;
+  std::vector<GTop>& seen_;
+  std::vector<GTop>& seeds_;
+};
+
+}  // namespace plimsoll
