@@ -46,6 +46,7 @@ bool GrammarLazy::charge_dfa(int64_t bytes) {
 }
 
 void GrammarLazy::drop_masks() {
+  if (!masks_.empty()) ++mask_drops;
   masks_.clear();
   masks_.shrink_to_fit();
   mask_index_.clear();
@@ -242,22 +243,31 @@ void StackWalk::start(std::vector<GTop>& tops, bool& can_end) {
   seeds_.clear();
   const int32_t d = lazy_.start(g_.root(), true);
   if (d >= 0) seeds_.push_back({{d, 0}, -1, 0});
-  can_end = close(seeds_, tops);
+  can_end = close(seeds_, tops, 0);
 }
 
 bool StackWalk::step(const GTop* in, size_t n, uint8_t byte, std::vector<GTop>& out) {
   seeds_.clear();
+  const size_t out_begin = out.size();
   for (size_t k = 0; k < n; ++k) {
     const int32_t d = lazy_.step(in[k].f.dstate, byte);
-    if (d >= 0) seeds_.push_back({{d, in[k].f.count}, in[k].below, in[k].origin});
+    if (d < 0) continue;
+    const GTop t{{d, in[k].f.count}, in[k].below, in[k].origin};
+    const GrammarLazy::DState& s = lazy_.dstate(d);
+    // Inside a rule's item with nothing to enter or leave: no closure needed.
+    if (!s.item_end && s.calls_len == 0 && static_cast<int64_t>(out.size() - out_begin) < g_.limits().max_stacks) {
+      out.push_back(t);
+    } else {
+      seeds_.push_back(t);
+    }
   }
   if (seeds_.empty()) return false;
-  return close(seeds_, out);
+  return close(seeds_, out, out_begin);
 }
 
-bool StackWalk::close(std::vector<GTop>& seeds, std::vector<GTop>& out) {
+bool StackWalk::close(std::vector<GTop>& seeds, std::vector<GTop>& out, size_t out_begin) {
   const GrammarLimits& lim = g_.limits();
-  const size_t out_begin = out.size();
+  if (out_begin > out.size()) out_begin = out.size();
   bool can_end = false;
   work_.assign(seeds.begin(), seeds.end());
   seen_.clear();

@@ -100,6 +100,7 @@ class GrammarLazy {
   int64_t num_dstates() const { return static_cast<int64_t>(states_.size()); }
   int64_t mask_hits = 0, mask_misses = 0;
   bool exhausted = false;  // a DFA state was refused for the budget
+  int64_t mask_drops = 0;  // times every mask was dropped to make room
 
  private:
   int32_t intern(std::vector<int32_t>& seeds, int32_t rule);
@@ -145,8 +146,9 @@ class StackWalk {
   // returns whether the output may end there.
   bool step(const GTop* in, size_t n, uint8_t byte, std::vector<GTop>& out);
   // Expands `seeds` (consumed) into `out`: calls entered, finished items
-  // restarted or popped; only tops that can take a byte stay.
-  bool close(std::vector<GTop>& seeds, std::vector<GTop>& out);
+  // restarted or popped; only tops that can take a byte stay, at most
+  // max_stacks from out[out_begin] on.
+  bool close(std::vector<GTop>& seeds, std::vector<GTop>& out, size_t out_begin);
   int64_t dist(const GTop& t) const;
   int32_t depth(const GTop& t) const { return t.below < 0 ? 1 : pool[static_cast<size_t>(t.below)].depth + 1; }
   GrammarLazy& lazy() { return lazy_; }

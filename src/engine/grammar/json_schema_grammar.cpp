@@ -375,11 +375,22 @@ class SchemaCompiler {
     PLIMSOLL_ASSIGN(const int64_t min, count(s, "minLength", 0, path));
     PLIMSOLL_ASSIGN(const int64_t max, count(s, "maxLength", -1, path));
     if (max >= 0 && min > max) return bad(path + "/minLength", "`minLength` is over `maxLength`");
-    if (min == 0 && max < 0) return string_any();
     if (max == 0) return lit("\"\"");
-    // Characters as a counted rule: the count lives in the frame.
-    const int32_t r = new_rule(std::max<int64_t>(min, 1), max);
-    link(r, string_char());
+    if (min == 0 && max < 0) {
+      // One shared rule: its masks are cached once for every such string.
+      if (string_rule_ < 0) {
+        string_rule_ = new_rule();
+        link(string_rule_, string_any());
+      }
+      return nfa_.call(string_rule_);
+    }
+    // Characters as a counted rule (the count lives in the frame), shared by
+    // every string with these bounds.
+    int32_t& r = counted_strings_[{min, max}];
+    if (r == 0) {
+      r = new_rule(std::max<int64_t>(min, 1), max);
+      link(r, string_char());
+    }
     const Frag body = min == 0 ? nfa_.optional(nfa_.call(r)) : nfa_.call(r);
     return seq({lit("\""), body, lit("\"")});
   }
@@ -518,7 +529,8 @@ class SchemaCompiler {
   std::map<const json*, int32_t> rule_of_;
   std::deque<Pending> pending_;
   std::deque<json> owned_;  // merged allOf schemas (stable addresses)
-  int32_t any_value_ = -1, any_object_ = -1, any_array_ = -1;
+  int32_t any_value_ = -1, any_object_ = -1, any_array_ = -1, string_rule_ = -1;
+  std::map<std::pair<int64_t, int64_t>, int32_t> counted_strings_;  // (minLength, maxLength) -> rule (never 0: the root)
 };
 
 Error source_too_big(int64_t bytes, const GrammarLimits& limits, const char* what) {

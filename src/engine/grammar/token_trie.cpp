@@ -324,6 +324,17 @@ bool GrammarMatcher::advance_bytes(std::string_view bytes, GrammarScratch& scrat
   return true;
 }
 
+int64_t GrammarMatcher::min_bytes_left(GrammarScratch& scratch) const {
+  if (!grammar_ || !position_.alive()) return Grammar::kUnreachable;
+  if (position_.can_end) return 0;
+  const auto lock = grammar_->lazy().lock();
+  StackWalk w(grammar_->lazy(), scratch.stack);
+  w.load(position_, scratch.tops);
+  int64_t best = Grammar::kUnreachable;
+  for (const GTop& t : scratch.tops) best = std::min(best, w.dist(t));
+  return best;
+}
+
 void GrammarMatcher::advance(int32_t id, const TokenTrie& trie, GrammarScratch& scratch) {
   if (!grammar_) return;
   const std::string_view t = trie.text(id);

@@ -101,6 +101,8 @@ class GrammarMatcher {
   // Complete, and nothing may follow: only the end remains (even with ignore_eos).
   bool finished() const { return complete() && position_.data.empty(); }
   bool alive() const { return grammar_ && position_.alive(); }
+  // The fewest bytes that complete the output from here (0: complete).
+  int64_t min_bytes_left(GrammarScratch& scratch) const;
   const GrammarPosition& position() const { return position_; }
 
  private:
