@@ -50,6 +50,8 @@ void GrammarLazy::drop_masks() {
   masks_.clear();
   masks_.shrink_to_fit();
   mask_index_.clear();
+  classes_.clear();
+  class_index_.clear();
   mask_bytes_ = 0;
 }
 
@@ -133,9 +135,8 @@ int32_t GrammarLazy::start(int32_t rule, bool first) {
   return d;
 }
 
-int32_t GrammarLazy::step(int32_t d, uint8_t byte) {
+int32_t GrammarLazy::step_slow(int32_t d, uint8_t byte) {
   const size_t at = static_cast<size_t>(states_[static_cast<size_t>(d)].row) * 256 + byte;
-  if (next_[at] != kNotMade) return next_[at];
   const DState s = states_[static_cast<size_t>(d)];
   std::vector<int32_t> seeds;
   for (uint32_t i = 0; i < s.set_len; ++i) {
@@ -155,13 +156,6 @@ int32_t GrammarLazy::call_return(const DState& s, uint32_t k) {
   const int32_t d = intern(seeds, s.rule);
   if (d >= 0 || !exhausted) calls_[at].ret = d;
   return d;
-}
-
-int64_t GrammarLazy::frame_dist(GFrame f) const {
-  const DState& s = dstate(f.dstate);
-  const GrammarRule& r = g_.rules()[static_cast<size_t>(s.rule)];
-  const int64_t later = std::max<int64_t>(0, r.min - (f.count + 1));
-  return std::min<int64_t>(s.dist + later * g_.next_item_min(s.rule), Grammar::kUnreachable);
 }
 
 const GrammarLazy::MaskEntry* GrammarLazy::find_mask(const std::vector<int32_t>& key, uint64_t hash) const {
@@ -186,6 +180,27 @@ bool GrammarLazy::keep_mask(MaskEntry entry, uint64_t hash) {
   return true;
 }
 
+const GrammarLazy::FrameClass* GrammarLazy::find_class(const std::vector<int32_t>& key, uint64_t hash) const {
+  auto [b, e] = class_index_.equal_range(hash);
+  for (auto it = b; it != e; ++it) {
+    const FrameClass& c = classes_[it->second];
+    if (c.key == key) return &c;
+  }
+  return nullptr;
+}
+
+const GrammarLazy::FrameClass* GrammarLazy::keep_class(FrameClass c, uint64_t hash) {
+  const int64_t bytes = kMaskEntryBytes + static_cast<int64_t>(sizeof(FrameClass)) +
+                        static_cast<int64_t>(c.key.size() * 4 + c.ids.size() * 4 + c.pops.size() * 4);
+  const int64_t budget = g_.limits().max_lazy_bytes;
+  if (dfa_bytes_ + mask_bytes_ + bytes > budget) drop_masks();
+  if (dfa_bytes_ + mask_bytes_ + bytes > budget) return nullptr;
+  mask_bytes_ += bytes;
+  classes_.push_back(std::move(c));
+  class_index_.emplace(hash, classes_.size() - 1);
+  return &classes_.back();
+}
+
 StackWalk::StackWalk(GrammarLazy& lazy, StackBuffers& b)
     : pool(b.pool), lazy_(lazy), g_(lazy.grammar()), work_(b.work), seen_(b.seen), seeds_(b.seeds) {
   pool.clear();
@@ -200,11 +215,6 @@ int32_t StackWalk::push_link(GFrame f, int32_t below) {
   l.cum = static_cast<int32_t>(std::min<int64_t>(lazy_.frame_dist(f) + under, Grammar::kUnreachable));
   pool.push_back(l);
   return static_cast<int32_t>(pool.size() - 1);
-}
-
-int64_t StackWalk::dist(const GTop& t) const {
-  const int64_t under = t.below < 0 ? 0 : pool[static_cast<size_t>(t.below)].cum;
-  return lazy_.frame_dist(t.f) + under;
 }
 
 void StackWalk::load(const GrammarPosition& p, std::vector<GTop>& tops) {

@@ -11,7 +11,9 @@
 // with shared tails (a pool of links, truncated as a trie walk backs up).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -75,6 +77,20 @@ class GrammarLazy {
     bool any = false;
   };
 
+  // The tokens one top frame takes whatever lies below it (XGrammar's
+  // context-independent tokens), keyed like a mask's frame: those it takes
+  // without popping or popping at their last byte (a list of the accepted or
+  // of the refused trie tokens, whichever is shorter), and the trie nodes
+  // after which a token goes on below the popped frame.
+  struct FrameClass {
+    std::vector<int32_t> key;
+    bool refused_list = false;
+    std::vector<int32_t> ids;
+    std::vector<uint32_t> pops;
+    int64_t maxd = 0;  // the most bytes an accepted token leaves in the frame (clamped)
+    bool usable = true;
+  };
+
   explicit GrammarLazy(const Grammar& g);
   // What the lazy part holds besides max_lazy_bytes (marks, start tables).
   static int64_t fixed_bytes(const Grammar& g);
@@ -85,24 +101,36 @@ class GrammarLazy {
   // The rule's DFA state at its first / next item (-1: none).
   int32_t start(int32_t rule, bool first);
   // The state after `byte` (-1: dead).
-  int32_t step(int32_t d, uint8_t byte);
+  int32_t step(int32_t d, uint8_t byte) {
+    const int32_t to = next_[static_cast<size_t>(d) * 256 + byte];
+    return to != -2 ? to : step_slow(d, byte);
+  }
   const DCall* calls(const DState& s) const { return calls_.data() + s.calls_at; }
   int32_t call_return(const DState& s, uint32_t k);
   // The fewest bytes to finish frame f (its item and its rule's later items).
-  int64_t frame_dist(GFrame f) const;
+  int64_t frame_dist(GFrame f) const {
+    const DState& s = dstate(f.dstate);
+    const GrammarRule& r = g_.rules()[static_cast<size_t>(s.rule)];
+    if (r.min <= f.count + 1) return s.dist;
+    return std::min<int64_t>(s.dist + (r.min - (f.count + 1)) * g_.next_item_min(s.rule), Grammar::kUnreachable);
+  }
   const Grammar& grammar() const { return g_; }
 
   const MaskEntry* find_mask(const std::vector<int32_t>& key, uint64_t hash) const;
   // Keeps `entry` (dropping every mask first when the budget is full); false
   // when it alone does not fit.
   bool keep_mask(MaskEntry entry, uint64_t hash);
+  const FrameClass* find_class(const std::vector<int32_t>& key, uint64_t hash) const;
+  const FrameClass* keep_class(FrameClass c, uint64_t hash);  // nullptr when it does not fit
   int64_t used_bytes() const { return dfa_bytes_ + mask_bytes_; }
   int64_t num_dstates() const { return static_cast<int64_t>(states_.size()); }
   int64_t mask_hits = 0, mask_misses = 0;
   bool exhausted = false;  // a DFA state was refused for the budget
   int64_t mask_drops = 0;  // times every mask was dropped to make room
+  int64_t classes_made = 0;
 
  private:
+  int32_t step_slow(int32_t d, uint8_t byte);
   int32_t intern(std::vector<int32_t>& seeds, int32_t rule);
   bool charge_dfa(int64_t bytes);
   void drop_masks();
@@ -121,6 +149,8 @@ class GrammarLazy {
   std::vector<Nfa::Call> calls_tmp_;
   std::vector<MaskEntry> masks_;
   std::unordered_multimap<uint64_t, size_t> mask_index_;
+  std::deque<FrameClass> classes_;  // stable addresses
+  std::unordered_multimap<uint64_t, size_t> class_index_;
   int64_t dfa_bytes_ = 0;
   int64_t mask_bytes_ = 0;
 };
@@ -149,7 +179,20 @@ class StackWalk {
   // restarted or popped; only tops that can take a byte stay, at most
   // max_stacks from out[out_begin] on.
   bool close(std::vector<GTop>& seeds, std::vector<GTop>& out, size_t out_begin);
-  int64_t dist(const GTop& t) const;
+  int64_t dist(const GTop& t) const {
+    const int64_t under = t.below < 0 ? 0 : pool[static_cast<size_t>(t.below)].cum;
+    return lazy_.frame_dist(t.f) + under;
+  }
+  // One top, one byte, inside its item (nothing entered or left): 1 and
+  // `out` set; 0: dead; 2: needs step().
+  int step_one(const GTop& t, uint8_t byte, GTop& out) {
+    const int32_t d = lazy_.step(t.f.dstate, byte);
+    if (d < 0) return 0;
+    const GrammarLazy::DState& s = lazy_.dstate(d);
+    if (s.item_end || s.calls_len != 0) return 2;
+    out = GTop{{d, t.f.count}, t.below, t.origin};
+    return 1;
+  }
   int32_t depth(const GTop& t) const { return t.below < 0 ? 1 : pool[static_cast<size_t>(t.below)].depth + 1; }
   GrammarLazy& lazy() { return lazy_; }
   bool limited = false;  // a stack was dropped for max_stack_depth / max_stacks

@@ -23,6 +23,22 @@ class TokenTrie {
   static TokenTrie build(const TextTokenizer& tokenizer);
 
   struct WalkBuffers;
+  // What a walk found: tokens in *bits, the most bytes any leaves (less its
+  // stack's offset); for a class walk (pops set) the output "ending" means
+  // the top frame popped, and the nodes whose subtrees go on after a pop.
+  struct WalkOut {
+    std::vector<uint64_t>* bits;
+    int64_t maxd = 0;
+    std::vector<uint32_t>* pops = nullptr;
+  };
+  // Walks nodes [first, last) (a subtree below depth `base`, or the whole
+  // trie from 0) from `tops`, allowing tokens at most budget_bytes from complete.
+  void walk(StackWalk& walk, const GTop* tops, size_t n_tops, size_t first, size_t last, size_t base,
+            int64_t budget_bytes, const std::vector<int64_t>& offsets, WalkOut& out, WalkBuffers& b) const;
+  // Tokens in the trie as a bitset [vocab / 64].
+  const std::vector<uint64_t>& all_bits() const { return all_bits_; }
+  uint32_t subtree_end(uint32_t node) const { return end_[node]; }
+  uint16_t depth(uint32_t node) const { return depth_[node]; }
   // Sets in `bits` each token whose bytes keep some stack of `tops` alive
   // (or end the output exactly) and leave it at most `budget_bytes` bytes from
   // complete; `maxd`: the most bytes any of them leaves, less the stack's
@@ -48,6 +64,7 @@ class TokenTrie {
   std::vector<int32_t> tokens_;
   std::vector<char> blob_;           // every token's text
   std::vector<uint32_t> offsets_;    // [vocab + 1] into blob_
+  std::vector<uint64_t> all_bits_;   // [vocab / 64] tokens in the trie
   int64_t max_depth_ = 0;
   bool has_all_bytes_ = false;
 };
@@ -72,6 +89,13 @@ struct GrammarScratch {
   std::vector<int64_t> offsets;  // [max_stacks]
   StackBuffers stack;
   TokenTrie::WalkBuffers walk;
+  // Frame classes: a class's key, its walk's bits and offset, the pops of
+  // the class in use, the stacks below a popped frame.
+  std::vector<int32_t> class_key;
+  std::vector<uint64_t> class_bits;
+  std::vector<int64_t> class_offsets;
+  std::vector<uint32_t> pops;
+  std::vector<GTop> context;
   void reserve(const TokenTrie& trie);
 };
 
