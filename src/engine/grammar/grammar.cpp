@@ -190,33 +190,38 @@ int32_t sat_add(int64_t a, int64_t b) { return static_cast<int32_t>(std::min<int
 // without a call); -1: unused. False when a state is shared by two rules or a
 // rule passes max_rule_states.
 bool assign_owners(const Nfa& nfa, const std::vector<GrammarRule>& rules, std::vector<int32_t>& owner,
-                   CompileMeter& meter) {
+                   std::vector<uint8_t>& tail, CompileMeter& meter) {
   const auto& states = nfa.states();
   std::vector<int32_t> todo;
   for (size_t r = 0; r < rules.size(); ++r) {
     const auto rule = static_cast<int32_t>(r);
     int64_t count = 0;
-    todo = {rules[r].first, rules[r].next, rules[r].end};
-    while (!todo.empty()) {
-      const int32_t s = todo.back();
-      todo.pop_back();
-      int32_t& o = owner[static_cast<size_t>(s)];
-      if (o == rule) continue;
-      if (o >= 0) {
-        meter.fail(make_error(ErrorCode::kInternal, "grammar: a state is shared by two rules"));
-        return false;
+    for (const uint8_t part : {uint8_t{1}, uint8_t{0}}) {  // the tail (if any), then the items
+      if (part == 1 && rules[r].tail < 0) continue;
+      todo = part == 1 ? std::vector<int32_t>{rules[r].tail, rules[r].tail_end}
+                       : std::vector<int32_t>{rules[r].first, rules[r].next, rules[r].end};
+      while (!todo.empty()) {
+        const int32_t s = todo.back();
+        todo.pop_back();
+        int32_t& o = owner[static_cast<size_t>(s)];
+        if (o == rule && tail[static_cast<size_t>(s)] == part) continue;
+        if (o >= 0) {
+          meter.fail(make_error(ErrorCode::kInternal, "grammar: a state is shared by two rules or parts"));
+          return false;
+        }
+        o = rule;
+        tail[static_cast<size_t>(s)] = part;
+        if (++count > meter.limits().max_rule_states) {
+          meter.fail(limit_error("a rule of the grammar needs more than " + std::to_string(meter.limits().max_rule_states) +
+                                 " automaton states (the limit)"));
+          return false;
+        }
+        const Nfa::State& st = states[static_cast<size_t>(s)];
+        if (!meter.step(1 + static_cast<int64_t>(st.eps.size() + st.edges.size() + st.calls.size()))) return false;
+        for (int32_t t : st.eps) todo.push_back(t);
+        for (const Nfa::Edge& e : st.edges) todo.push_back(e.to);
+        for (const Nfa::Call& c : st.calls) todo.push_back(c.to);
       }
-      o = rule;
-      if (++count > meter.limits().max_rule_states) {
-        meter.fail(limit_error("a rule of the grammar needs more than " + std::to_string(meter.limits().max_rule_states) +
-                               " automaton states (the limit)"));
-        return false;
-      }
-      const Nfa::State& st = states[static_cast<size_t>(s)];
-      if (!meter.step(1 + static_cast<int64_t>(st.eps.size() + st.edges.size() + st.calls.size()))) return false;
-      for (int32_t t : st.eps) todo.push_back(t);
-      for (const Nfa::Edge& e : st.edges) todo.push_back(e.to);
-      for (const Nfa::Call& c : st.calls) todo.push_back(c.to);
     }
   }
   return true;
@@ -230,7 +235,7 @@ int64_t Grammar::min_output_bytes() const { return rule_min_[static_cast<size_t>
 
 int64_t Grammar::bytes() const {
   return static_cast<int64_t>(sizeof(Grammar) + rules_.capacity() * sizeof(GrammarRule) +
-                              (rule_min_.capacity() + owner_.capacity() + dist_.capacity() + eps_.capacity()) * 4 +
+                              (rule_min_.capacity() + owner_.capacity() + dist_.capacity() + eps_.capacity()) * 4 + tail_.capacity() +
                               (eps_at_.capacity() + edges_at_.capacity() + calls_at_.capacity()) * 4 +
                               edges_.capacity() * sizeof(Nfa::Edge) + calls_.capacity() * sizeof(Nfa::Call)) +
          GrammarLazy::fixed_bytes(*this) + limits_.max_lazy_bytes + 64;
@@ -252,7 +257,7 @@ Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, std::vect
     n_calls += st.calls.size();
   }
   // The grammar's arrays (kept; charged again at admission by bytes()).
-  const auto kept = static_cast<int64_t>(n * 4 * 5 + n_eps * 4 + n_edges * sizeof(Nfa::Edge) +
+  const auto kept = static_cast<int64_t>(n * 4 * 5 + n + n_eps * 4 + n_edges * sizeof(Nfa::Edge) +
                                          n_calls * sizeof(Nfa::Call) + rules.size() * (sizeof(GrammarRule) + 4)) +
                     1024;
   if (!meter.charge(kept)) return meter.failure();
@@ -265,7 +270,8 @@ Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, std::vect
   g->limits_ = limits;
   g->root_ = root;
   g->owner_.assign(n, -1);
-  if (!assign_owners(nfa, rules, g->owner_, meter)) return meter.failure();
+  g->tail_.assign(n, 0);
+  if (!assign_owners(nfa, rules, g->owner_, g->tail_, meter)) return meter.failure();
   g->eps_at_.reserve(n + 1);
   g->edges_at_.reserve(n + 1);
   g->calls_at_.reserve(n + 1);
@@ -288,7 +294,10 @@ Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, std::vect
   // forwards) until nothing changes; calls read their rule's current minimum.
   g->dist_.assign(n, Grammar::kUnreachable);
   g->rule_min_.assign(g->rules_.size(), Grammar::kUnreachable);
-  for (const GrammarRule& r : g->rules_) g->dist_[static_cast<size_t>(r.end)] = 0;
+  for (const GrammarRule& r : g->rules_) {
+    g->dist_[static_cast<size_t>(r.end)] = 0;
+    if (r.tail >= 0) g->dist_[static_cast<size_t>(r.tail_end)] = 0;
+  }
   for (bool changed = true; changed;) {
     changed = false;
     if (!meter.step(static_cast<int64_t>(n + n_eps + n_edges + n_calls) + 1)) return meter.failure();
@@ -306,7 +315,7 @@ Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, std::vect
     for (size_t r = 0; r < g->rules_.size(); ++r) {
       const GrammarRule& rule = g->rules_[r];
       const int64_t later = std::max<int64_t>(0, rule.min - 1) * g->dist(rule.next);
-      const int32_t m = sat_add(g->dist(rule.first), later);
+      const int32_t m = sat_add(sat_add(g->dist(rule.first), later), rule.tail < 0 ? 0 : g->dist(rule.tail));
       if (m < g->rule_min_[r]) {
         g->rule_min_[r] = m;
         changed = true;

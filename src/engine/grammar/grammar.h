@@ -144,13 +144,18 @@ class Nfa {
 // A rule: items between `min` and `max` times (max < 0: no bound), the first
 // entered at `first`, later ones at `next`; each item ends at `end`. A plain
 // rule is one item (min = max = 1). Every item must spend at least one byte
-// when min or max is not 1 (the builders' counted rules do).
+// when min or max is not 1 (the builders' counted rules do). With a tail
+// (tail >= 0), the items are followed, in the same frame, by the tail from
+// `tail` to `tail_end` (a string's closing quote, an array's bracket), so the
+// frame is left only there, not after every item.
 struct GrammarRule {
   int32_t first = 0;
   int32_t next = 0;
   int32_t end = 0;
   int64_t min = 1;
   int64_t max = 1;
+  int32_t tail = -1;
+  int32_t tail_end = -1;
 };
 
 // The compiled grammar: its rules' NFA, flattened and immutable, plus the
@@ -184,6 +189,13 @@ class Grammar {
   // Fewest bytes of one later item of `rule` (from its `next`).
   int32_t next_item_min(int32_t rule) const { return dist(rules_[static_cast<size_t>(rule)].next); }
   int32_t rule_min(int32_t rule) const { return rule_min_[static_cast<size_t>(rule)]; }
+  // Fewest bytes of the rule's tail (0 without one).
+  int32_t tail_min(int32_t rule) const {
+    const GrammarRule& r = rules_[static_cast<size_t>(rule)];
+    return r.tail < 0 ? 0 : dist(r.tail);
+  }
+  // The state is in its rule's tail.
+  bool in_tail(int32_t s) const { return tail_[static_cast<size_t>(s)] != 0; }
   template <typename T>
   struct Span {
     const T* b;
@@ -203,7 +215,8 @@ class Grammar {
   std::vector<GrammarRule> rules_;
   std::vector<int32_t> rule_min_;   // [rules]
   std::vector<int32_t> owner_;      // [states] the rule a state belongs to
-  std::vector<int32_t> dist_;       // [states] fewest bytes to its item's end
+  std::vector<int32_t> dist_;       // [states] fewest bytes to its item's end (tail states: the tail's end)
+  std::vector<uint8_t> tail_;       // [states] 1: in its rule's tail
   std::vector<uint32_t> eps_at_, edges_at_, calls_at_;  // [states + 1]
   std::vector<int32_t> eps_;
   std::vector<Nfa::Edge> edges_;

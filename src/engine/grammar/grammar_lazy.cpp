@@ -27,11 +27,12 @@ uint64_t hash_ints(const int32_t* p, size_t n, uint64_t h) {
 GrammarLazy::GrammarLazy(const Grammar& g) : g_(g) {
   first_.assign(g.rules().size(), kNotMade);
   next_start_.assign(g.rules().size(), kNotMade);
+  tail_start_.assign(g.rules().size(), kNotMade);
   mark_.assign(static_cast<size_t>(g.num_nfa_states()), 0);
 }
 
 int64_t GrammarLazy::fixed_bytes(const Grammar& g) {
-  return static_cast<int64_t>(sizeof(GrammarLazy)) + g.num_rules() * 8 + g.num_nfa_states() * 4 + 256;
+  return static_cast<int64_t>(sizeof(GrammarLazy)) + g.num_rules() * 12 + g.num_nfa_states() * 4 + 256;
 }
 
 bool GrammarLazy::charge_dfa(int64_t bytes) {
@@ -100,6 +101,7 @@ int32_t GrammarLazy::intern(std::vector<int32_t>& seeds, int32_t rule) {
     sets_.push_back(s);
     st.dist = std::min(st.dist, g_.dist(s));
     if (s == r.end) st.item_end = true;
+    if (s == r.tail_end) st.rule_end = true;
     if (g_.edges(s).begin() != g_.edges(s).end()) st.has_bytes = true;
     for (const Nfa::Call& c : g_.calls(s)) {
       if (g_.rule_min(c.rule) >= Grammar::kUnreachable || g_.dist(c.to) >= Grammar::kUnreachable) continue;
@@ -116,6 +118,7 @@ int32_t GrammarLazy::intern(std::vector<int32_t>& seeds, int32_t rule) {
     calls_.push_back(dc);
   }
   st.calls_len = static_cast<uint32_t>(calls_.size() - st.calls_at);
+  st.tail = g_.in_tail(set[0]);
   st.row = static_cast<int32_t>(states_.size());
   st.chain = chain;
   next_.insert(next_.end(), 256, kNotMade);
@@ -132,6 +135,15 @@ int32_t GrammarLazy::start(int32_t rule, bool first) {
   std::vector<int32_t> seeds = {first ? r.first : r.next};
   const int32_t d = intern(seeds, rule);
   if (d >= 0 || !exhausted) slot = d;  // a refusal for the budget is not remembered
+  return d;
+}
+
+int32_t GrammarLazy::start_tail(int32_t rule) {
+  int32_t& slot = tail_start_[static_cast<size_t>(rule)];
+  if (slot != kNotMade) return slot;
+  std::vector<int32_t> seeds = {g_.rules()[static_cast<size_t>(rule)].tail};
+  const int32_t d = intern(seeds, rule);
+  if (d >= 0 || !exhausted) slot = d;
   return d;
 }
 
@@ -265,7 +277,8 @@ bool StackWalk::step(const GTop* in, size_t n, uint8_t byte, std::vector<GTop>& 
     const GTop t{{d, in[k].f.count}, in[k].below, in[k].origin};
     const GrammarLazy::DState& s = lazy_.dstate(d);
     // Inside a rule's item with nothing to enter or leave: no closure needed.
-    if (!s.item_end && s.calls_len == 0 && static_cast<int64_t>(out.size() - out_begin) < g_.limits().max_stacks) {
+    if (!s.item_end && !s.rule_end && s.calls_len == 0 &&
+        static_cast<int64_t>(out.size() - out_begin) < g_.limits().max_stacks) {
       out.push_back(t);
     } else {
       seeds_.push_back(t);
@@ -310,16 +323,23 @@ bool StackWalk::close(std::vector<GTop>& seeds, std::vector<GTop>& out, size_t o
       const int32_t link = push_link({ret, t.f.count}, t.below);
       work_.push_back({{callee, 0}, link, t.origin});
     }
-    if (!s.item_end) continue;
+    if (!s.item_end && !s.rule_end) continue;
     const GrammarRule& r = g_.rules()[static_cast<size_t>(s.rule)];
-    const int64_t done = int64_t{t.f.count} + 1;
-    if (r.max < 0 || done < r.max) {
-      const int32_t d = lazy_.start(s.rule, false);
+    if (s.item_end) {
+      const int64_t done = int64_t{t.f.count} + 1;
       // With no maximum, counts past the minimum are all alike.
-      const int64_t count = r.max < 0 ? std::min<int64_t>(done, r.min) : done;
-      if (d >= 0) work_.push_back({{d, static_cast<int32_t>(count)}, t.below, t.origin});
+      const auto count = static_cast<int32_t>(r.max < 0 ? std::min<int64_t>(done, r.min) : done);
+      if (r.max < 0 || done < r.max) {
+        const int32_t d = lazy_.start(s.rule, false);
+        if (d >= 0) work_.push_back({{d, count}, t.below, t.origin});
+      }
+      if (done < r.min) continue;
+      if (r.tail >= 0) {  // the frame goes on to its tail
+        const int32_t d = lazy_.start_tail(s.rule);
+        if (d >= 0) work_.push_back({{d, count}, t.below, t.origin});
+        continue;
+      }
     }
-    if (done < r.min) continue;
     if (t.below < 0) {
       can_end = true;
     } else {

@@ -56,7 +56,9 @@ class GrammarLazy {
   struct DState {
     int32_t rule = 0;
     int32_t dist = 0;  // fewest bytes to the item's end
-    bool item_end = false;
+    bool item_end = false;  // holds its rule's item end
+    bool rule_end = false;  // holds its rule's tail end
+    bool tail = false;      // in its rule's tail
     bool has_bytes = false;
     uint32_t set_at = 0, set_len = 0;      // into sets_
     uint32_t calls_at = 0, calls_len = 0;  // into calls_
@@ -100,6 +102,7 @@ class GrammarLazy {
   const DState& dstate(int32_t id) const { return states_[static_cast<size_t>(id)]; }
   // The rule's DFA state at its first / next item (-1: none).
   int32_t start(int32_t rule, bool first);
+  int32_t start_tail(int32_t rule);
   // The state after `byte` (-1: dead).
   int32_t step(int32_t d, uint8_t byte) {
     const int32_t to = next_[static_cast<size_t>(d) * 256 + byte];
@@ -111,8 +114,9 @@ class GrammarLazy {
   int64_t frame_dist(GFrame f) const {
     const DState& s = dstate(f.dstate);
     const GrammarRule& r = g_.rules()[static_cast<size_t>(s.rule)];
-    if (r.min <= f.count + 1) return s.dist;
-    return std::min<int64_t>(s.dist + (r.min - (f.count + 1)) * g_.next_item_min(s.rule), Grammar::kUnreachable);
+    if (s.tail) return s.dist;
+    const int64_t later = r.min <= f.count + 1 ? 0 : (r.min - (f.count + 1)) * g_.next_item_min(s.rule);
+    return std::min<int64_t>(s.dist + later + g_.tail_min(s.rule), Grammar::kUnreachable);
   }
   const Grammar& grammar() const { return g_; }
 
@@ -142,7 +146,7 @@ class GrammarLazy {
   std::vector<DCall> calls_;
   std::vector<int32_t> next_;                   // [states x 256], -2: not made yet
   std::unordered_map<uint64_t, int32_t> by_hash_;  // first state with the hash
-  std::vector<int32_t> first_, next_start_;     // [rules], -2: not made yet
+  std::vector<int32_t> first_, next_start_, tail_start_;  // [rules], -2: not made yet
   std::vector<uint32_t> mark_;                  // [NFA states] closure marks
   uint32_t generation_ = 0;
   std::vector<int32_t> todo_, seeds_;
@@ -189,7 +193,7 @@ class StackWalk {
     const int32_t d = lazy_.step(t.f.dstate, byte);
     if (d < 0) return 0;
     const GrammarLazy::DState& s = lazy_.dstate(d);
-    if (s.item_end || s.calls_len != 0) return 2;
+    if (s.item_end || s.rule_end || s.calls_len != 0) return 2;
     out = GTop{{d, t.f.count}, t.below, t.origin};
     return 1;
   }

@@ -16,8 +16,13 @@ namespace {
 // `reach`; returns the bytes the clamping hides.
 int64_t frame_key(const GrammarLazy& lazy, GFrame f, int64_t reach, std::vector<int32_t>& key) {
   const Grammar& g = lazy.grammar();
-  const int32_t rule = lazy.dstate(f.dstate).rule;
+  const GrammarLazy::DState& s = lazy.dstate(f.dstate);
+  const int32_t rule = s.rule;
   const GrammarRule& r = g.rules()[static_cast<size_t>(rule)];
+  if (s.tail) {  // the count no longer matters
+    key.insert(key.end(), {f.dstate, 0, 0});
+    return 0;
+  }
   const int64_t need = std::max<int64_t>(0, r.min - (f.count + 1));
   const int64_t room = r.max < 0 ? reach : std::min<int64_t>(reach, r.max - (f.count + 1));
   key.push_back(f.dstate);

@@ -101,6 +101,10 @@ class SchemaCompiler {
     rules_.push_back(r);
     return static_cast<int32_t>(rules_.size() - 1);
   }
+  void set_tail(int32_t rule, Frag tail) {
+    rules_[static_cast<size_t>(rule)].tail = tail.start;
+    rules_[static_cast<size_t>(rule)].tail_end = tail.end;
+  }
   void link(int32_t rule, Frag body) {
     nfa_.add_epsilon(rules_[static_cast<size_t>(rule)].first, body.start);
     nfa_.add_epsilon(body.end, rules_[static_cast<size_t>(rule)].end);
@@ -384,15 +388,16 @@ class SchemaCompiler {
       }
       return nfa_.call(string_rule_);
     }
-    // Characters as a counted rule (the count lives in the frame), shared by
-    // every string with these bounds.
+    // Characters as a counted rule (the count lives in the frame) ending with
+    // the closing quote, shared by every string with these bounds.
     int32_t& r = counted_strings_[{min, max}];
     if (r == 0) {
       r = new_rule(std::max<int64_t>(min, 1), max);
       link(r, string_char());
+      set_tail(r, lit("\""));
     }
-    const Frag body = min == 0 ? nfa_.optional(nfa_.call(r)) : nfa_.call(r);
-    return seq({lit("\""), body, lit("\"")});
+    const Frag body = min == 0 ? nfa_.alt({lit("\""), nfa_.call(r)}) : nfa_.call(r);
+    return seq({lit("\""), body});
   }
 
   Result<Frag> format_string(const json& s, const std::string& path) {
@@ -464,8 +469,9 @@ class SchemaCompiler {
     link(r, first);
     nfa_.add_epsilon(rules_[static_cast<size_t>(r)].next, next.start);
     nfa_.add_epsilon(next.end, rules_[static_cast<size_t>(r)].end);
-    const Frag body = min == 0 ? nfa_.optional(nfa_.call(r)) : nfa_.call(r);
-    return seq({open, body, lit("]")});
+    set_tail(r, lit("]"));
+    const Frag body = min == 0 ? nfa_.alt({lit("]"), nfa_.call(r)}) : nfa_.call(r);
+    return seq({open, body});
   }
 
   Result<Frag> object(const json& s, const std::string& path) {
