@@ -1,9 +1,6 @@
 // GrammarMatcher: one sequence's position, its masks (the grammar's mask
 // cache, per-frame token classes, the trie walk) and its advance.
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <bit>
 #include <limits>
 
@@ -80,10 +77,8 @@ const GrammarLazy::FrameClass* frame_class(StackWalk& w, GFrame f, const TokenTr
   const bool was_limited = w.limited;
   w.limited = false;
   const size_t pool_mark = w.pool.size();
-  const auto dbg0 = std::chrono::steady_clock::now();
   trie.walk(w, &top, 1, 0, static_cast<size_t>(trie.num_nodes()), 0, Grammar::kUnreachable - 1,
             scratch.class_offsets, out, scratch.walk);
-  if (std::getenv("DBG_CLASSES")) std::fprintf(stderr, "class rule %d dstate %d need %d room %d: %.0f us, pops %zu\n", lazy.dstate(f.dstate).rule, f.dstate, local.key[1], local.key[2], std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - dbg0).count(), local.pops.size());
   w.pool.resize(pool_mark);
   local.usable = !w.limited;
   w.limited = was_limited;
@@ -186,8 +181,9 @@ bool GrammarMatcher::apply(std::span<float> logits, const std::vector<uint64_t>&
       std::fill(logits.begin() + static_cast<std::ptrdiff_t>(base), logits.begin() + static_cast<std::ptrdiff_t>(end), kRefused);
       continue;
     }
-    for (size_t i = base; i < end; ++i) {
-      if (!((word >> (i - base)) & 1)) logits[i] = kRefused;
+    // Only the refused bits: one store each.
+    for (uint64_t z = ~word & (end - base == 64 ? ~uint64_t{0} : (uint64_t{1} << (end - base)) - 1); z; z &= z - 1) {
+      logits[base + static_cast<size_t>(std::countr_zero(z))] = kRefused;
     }
   }
   for (size_t i = bits.size() * 64; i < n; ++i) logits[i] = kRefused;

@@ -173,7 +173,8 @@ std::optional<std::string> format_pattern(const std::string& f) {
     return "P(" + n + "W|" + d + "(" + t + ")?|" + t + ")";
   }
   if (f == "uuid") return "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
-  if (f == "email") return R"([A-Za-z0-9._%+-]{1,64}@)" + label + R"((\.)" + label + ")+";
+  // The local part: dot-separated atoms (valid under ajv's fast and full modes).
+  if (f == "email") return R"([A-Za-z0-9_%+-]+(\.[A-Za-z0-9_%+-]+)*@)" + label + R"((\.)" + label + ")+";
   if (f == "hostname") return label + R"((\.)" + label + ")*";
   if (f == "ipv4") return "(" + octet + R"(\.){3})" + octet;
   if (f == "ipv6") return ipv6_pattern();
