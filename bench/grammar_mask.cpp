@@ -64,7 +64,8 @@ void run(const char* name, const Grammar& g, const TokenTrie& trie, int32_t eos,
   const int32_t ends[1] = {eos};
   size_t allowed_sum = 0;
   int64_t done = 0;
-  const int64_t per_output = 200;  // tokens per generated output (the length budget steers it to close)
+  // Tokens per generated output (the length budget steers it to close).
+  const int64_t per_output = std::max<int64_t>(200, g.min_output_bytes() + 200);
   while (done < tokens) {
     GrammarMatcher m(std::shared_ptr<const Grammar>(&g, [](const Grammar*) {}));
     for (int64_t t = 0; t < per_output && done < tokens; ++t, ++done) {
