@@ -203,7 +203,7 @@ const GrammarLazy::FrameClass* GrammarLazy::find_class(const std::vector<int32_t
 
 const GrammarLazy::FrameClass* GrammarLazy::keep_class(FrameClass c, uint64_t hash) {
   const int64_t bytes = kMaskEntryBytes + static_cast<int64_t>(sizeof(FrameClass)) +
-                        static_cast<int64_t>(c.key.size() * 4 + c.ids.size() * 4 + c.pops.size() * 4);
+                        static_cast<int64_t>(c.key.size() * 4 + c.ids.size() * 4 + c.bits.size() * 8 + c.pops.size() * 4);
   const int64_t budget = g_.limits().max_lazy_bytes;
   if (dfa_bytes_ + mask_bytes_ + bytes > budget) drop_masks();
   if (dfa_bytes_ + mask_bytes_ + bytes > budget) return nullptr;

@@ -88,6 +88,7 @@ class GrammarLazy {
     std::vector<int32_t> key;
     bool refused_list = false;
     std::vector<int32_t> ids;
+    std::vector<uint64_t> bits;  // instead of ids where a bitset is smaller
     std::vector<uint32_t> pops;
     int64_t maxd = 0;  // the most bytes an accepted token leaves in the frame (clamped)
     bool usable = true;

@@ -41,11 +41,12 @@ uint64_t hash_key(const std::vector<int32_t>& key, uint64_t seed) {
 // The mask cache's key for a position: per stack, per frame top-down its
 // frame_key (clamped to what one token can reach, `reach`); offsets[stack]:
 // the bytes the clamping hides.
-uint64_t mask_key(const StackWalk& w, const std::vector<GTop>& tops, bool can_end, int64_t reach,
+uint64_t mask_key(const StackWalk& w, const std::vector<GTop>& tops, bool can_end, int64_t reach, uint32_t trie_id,
                   std::vector<int32_t>& key, std::vector<int64_t>& offsets) {
   const GrammarLazy& lazy = const_cast<StackWalk&>(w).lazy();
   key.clear();
   offsets.clear();
+  key.push_back(static_cast<int32_t>(trie_id));  // a grammar may be masked over several vocabularies
   key.push_back(can_end ? 1 : 0);
   for (const GTop& t : tops) {
     int64_t off = frame_key(lazy, t.f, reach, key);
@@ -62,7 +63,7 @@ uint64_t mask_key(const StackWalk& w, const std::vector<GTop>& tops, bool can_en
 const GrammarLazy::FrameClass* frame_class(StackWalk& w, GFrame f, const TokenTrie& trie, GrammarScratch& scratch,
                                            GrammarLazy::FrameClass& local) {
   GrammarLazy& lazy = w.lazy();
-  scratch.class_key.clear();
+  scratch.class_key.assign(1, static_cast<int32_t>(trie.id()));
   const int64_t off = frame_key(lazy, f, trie.max_depth() + 1, scratch.class_key);
   const uint64_t h = hash_key(scratch.class_key, 0x51);
   if (const GrammarLazy::FrameClass* c = lazy.find_class(scratch.class_key, h)) return c;
@@ -89,6 +90,12 @@ const GrammarLazy::FrameClass* frame_class(StackWalk& w, GFrame f, const TokenTr
     total += std::popcount(trie.all_bits()[k]);
   }
   local.refused_list = 2 * accepted > total;
+  if (std::min(accepted, total - accepted) * 4 > static_cast<int64_t>(words) * 8) {
+    local.refused_list = false;
+    local.bits = scratch.class_bits;
+    const GrammarLazy::FrameClass* kept = lazy.keep_class(local, h);
+    return kept ? kept : &local;
+  }
   for (size_t k = 0; k < words; ++k) {
     uint64_t word = local.refused_list ? trie.all_bits()[k] & ~scratch.class_bits[k] : scratch.class_bits[k];
     for (; word; word &= word - 1) local.ids.push_back(static_cast<int32_t>(k * 64 + static_cast<size_t>(std::countr_zero(word))));
@@ -112,7 +119,9 @@ bool mask_by_classes(StackWalk& w, const std::vector<GTop>& tops, const TokenTri
   for (const GTop& t : tops) {
     const GrammarLazy::FrameClass* c = frame_class(w, t.f, trie, scratch, local);
     if (!c->usable) return false;
-    if (c->refused_list) {
+    if (!c->bits.empty()) {
+      for (size_t k = 0; k < bits.size(); ++k) bits[k] |= c->bits[k];
+    } else if (c->refused_list) {
       scratch.class_bits = trie.all_bits();
       for (int32_t id : c->ids) scratch.class_bits[static_cast<size_t>(id) >> 6] &= ~(uint64_t{1} << (id & 63));
       for (size_t k = 0; k < bits.size(); ++k) bits[k] |= scratch.class_bits[k];
@@ -201,7 +210,8 @@ bool GrammarMatcher::mask(std::span<float> logits, const TokenTrie& trie, int64_
   const auto lock = lazy.lock();
   StackWalk w(lazy, scratch.stack);
   w.load(position_, scratch.tops);
-  const uint64_t h = mask_key(w, scratch.tops, position_.can_end, trie.max_depth() + 1, scratch.key, scratch.offsets);
+  const uint64_t h = mask_key(w, scratch.tops, position_.can_end, trie.max_depth() + 1, trie.id(),
+                              scratch.key, scratch.offsets);
   const int64_t max_off =
       scratch.offsets.empty() ? 0 : *std::max_element(scratch.offsets.begin(), scratch.offsets.end());
   const int64_t budget = std::max<int64_t>(tokens_left - 1, 0);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <limits>
 #include <numeric>
 
@@ -73,6 +74,8 @@ TokenTrie TokenTrie::build(const TextTokenizer& tok) {
   }
   t.tok_begin_.push_back(static_cast<uint32_t>(t.tokens_.size()));
   t.has_all_bytes_ = std::all_of(single.begin(), single.end(), [](bool b) { return b; });
+  static std::atomic<uint32_t> next_id{1};
+  t.id_ = next_id.fetch_add(1);
   t.all_bits_.assign((vocab + 63) / 64, 0);
   for (int32_t id : order) t.all_bits_[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63);
   return t;

@@ -54,6 +54,8 @@ class TokenTrie {
   int64_t num_nodes() const { return static_cast<int64_t>(byte_.size()); }
   int64_t vocab_size() const { return static_cast<int64_t>(offsets_.size()) - 1; }
   int64_t max_depth() const { return max_depth_; }
+  // Unique per trie built in this process (the grammars' caches key on it).
+  uint32_t id() const { return id_; }
   int64_t bytes() const;
 
  private:
@@ -66,6 +68,7 @@ class TokenTrie {
   std::vector<uint32_t> offsets_;    // [vocab + 1] into blob_
   std::vector<uint64_t> all_bits_;   // [vocab / 64] tokens in the trie
   int64_t max_depth_ = 0;
+  uint32_t id_ = 0;
   bool has_all_bytes_ = false;
 };
 
