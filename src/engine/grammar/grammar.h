@@ -38,8 +38,8 @@ struct GrammarLimits {
   int64_t max_stacks = 64;
   // Everything built lazily while a grammar is used (rule DFA states and
   // transitions, mask caches), charged in full at admission (Grammar::bytes()).
-  // Masks are dropped when it is full; 8 MiB holds ~400 masks of a 152k
-  // vocabulary beside ~2,000 DFA states.
+  // Masks are dropped when it is full; 8 MiB holds ~200 masks of a 152k
+  // vocabulary beside ~2,000 DFA states (~2 KiB each, as charged).
   int64_t max_lazy_bytes = int64_t{8} << 20;
   // What one compile may hold at once (source tree, NFA, rules); the
   // preparation pool's per-request workspace is sized from it.

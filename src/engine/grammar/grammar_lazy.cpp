@@ -7,9 +7,10 @@ namespace plimsoll {
 namespace {
 
 constexpr int32_t kNotMade = -2;
-// A DFA state's fixed bytes beside its set and calls: the struct, its row of
-// 256 transitions, a hash-map node.
-constexpr int64_t kDStateBytes = static_cast<int64_t>(sizeof(GrammarLazy::DState)) + 256 * 4 + 64;
+// A DFA state's fixed bytes beside its set and calls: the struct and its
+// row of 256 transitions, each twice (their vectors double: old and new
+// buffers exist at once), a hash-map node.
+constexpr int64_t kDStateBytes = 2 * (static_cast<int64_t>(sizeof(GrammarLazy::DState)) + 256 * 4) + 64;
 // A mask entry's bytes beside its key and bits (vectors, index node).
 constexpr int64_t kMaskEntryBytes = 160;
 

@@ -255,8 +255,8 @@ TEST(GrammarRules, ASmallLazyBudgetDropsMasksAndStaysValid) {
   ASSERT_TRUE(tok.ok());
   const TokenTrie trie = TokenTrie::build(*tok);
   GrammarLimits small;
-  // Room for the DFA states this schema needs (~300 KiB), a few dozen masks beside them.
-  small.max_lazy_bytes = 384 << 10;
+  // Room for the DFA states this schema needs (~300 of ~2 KiB each), a few dozen masks beside them.
+  small.max_lazy_bytes = 768 << 10;
   const json s = json::parse(R"({"type":"object","properties":{"a":{"type":"string","maxLength":30},
       "b":{"type":"array","items":{"type":"integer","minimum":0,"maximum":1000}},"c":{}},"required":["a","b","c"]})");
   auto g = schema(s, small);
