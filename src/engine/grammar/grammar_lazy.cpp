@@ -37,9 +37,7 @@ int64_t GrammarLazy::fixed_bytes(const Grammar& g) {
 }
 
 bool GrammarLazy::charge_dfa(int64_t bytes) {
-  const int64_t budget = g_.limits().max_lazy_bytes;
-  if (dfa_bytes_ + mask_bytes_ + bytes > budget) drop_masks();
-  if (dfa_bytes_ + bytes > budget) {
+  if (!make_room(bytes)) {
     exhausted = true;
     return false;
   }
@@ -48,13 +46,31 @@ bool GrammarLazy::charge_dfa(int64_t bytes) {
 }
 
 void GrammarLazy::drop_masks() {
-  if (!masks_.empty()) ++mask_drops;
+  if (!masks_.empty() || !classes_.empty()) ++mask_drops;
   masks_.clear();
   masks_.shrink_to_fit();
   mask_index_.clear();
+  mask_bytes_ = 0;
   classes_.clear();
   class_index_.clear();
-  mask_bytes_ = 0;
+  class_bytes_ = 0;
+}
+
+// Makes room for `bytes` more: the position masks first (cheap to rebuild
+// from the classes), then the classes too. False when even that is not enough.
+bool GrammarLazy::make_room(int64_t bytes) {
+  const int64_t budget = g_.limits().max_lazy_bytes;
+  if (used_bytes() + bytes <= budget) return true;
+  if (!masks_.empty()) {
+    ++mask_drops;
+    masks_.clear();
+    masks_.shrink_to_fit();
+    mask_index_.clear();
+    mask_bytes_ = 0;
+  }
+  if (used_bytes() + bytes <= budget) return true;
+  drop_masks();
+  return used_bytes() + bytes <= budget;
 }
 
 // The closure of `seeds` within `rule` (calls are not followed: they are the
@@ -182,11 +198,9 @@ const GrammarLazy::MaskEntry* GrammarLazy::find_mask(const std::vector<int32_t>&
 
 bool GrammarLazy::keep_mask(MaskEntry entry, uint64_t hash) {
   const int64_t bytes = kMaskEntryBytes + static_cast<int64_t>(entry.key.size() * 4 + entry.bits.size() * 8);
-  const int64_t budget = g_.limits().max_lazy_bytes;
   // masks_ may double: its buffer counts as 2 x entries.
   const int64_t index_bytes = static_cast<int64_t>(sizeof(MaskEntry)) * 2;
-  if (dfa_bytes_ + mask_bytes_ + bytes + index_bytes > budget) drop_masks();
-  if (dfa_bytes_ + mask_bytes_ + bytes + index_bytes > budget) return false;
+  if (!make_room(bytes + index_bytes)) return false;
   mask_bytes_ += bytes + index_bytes;
   masks_.push_back(std::move(entry));
   mask_index_.emplace(hash, masks_.size() - 1);
@@ -205,10 +219,8 @@ const GrammarLazy::FrameClass* GrammarLazy::find_class(const std::vector<int32_t
 const GrammarLazy::FrameClass* GrammarLazy::keep_class(FrameClass c, uint64_t hash) {
   const int64_t bytes = kMaskEntryBytes + static_cast<int64_t>(sizeof(FrameClass)) +
                         static_cast<int64_t>(c.key.size() * 4 + c.ids.size() * 4 + c.bits.size() * 8 + c.pops.size() * 4);
-  const int64_t budget = g_.limits().max_lazy_bytes;
-  if (dfa_bytes_ + mask_bytes_ + bytes > budget) drop_masks();
-  if (dfa_bytes_ + mask_bytes_ + bytes > budget) return nullptr;
-  mask_bytes_ += bytes;
+  if (!make_room(bytes)) return nullptr;
+  class_bytes_ += bytes;
   classes_.push_back(std::move(c));
   class_index_.emplace(hash, classes_.size() - 1);
   return &classes_.back();

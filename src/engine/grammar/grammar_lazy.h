@@ -127,18 +127,19 @@ class GrammarLazy {
   bool keep_mask(MaskEntry entry, uint64_t hash);
   const FrameClass* find_class(const std::vector<int32_t>& key, uint64_t hash) const;
   const FrameClass* keep_class(FrameClass c, uint64_t hash);  // nullptr when it does not fit
-  int64_t used_bytes() const { return dfa_bytes_ + mask_bytes_; }
+  int64_t used_bytes() const { return dfa_bytes_ + mask_bytes_ + class_bytes_; }
   int64_t num_dstates() const { return static_cast<int64_t>(states_.size()); }
   int64_t mask_hits = 0, mask_misses = 0;
   bool exhausted = false;  // a DFA state was refused for the budget
-  int64_t mask_drops = 0;  // times every mask was dropped to make room
+  int64_t mask_drops = 0;  // times the masks (then the classes) were dropped to make room
   int64_t classes_made = 0;
 
  private:
   int32_t step_slow(int32_t d, uint8_t byte);
   int32_t intern(std::vector<int32_t>& seeds, int32_t rule);
   bool charge_dfa(int64_t bytes);
-  void drop_masks();
+  void drop_masks();  // position masks and frame classes
+  bool make_room(int64_t bytes);
 
   const Grammar& g_;
   mutable std::mutex mu_;
@@ -158,6 +159,7 @@ class GrammarLazy {
   std::unordered_multimap<uint64_t, size_t> class_index_;
   int64_t dfa_bytes_ = 0;
   int64_t mask_bytes_ = 0;
+  int64_t class_bytes_ = 0;
 };
 
 // StackWalk's buffers, reused (a thread's GrammarScratch holds one set).
