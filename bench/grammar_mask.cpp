@@ -7,6 +7,9 @@
 //   grammar_mask [tokens] VOCAB...   VOCAB: synthetic:N or a GGUF / tokenizer file
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -52,71 +55,117 @@ struct Stats {
   }
 };
 
-// Naive mask: every token's text through the automaton.
-size_t naive_mask(const Grammar& g, int32_t state, const TokenTrie& trie, std::vector<float>& logits) {
-  size_t n = 0;
-  for (int32_t id = 0; id < static_cast<int32_t>(logits.size()); ++id) {
-    const std::string_view t = trie.text(id);
-    int32_t s = state;
-    for (char c : t) {
-      s = g.step(s, static_cast<uint8_t>(c));
-      if (s < 0) break;
-    }
-    if (t.empty() || s < 0) logits[static_cast<size_t>(id)] = -1e30f; else ++n;
-  }
-  return n;
-}
-
-void run(const char* name, const Grammar& g, const TokenTrie& trie, int32_t eos, int64_t tokens) {
+void run(const char* name, const Grammar& g, const TokenTrie& trie, int32_t eos, int64_t tokens, bool walk) {
   std::mt19937_64 rng(42);
   std::normal_distribution<float> normal(0.0f, 3.0f);
   std::vector<float> logits(static_cast<size_t>(trie.vocab_size()));
   GrammarScratch scratch;
-  Stats trie_stats, walk_stats, naive_stats;
+  Stats trie_stats, walk_stats, advance_stats, cold_stats;  // cold: the first output (a new grammar)
   const int32_t ends[1] = {eos};
   size_t allowed_sum = 0;
   int64_t done = 0;
-  const int64_t per_output = 200;  // tokens per generated output (the length budget steers it to close)
+  // Tokens per generated output (the length budget steers it to close).
+  const int64_t per_output = std::max<int64_t>(200, g.min_output_bytes() + 200);
   while (done < tokens) {
     GrammarMatcher m(std::shared_ptr<const Grammar>(&g, [](const Grammar*) {}));
     for (int64_t t = 0; t < per_output && done < tokens; ++t, ++done) {
       for (float& l : logits) l = normal(rng);
       std::vector<float> copy = logits;
-      std::vector<float> copy2 = logits;
-      const auto n0 = Clock::now();
-      naive_mask(g, m.state(), trie, copy);
-      const auto n1 = Clock::now();
-      m.mask_uncached(copy2, trie, per_output - t, ends, scratch);
-      const auto n2 = Clock::now();
-      walk_stats.us.push_back(std::chrono::duration<double, std::micro>(n2 - n1).count());
+      // The mask first: the DFA states it needs are built within its time.
       const auto t0 = Clock::now();
       m.mask(logits, trie, per_output - t, ends, scratch);
       const auto t1 = Clock::now();
       trie_stats.us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-      naive_stats.us.push_back(std::chrono::duration<double, std::micro>(n1 - n0).count());
-      allowed_sum += scratch.allowed.size();
+      if (done < per_output) cold_stats.us.push_back(trie_stats.us.back());
+      const auto n1 = Clock::now();
+      if (walk) m.mask_uncached(copy, trie, per_output - t, ends, scratch);
+      const auto n2 = Clock::now();
+      walk_stats.us.push_back(std::chrono::duration<double, std::micro>(n2 - n1).count());
+      allowed_sum += static_cast<size_t>(std::count_if(logits.begin(), logits.end(), [](float l) { return l > -1e30f; }));
       const auto id = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
       if (id == eos) break;
-      m.advance(id, trie);
+      const auto a0 = Clock::now();
+      m.advance(id, trie, scratch);
+      advance_stats.us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a0).count());
     }
   }
-  std::printf("  %-12s mask us/token: mean %8.1f p50 %8.1f p99 %8.1f (cache hits %.0f%%) | trie walk alone mean %8.1f"
-              " p99 %8.1f | naive scan mean %8.1f | allowed mean %zu\n",
-              name, trie_stats.mean(), trie_stats.pct(0.5), trie_stats.pct(0.99),
-              100.0 * static_cast<double>(scratch.cache.hits) /
-                  static_cast<double>(std::max<int64_t>(1, scratch.cache.hits + scratch.cache.misses)),
-              walk_stats.mean(), walk_stats.pct(0.99), naive_stats.mean(),
-              allowed_sum / std::max<size_t>(1, trie_stats.us.size()));
+  int64_t hits = 0, misses = 0, dstates = 0, used = 0, classes = 0, drops = 0;
+  {
+    const auto lock = g.lazy().lock();
+    classes = g.lazy().classes_made;
+    drops = g.lazy().mask_drops;
+    hits = g.lazy().mask_hits;
+    misses = g.lazy().mask_misses;
+    dstates = g.lazy().num_dstates();
+    used = g.lazy().used_bytes();
+  }
+  std::printf("  %-12s mask us/token: mean %8.1f p50 %8.1f p99 %8.1f max %8.1f (cache hits %.0f%%) | first output mean %8.1f | uncached walk mean %8.1f"
+              " p99 %8.1f | advance mean %5.1f | allowed mean %zu | %lld DFA states, %lld frame classes, %lld drops, lazy %.2f MiB\n",
+              name, trie_stats.mean(), trie_stats.pct(0.5), trie_stats.pct(0.99), trie_stats.pct(1.0),
+              100.0 * static_cast<double>(hits) / static_cast<double>(std::max<int64_t>(1, hits + misses)),
+              cold_stats.mean(), walk_stats.mean(), walk_stats.pct(0.99), advance_stats.mean(),
+              allowed_sum / std::max<size_t>(1, trie_stats.us.size()), static_cast<long long>(dstates),
+              static_cast<long long>(classes), static_cast<long long>(drops),
+              static_cast<double>(used) / (1 << 20));
 }
+
+// The default large schema: a nested model as zod 4 / Pydantic write it
+// (integers bounded +-(2^53 - 1), enums, optional and nullable fields,
+// arrays, strings up to 500 characters, a recursive $ref).
+const char* kLargeSchema = R"({
+  "type": "object",
+  "$defs": {
+    "money": {"type": "object", "properties": {"amount": {"type": "integer", "minimum": -9007199254740991, "maximum": 9007199254740991},
+              "currency": {"enum": ["USD", "EUR", "GBP", "JPY"]}}, "required": ["amount", "currency"], "additionalProperties": false},
+    "item": {"type": "object", "properties": {
+        "sku": {"type": "string", "maxLength": 500}, "name": {"type": "string", "maxLength": 500},
+        "qty": {"type": "integer", "minimum": 1, "maximum": 9007199254740991}, "price": {"$ref": "#/$defs/money"},
+        "notes": {"type": ["string", "null"], "maxLength": 500},
+        "children": {"type": "array", "items": {"$ref": "#/$defs/item"}, "maxItems": 8}},
+      "required": ["sku", "name", "qty", "price"], "additionalProperties": false}
+  },
+  "properties": {
+    "id": {"type": "integer", "minimum": -9007199254740991, "maximum": 9007199254740991},
+    "status": {"enum": ["pending", "paid", "shipped", "cancelled"]},
+    "customer": {"type": "object", "properties": {
+        "name": {"type": "string", "maxLength": 500}, "email": {"type": "string", "format": "email"},
+        "phone": {"anyOf": [{"type": "string", "maxLength": 40}, {"type": "null"}]},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150}},
+      "required": ["name", "email"], "additionalProperties": false},
+    "items": {"type": "array", "items": {"$ref": "#/$defs/item"}, "minItems": 1, "maxItems": 100},
+    "total": {"$ref": "#/$defs/money"},
+    "created": {"type": "string", "format": "date-time"},
+    "tags": {"type": "array", "items": {"type": "string", "maxLength": 500}},
+    "meta": {}
+  },
+  "required": ["id", "status", "customer", "items", "total"],
+  "additionalProperties": false
+})";
 
 }  // namespace
 
+//   grammar_mask [tokens] [--schema FILE] VOCAB...
 int main(int argc, char** argv) {
   int first = 1;
   int64_t tokens = 2000;
   if (argc > 1 && std::isdigit(static_cast<unsigned char>(argv[1][0]))) {
     tokens = std::stoll(argv[1]);
     first = 2;
+  }
+  std::string large_text = kLargeSchema;
+  std::string large_name = "built-in nested model";
+  if (argc > first + 1 && std::string(argv[first]) == "--schema") {
+    std::ifstream in(argv[first + 1]);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    large_text = ss.str();
+    large_name = argv[first + 1];
+    first += 2;
+  }
+  const nlohmann::json large = nlohmann::json::parse(large_text, nullptr, false);
+  if (large.is_discarded()) {
+    std::fprintf(stderr, "%s: not JSON\n", large_name.c_str());
+    return 1;
   }
   const nlohmann::json schema = nlohmann::json::parse(R"({
     "type": "object",
@@ -136,22 +185,33 @@ int main(int argc, char** argv) {
     const auto b0 = Clock::now();
     const TokenTrie trie = TokenTrie::build(*tok);
     const double build_ms = std::chrono::duration<double, std::milli>(Clock::now() - b0).count();
-    std::printf("%s: vocab %lld, trie %lld nodes, %.1f MiB, built in %.0f ms, all bytes: %s\n", argv[a],
-                static_cast<long long>(tok->vocab_size()), static_cast<long long>(trie.num_nodes()),
-                static_cast<double>(trie.bytes()) / (1 << 20), build_ms, trie.has_all_bytes() ? "yes" : "no");
+    std::printf("%s: vocab %lld, trie %lld nodes, %.1f MiB, built in %.0f ms, all bytes: %s, longest token %lld bytes\n",
+                argv[a], static_cast<long long>(tok->vocab_size()), static_cast<long long>(trie.num_nodes()),
+                static_cast<double>(trie.bytes()) / (1 << 20), build_ms, trie.has_all_bytes() ? "yes" : "no",
+                static_cast<long long>(trie.max_depth()));
     const GrammarLimits limits;
     const auto c0 = Clock::now();
     auto s = grammar_from_json_schema(schema, limits);
     const double compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - c0).count();
+    const auto l0 = Clock::now();
+    auto l = grammar_from_json_schema(large, limits);
+    const double large_ms = std::chrono::duration<double, std::milli>(Clock::now() - l0).count();
     auto o = grammar_any_json_object(limits);
     auto r = grammar_from_regex(R"(\d{4}-\d{2}-\d{2} [A-Z][a-z]+( [a-z]+){0,8}\.)", limits);
-    if (!s.ok() || !o.ok() || !r.ok()) return 1;
-    std::printf("  schema: %lld states x %lld classes, %lld bytes, compiled in %.1f ms; json_object: %lld states\n",
-                static_cast<long long>((*s)->num_states()), static_cast<long long>((*s)->num_classes()),
-                static_cast<long long>((*s)->bytes()), compile_ms, static_cast<long long>((*o)->num_states()));
-    run("json_schema", **s, trie, tok->eos_id(), tokens);
-    run("json_object", **o, trie, tok->eos_id(), tokens);
-    run("regex", **r, trie, tok->eos_id(), tokens);
+    if (!s.ok() || !l.ok() || !o.ok() || !r.ok()) {
+      std::fprintf(stderr, "compile failed: %s\n", !l.ok() ? l.error().message.c_str() : "small schema / regex");
+      return 1;
+    }
+    std::printf("  schema: %lld rules, %lld NFA states, compiled in %.2f ms; large (%s): %lld rules, %lld NFA states,"
+                " compiled in %.2f ms; grammar bytes charged %.1f MiB\n",
+                static_cast<long long>((*s)->num_rules()), static_cast<long long>((*s)->num_nfa_states()), compile_ms,
+                large_name.c_str(), static_cast<long long>((*l)->num_rules()),
+                static_cast<long long>((*l)->num_nfa_states()), large_ms, static_cast<double>((*l)->bytes()) / (1 << 20));
+    const bool walk = std::getenv("GRAMMAR_BENCH_NO_WALK") == nullptr;  // for profiling the mask alone
+    run("large_schema", **l, trie, tok->eos_id(), tokens, walk);
+    run("json_schema", **s, trie, tok->eos_id(), tokens, walk);
+    run("json_object", **o, trie, tok->eos_id(), tokens, walk);
+    run("regex", **r, trie, tok->eos_id(), tokens, walk);
   }
   return 0;
 }

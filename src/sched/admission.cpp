@@ -32,12 +32,12 @@ std::optional<Rejection> Admission::check_items(const std::vector<GenerationRequ
     if (r.params.max_new_tokens < 1) {
       return reject(ErrorCode::kInvalidArgument, where + "`max_new_tokens` must be strictly positive");
     }
-    if (r.params.grammar && r.params.max_new_tokens < r.params.grammar->dist_to_accept(r.params.grammar->start())) {
+    if (r.params.grammar && r.params.max_new_tokens < r.params.grammar->min_output_bytes()) {
       // The mask counts one byte per token at worst: a shorter budget could end mid-value.
       return reject(ErrorCode::kInvalidArgument,
                     where + "`max_new_tokens` of " + std::to_string(r.params.max_new_tokens) +
                         " is too small for the grammar: its shortest output takes up to " +
-                        std::to_string(r.params.grammar->dist_to_accept(r.params.grammar->start())) + " tokens");
+                        std::to_string(r.params.grammar->min_output_bytes()) + " tokens");
     }
     if (n_in > lim.max_input_tokens) {
       return reject(ErrorCode::kInvalidArgument, where + "`inputs` must have less than " +

@@ -76,7 +76,7 @@ SampledToken OutputProcessor::sample(Sequence& seq, std::span<const float> logit
   SampledToken token = seq.sampler.sample(logits_copy_, scratch_, raw ? 0 : top_n, &alternatives_, needed && !raw);
   if (raw && needed) token.logprob = raw_logprobs(logits, token.id, top_n, scratch_.order, &alternatives_);
   seq.sampler.accept(token.id);
-  if (seq.grammar.active()) seq.grammar.advance(token.id, *trie_);
+  if (seq.grammar.active()) seq.grammar.advance(token.id, *trie_, grammar_scratch_);
   seq.tokens.push_back(token.id);  // reserved to the full length: does not allocate
   return token;
 }

@@ -33,7 +33,7 @@ Result<EngineSetup> load_engine_model(const EngineOptions& o) {
   // once, here, so no request's preparation pays for it; it is resident from
   // now on and counted below with the rest of the process.
   PLIMSOLL_ASSIGN(const std::shared_ptr<const Grammar> any_json, grammar_any_json_object(GrammarLimits{}));
-  spdlog::info("grammar: free-form JSON automaton of {} states, {} bytes", any_json->num_states(), any_json->bytes());
+  spdlog::info("grammar: free-form JSON grammar of {} rules, {} bytes", any_json->num_rules(), any_json->bytes());
   PLIMSOLL_ASSIGN(s.weights, bind_decoder_weights(s.model.config, s.model.tensors));
   s.runtime_base_bytes = resident_bytes_besides_weights(s.model);
   return s;

@@ -21,8 +21,8 @@ inline int64_t grammar_compile_budget_bytes(const GrammarLimits& limits = Gramma
   return limits.max_compile_bytes + (int64_t{8} << 20);
 }
 
-// What every compile result must be: a grammar within the state limit whose
-// start can reach acceptance, or a refusal that says why. Aborts (a finding)
+// What every compile result must be: a grammar within the rule and state
+// limits whose shortest output is finite, or a refusal that says why. Aborts (a finding)
 // naming `target` and the check otherwise.
 inline void check_compiled(const Result<std::shared_ptr<const Grammar>>& grammar, const GrammarLimits& limits,
                            const char* target) {
@@ -33,10 +33,11 @@ inline void check_compiled(const Result<std::shared_ptr<const Grammar>>& grammar
   };
   if (!grammar.ok()) return check(!grammar.error().message.empty(), "a refusal says why");
   const Grammar& g = **grammar;
-  check(g.num_states() >= 1 && g.num_states() <= limits.max_dfa_states, "DFA states within max_dfa_states");
-  check(g.alive(g.start()), "the start state can reach acceptance");
-  // [states x classes] int32 transitions + two per-state arrays.
-  check(g.bytes() <= limits.max_dfa_states * (256 * 4 + 8) + 4096, "compiled bytes within the state limit");
+  check(g.num_rules() >= 1 && g.num_rules() <= limits.max_rules, "rules within max_rules");
+  check(g.num_nfa_states() <= limits.max_nfa_states, "NFA states within max_nfa_states");
+  check(g.min_output_bytes() < Grammar::kUnreachable, "some output is possible");
+  // The rules' arrays (within the compile's bytes) + the fixed lazy budget.
+  check(g.bytes() <= limits.max_compile_bytes + limits.max_lazy_bytes + 4096, "grammar bytes within the limits");
 }
 
 }  // namespace plimsoll::fuzz

@@ -3,7 +3,7 @@
 // JSON, or nested deeper than the request parser's 64 levels: skipped, as the
 // server refuses those bodies before this point) and compiled with the server's
 // default GrammarLimits. Checks: the compile ends within the driver's deadline
-// and byte budget; a compiled grammar's start state can reach acceptance.
+// and byte budget; a compiled grammar has a finite shortest output.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -52,6 +52,19 @@ inline std::string schema_violation(const nlohmann::json& v, const nlohmann::jso
   if (v.is_number()) {
     if (s.contains("minimum") && v.get<double>() < s["minimum"].get<double>()) return "below minimum";
     if (s.contains("exclusiveMinimum") && v.get<double>() <= s["exclusiveMinimum"].get<double>()) return "not above exclusiveMinimum";
+    // Integers compared exactly (doubles round past 2^53).
+    auto above = [&](const char* key) {
+      const json& b = s[key];
+      if (v.is_number_integer() && b.is_number_integer()) return v.get<int64_t>() > b.get<int64_t>();
+      return v.get<double>() > b.get<double>();
+    };
+    auto at_least = [&](const char* key) {
+      const json& b = s[key];
+      if (v.is_number_integer() && b.is_number_integer()) return v.get<int64_t>() >= b.get<int64_t>();
+      return v.get<double>() >= b.get<double>();
+    };
+    if (s.contains("maximum") && above("maximum")) return "above maximum";
+    if (s.contains("exclusiveMaximum") && at_least("exclusiveMaximum")) return "not below exclusiveMaximum";
   }
   if (v.is_string()) {
     const size_t n = utf8_length(v.get<std::string>());

@@ -453,11 +453,12 @@ class PreparationTest(HostileCase):
                       allow_ok=False)
 
     def test_40_chat_requests_with_a_ref_fan_out(self):
+        # 8^16 expansions for a compiler that copies; 16 rules entered by calls
+        # for this one: served (or refused for memory), never a crash or a hang.
         body = chat_with_schema(ref_fan_out_schema())
         self.assertLess(len(body), 4096)
         self.run_case("40 x chat with a 3 KiB $ref fan-out schema",
-                      lambda: (parallel(40, lambda i: post(self.box.port, "/v1/chat/completions", body, 120)), []),
-                      allow_ok=False)
+                      lambda: (parallel(40, lambda i: post(self.box.port, "/v1/chat/completions", body, 120)), []))
 
     def test_clients_that_leave_mid_compile_leave_nothing_running(self):
         body = chat_with_schema(ref_fan_out_schema())

@@ -1,4 +1,4 @@
-// Thompson NFA construction and subset construction over byte classes.
+// Thompson NFA construction and the compile of rules (owners, fewest bytes).
 #include "engine/grammar/grammar.h"
 
 #include <algorithm>
@@ -7,70 +7,18 @@
 #include <map>
 
 #include "core/bytes.h"
+#include "engine/grammar/grammar_lazy.h"
 #include "core/work_control.h"
 
 namespace plimsoll {
 namespace {
 
-// A std::map node holding a subset (key vector) and its id: the tree node's
-// header, the vector object, the id, malloc's header and rounding.
-constexpr int64_t kSubsetNodeBytes = 96;
 // Steps between polls of the thread's WorkControl.
 constexpr int64_t kPollSteps = 1 << 16;
 
 Error limit_error(const std::string& what) {
   return make_error(ErrorCode::kInvalidArgument, what + "; simplify the schema or pattern");
 }
-
-class Closure {
- public:
-  // Charges its marks and stack (one int32 each per NFA state) to `meter` first.
-  Closure(const Nfa& nfa, CompileMeter& meter) : nfa_(nfa), meter_(meter) {
-    const int64_t n = static_cast<int64_t>(nfa.states().size());
-    charged_ = 2 * (n * 4 + 32);
-    if (!meter_.charge(charged_)) {
-      charged_ = 0;
-      return;
-    }
-    mark_.assign(static_cast<size_t>(n), 0);
-    stack_.reserve(static_cast<size_t>(n));
-  }
-  ~Closure() { meter_.release(charged_); }
-  Closure(const Closure&) = delete;
-  Closure& operator=(const Closure&) = delete;
-
-  // The epsilon closure of `seeds`, sorted, into `out`; false when the meter
-  // stopped it (its bytes are charged by the caller before it keeps them).
-  bool of(const std::vector<int32_t>& seeds, std::vector<int32_t>& out) {
-    ++generation_;
-    out.clear();
-    stack_.clear();
-    for (int32_t s : seeds) push(s);
-    while (!stack_.empty()) {
-      const int32_t s = stack_.back();
-      stack_.pop_back();
-      out.push_back(s);
-      const auto& eps = nfa_.states()[static_cast<size_t>(s)].eps;
-      if (!meter_.step(1 + static_cast<int64_t>(eps.size()))) return false;
-      for (int32_t t : eps) push(t);
-    }
-    std::sort(out.begin(), out.end());
-    return true;
-  }
-
- private:
-  void push(int32_t s) {
-    if (mark_[static_cast<size_t>(s)] == generation_) return;
-    mark_[static_cast<size_t>(s)] = generation_;
-    stack_.push_back(s);
-  }
-  const Nfa& nfa_;
-  CompileMeter& meter_;
-  int64_t charged_ = 0;
-  std::vector<uint32_t> mark_;
-  uint32_t generation_ = 0;
-  std::vector<int32_t> stack_;
-};
 
 }  // namespace
 
@@ -220,155 +168,171 @@ Nfa::Frag Nfa::plus(Frag f) {
   return {f.start, e};
 }
 
-int32_t Grammar::walk(int32_t state, const std::string& bytes) const {
-  for (char c : bytes) {
-    if (state < 0) return kDead;
-    state = step(state, static_cast<uint8_t>(c));
-  }
-  return state;
+void Nfa::add_call(int32_t from, int32_t rule, int32_t to) {
+  if (failed() || !meter_.step()) return;
+  auto& calls = states_[static_cast<size_t>(from)].calls;
+  if (!grow(calls)) return;
+  calls.push_back({rule, to});
 }
 
+Nfa::Frag Nfa::call(int32_t rule) {
+  const int32_t a = add_state();
+  const int32_t b = add_state();
+  add_call(a, rule, b);
+  return {a, b};
+}
+
+namespace {
+
+int32_t sat_add(int64_t a, int64_t b) { return static_cast<int32_t>(std::min<int64_t>(a + b, Grammar::kUnreachable)); }
+
+// Which rule each state belongs to (reached from its first or next entry
+// without a call); -1: unused. False when a state is shared by two rules or a
+// rule passes max_rule_states.
+bool assign_owners(const Nfa& nfa, const std::vector<GrammarRule>& rules, std::vector<int32_t>& owner,
+                   std::vector<uint8_t>& tail, CompileMeter& meter) {
+  const auto& states = nfa.states();
+  std::vector<int32_t> todo;
+  for (size_t r = 0; r < rules.size(); ++r) {
+    const auto rule = static_cast<int32_t>(r);
+    int64_t count = 0;
+    for (const uint8_t part : {uint8_t{1}, uint8_t{0}}) {  // the tail (if any), then the items
+      if (part == 1 && rules[r].tail < 0) continue;
+      todo = part == 1 ? std::vector<int32_t>{rules[r].tail, rules[r].tail_end}
+                       : std::vector<int32_t>{rules[r].first, rules[r].next, rules[r].end};
+      while (!todo.empty()) {
+        const int32_t s = todo.back();
+        todo.pop_back();
+        int32_t& o = owner[static_cast<size_t>(s)];
+        if (o == rule && tail[static_cast<size_t>(s)] == part) continue;
+        if (o >= 0) {
+          meter.fail(make_error(ErrorCode::kInternal, "grammar: a state is shared by two rules or parts"));
+          return false;
+        }
+        o = rule;
+        tail[static_cast<size_t>(s)] = part;
+        if (++count > meter.limits().max_rule_states) {
+          meter.fail(limit_error("a rule of the grammar needs more than " + std::to_string(meter.limits().max_rule_states) +
+                                 " automaton states (the limit)"));
+          return false;
+        }
+        const Nfa::State& st = states[static_cast<size_t>(s)];
+        if (!meter.step(1 + static_cast<int64_t>(st.eps.size() + st.edges.size() + st.calls.size()))) return false;
+        for (int32_t t : st.eps) todo.push_back(t);
+        for (const Nfa::Edge& e : st.edges) todo.push_back(e.to);
+        for (const Nfa::Call& c : st.calls) todo.push_back(c.to);
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Grammar::~Grammar() = default;
+
+int64_t Grammar::min_output_bytes() const { return rule_min_[static_cast<size_t>(root_)]; }
+
 int64_t Grammar::bytes() const {
-  return static_cast<int64_t>(sizeof(Grammar) + next_.capacity() * sizeof(int32_t) +
-                              dist_.capacity() * sizeof(int32_t) + has_successor_.capacity()) +
-         64;
+  return static_cast<int64_t>(sizeof(Grammar) + rules_.capacity() * sizeof(GrammarRule) +
+                              (rule_min_.capacity() + owner_.capacity() + dist_.capacity() + eps_.capacity()) * 4 + tail_.capacity() +
+                              (eps_at_.capacity() + edges_at_.capacity() + calls_at_.capacity()) * 4 +
+                              edges_.capacity() * sizeof(Nfa::Edge) + calls_.capacity() * sizeof(Nfa::Call)) +
+         GrammarLazy::fixed_bytes(*this) + limits_.max_lazy_bytes + 64;
+}
+
+Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, std::vector<GrammarRule> rules, int32_t root,
+                                                       const GrammarLimits& limits) {
+  CompileMeter& meter = nfa.meter();
+  if (meter.failed()) return meter.failure();
+  if (static_cast<int64_t>(rules.size()) > limits.max_rules) {
+    return limit_error("the grammar needs more than " + std::to_string(limits.max_rules) + " rules (the limit)");
+  }
+  const auto& states = nfa.states();
+  const size_t n = states.size();
+  size_t n_eps = 0, n_edges = 0, n_calls = 0;
+  for (const Nfa::State& st : states) {
+    n_eps += st.eps.size();
+    n_edges += st.edges.size();
+    n_calls += st.calls.size();
+  }
+  // The grammar's arrays (kept; charged again at admission by bytes()).
+  const auto kept = static_cast<int64_t>(n * 4 * 5 + n + n_eps * 4 + n_edges * sizeof(Nfa::Edge) +
+                                         n_calls * sizeof(Nfa::Call) + rules.size() * (sizeof(GrammarRule) + 4)) +
+                    1024;
+  if (!meter.charge(kept)) return meter.failure();
+  struct Release {
+    CompileMeter& m;
+    int64_t b;
+    ~Release() { m.release(b); }
+  } release{meter, kept};
+  std::shared_ptr<Grammar> g(new Grammar());
+  g->limits_ = limits;
+  g->root_ = root;
+  g->owner_.assign(n, -1);
+  g->tail_.assign(n, 0);
+  if (!assign_owners(nfa, rules, g->owner_, g->tail_, meter)) return meter.failure();
+  g->eps_at_.reserve(n + 1);
+  g->edges_at_.reserve(n + 1);
+  g->calls_at_.reserve(n + 1);
+  g->eps_.reserve(n_eps);
+  g->edges_.reserve(n_edges);
+  g->calls_.reserve(n_calls);
+  for (const Nfa::State& st : states) {
+    g->eps_at_.push_back(static_cast<uint32_t>(g->eps_.size()));
+    g->edges_at_.push_back(static_cast<uint32_t>(g->edges_.size()));
+    g->calls_at_.push_back(static_cast<uint32_t>(g->calls_.size()));
+    g->eps_.insert(g->eps_.end(), st.eps.begin(), st.eps.end());
+    g->edges_.insert(g->edges_.end(), st.edges.begin(), st.edges.end());
+    g->calls_.insert(g->calls_.end(), st.calls.begin(), st.calls.end());
+  }
+  g->eps_at_.push_back(static_cast<uint32_t>(g->eps_.size()));
+  g->edges_at_.push_back(static_cast<uint32_t>(g->edges_.size()));
+  g->calls_at_.push_back(static_cast<uint32_t>(g->calls_.size()));
+  g->rules_ = std::move(rules);
+  // Fewest bytes: passes in reverse state order (builders add states mostly
+  // forwards) until nothing changes; calls read their rule's current minimum.
+  g->dist_.assign(n, Grammar::kUnreachable);
+  g->rule_min_.assign(g->rules_.size(), Grammar::kUnreachable);
+  for (const GrammarRule& r : g->rules_) {
+    g->dist_[static_cast<size_t>(r.end)] = 0;
+    if (r.tail >= 0) g->dist_[static_cast<size_t>(r.tail_end)] = 0;
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    if (!meter.step(static_cast<int64_t>(n + n_eps + n_edges + n_calls) + 1)) return meter.failure();
+    for (size_t i = n; i-- > 0;) {
+      const auto s = static_cast<int32_t>(i);
+      int32_t best = g->dist_[i];
+      for (int32_t t : g->eps(s)) best = std::min(best, g->dist(t));
+      for (const Nfa::Edge& e : g->edges(s)) best = std::min(best, sat_add(1, g->dist(e.to)));
+      for (const Nfa::Call& c : g->calls(s)) best = std::min(best, sat_add(g->rule_min(c.rule), g->dist(c.to)));
+      if (best < g->dist_[i]) {
+        g->dist_[i] = best;
+        changed = true;
+      }
+    }
+    for (size_t r = 0; r < g->rules_.size(); ++r) {
+      const GrammarRule& rule = g->rules_[r];
+      const int64_t later = std::max<int64_t>(0, rule.min - 1) * g->dist(rule.next);
+      const int32_t m = sat_add(sat_add(g->dist(rule.first), later), rule.tail < 0 ? 0 : g->dist(rule.tail));
+      if (m < g->rule_min_[r]) {
+        g->rule_min_[r] = m;
+        changed = true;
+      }
+    }
+  }
+  if (g->rule_min(root) >= Grammar::kUnreachable) {
+    return make_error(ErrorCode::kInvalidArgument, "the grammar accepts no output at all");
+  }
+  static std::atomic<uint64_t> next_id{1};
+  g->id_ = next_id.fetch_add(1);
+  g->lazy_ = std::make_unique<GrammarLazy>(*g);
+  return std::shared_ptr<const Grammar>(std::move(g));
 }
 
 Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, Nfa::Frag root, const GrammarLimits& limits) {
-  CompileMeter& meter = nfa.meter();
-  if (meter.failed()) return meter.failure();
-  // What this compile charges beyond the NFA; given back when it returns (the
-  // automaton it keeps is charged again, at admission, by Grammar::bytes()).
-  struct Charges {
-    CompileMeter& meter;
-    int64_t bytes = 0;
-    bool take(int64_t b) {
-      if (!meter.charge(b)) return false;
-      bytes += b;
-      return true;
-    }
-    ~Charges() { meter.release(bytes); }
-  } held{meter};
-  auto failed = [&]() -> Error { return meter.failure(); };
-  auto g = std::make_shared<Grammar>();
-  // Byte classes: boundaries where some edge starts or ends.
-  std::array<bool, 257> boundary{};
-  boundary[0] = true;
-  for (const Nfa::State& s : nfa.states()) {
-    for (const Nfa::Edge& e : s.edges) {
-      boundary[e.lo] = true;
-      boundary[static_cast<size_t>(e.hi) + 1] = true;
-    }
-  }
-  std::vector<uint8_t> representative;
-  int64_t cls = -1;
-  for (int b = 0; b < 256; ++b) {
-    if (boundary[static_cast<size_t>(b)]) {
-      ++cls;
-      representative.push_back(static_cast<uint8_t>(b));
-    }
-    g->class_of_[static_cast<size_t>(b)] = static_cast<uint8_t>(cls);
-  }
-  g->num_classes_ = cls + 1;
-  const auto classes = static_cast<size_t>(g->num_classes_);
-
-  Closure closure(nfa, meter);
-  if (meter.failed()) return failed();
-  std::map<std::vector<int32_t>, int32_t> ids;
-  std::vector<const std::vector<int32_t>*> sets;
-  std::vector<uint8_t> accepts;
-  std::vector<int32_t> seeds = {root.start};
-  std::vector<int32_t> set;
-  // Per DFA state: its subset (node + ids), its pointer and flag, its row of
-  // transitions (x 3: a buffer that doubles is held beside the old one), and
-  // later its distance and successor flag.
-  const int64_t per_state_bytes = kSubsetNodeBytes + 8 + 1 + static_cast<int64_t>(classes) * 4 * 3 + 4 + 1;
-  auto intern = [&]() -> Result<int32_t> {
-    if (set.empty()) return Grammar::kDead;
-    auto it = ids.find(set);
-    if (it != ids.end()) return it->second;
-    if (static_cast<int64_t>(sets.size()) >= limits.max_dfa_states) {
-      return limit_error("the grammar compiles to more than " + std::to_string(limits.max_dfa_states) +
-                         " states (the limit)");
-    }
-    if (!held.take(per_state_bytes + static_cast<int64_t>(set.size()) * 4 + 32)) return failed();
-    const bool acc = std::binary_search(set.begin(), set.end(), root.end);
-    const auto id = static_cast<int32_t>(sets.size());
-    auto inserted = ids.emplace(set, id).first;
-    sets.push_back(&inserted->first);
-    accepts.push_back(acc ? 1 : 0);
-    return id;
-  };
-  // The closure's output and the seeds: at most one entry per NFA state each.
-  if (!held.take(2 * (static_cast<int64_t>(nfa.states().size()) * 4 + 32))) return failed();
-  set.reserve(nfa.states().size());
-  seeds.reserve(nfa.states().size());
-  if (!closure.of(seeds, set)) return failed();
-  PLIMSOLL_TRY(intern());
-  for (size_t d = 0; d < sets.size(); ++d) {
-    g->next_.resize((d + 1) * classes, Grammar::kDead);
-    for (size_t c = 0; c < classes; ++c) {
-      const uint8_t r = representative[c];
-      seeds.clear();
-      for (int32_t s : *sets[d]) {
-        const auto& edges = nfa.states()[static_cast<size_t>(s)].edges;
-        if (!meter.step(1 + static_cast<int64_t>(edges.size()))) return failed();
-        for (const Nfa::Edge& e : edges) {
-          if (e.lo <= r && r <= e.hi) seeds.push_back(e.to);
-        }
-      }
-      if (seeds.empty()) continue;
-      if (!closure.of(seeds, set)) return failed();
-      PLIMSOLL_ASSIGN(const int32_t to, intern());
-      g->next_[d * classes + c] = to;
-    }
-  }
-  // Distances to acceptance: reverse breadth-first search.
-  const size_t n = sets.size();
-  // Reverse edges: at most one per transition, in a vector per state that doubles.
-  if (!held.take(static_cast<int64_t>(n) * 56 + 2 * static_cast<int64_t>(n * classes) * 4)) return failed();
-  std::vector<std::vector<int32_t>> rev(n);
-  for (size_t d = 0; d < n; ++d) {
-    if (!meter.step(static_cast<int64_t>(classes))) return failed();
-    for (size_t c = 0; c < classes; ++c) {
-      const int32_t to = g->next_[d * classes + c];
-      if (to >= 0) rev[static_cast<size_t>(to)].push_back(static_cast<int32_t>(d));
-    }
-  }
-  g->dist_.assign(n, Grammar::kUnreachable);
-  std::deque<int32_t> queue;
-  for (size_t d = 0; d < n; ++d) {
-    if (accepts[d]) {
-      g->dist_[d] = 0;
-      queue.push_back(static_cast<int32_t>(d));
-    }
-  }
-  while (!queue.empty()) {
-    const int32_t s = queue.front();
-    queue.pop_front();
-    for (int32_t p : rev[static_cast<size_t>(s)]) {
-      if (g->dist_[static_cast<size_t>(p)] != Grammar::kUnreachable) continue;
-      g->dist_[static_cast<size_t>(p)] = g->dist_[static_cast<size_t>(s)] + 1;
-      queue.push_back(p);
-    }
-  }
-  if (g->dist_[0] == Grammar::kUnreachable) {
-    return make_error(ErrorCode::kInvalidArgument, "the grammar accepts no output at all");
-  }
-  // Doomed states become dead, so the mask never enters one.
-  g->has_successor_.assign(n, 0);
-  for (size_t d = 0; d < n; ++d) {
-    for (size_t c = 0; c < classes; ++c) {
-      int32_t& to = g->next_[d * classes + c];
-      if (to >= 0 && g->dist_[static_cast<size_t>(to)] == Grammar::kUnreachable) to = Grammar::kDead;
-      if (to >= 0) g->has_successor_[d] = 1;
-    }
-    if (g->dist_[d] != Grammar::kUnreachable) g->max_dist_ = std::max(g->max_dist_, g->dist_[d]);
-  }
-  g->next_.shrink_to_fit();
-  static std::atomic<uint64_t> next_id{1};
-  g->id_ = next_id.fetch_add(1);
-  return std::shared_ptr<const Grammar>(std::move(g));
+  return compile_grammar(nfa, {GrammarRule{root.start, root.start, root.end, 1, 1}}, 0, limits);
 }
 
 Nfa::Frag utf8_char(Nfa& nfa, const std::array<bool, 128>& ascii_allowed) {

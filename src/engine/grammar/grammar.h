@@ -1,6 +1,9 @@
-// Grammar: a byte-level deterministic automaton that says which outputs are
-// valid (a JSON schema, any JSON object, a regular expression). Built as a
-// Thompson NFA (Nfa), then determinized once per request (compile_grammar).
+// Grammar: rules, each a small byte NFA whose edges may also call another
+// rule (then go on at a return state), run with a stack: JSON schema $refs,
+// recursion and big sub-schemas are rules, never expanded copies. A rule may
+// repeat its item between min and max times, counted in the frame (a string's
+// maxLength, an array's maxItems), not copied. Built at compile time: the
+// rules only; each rule is determinized lazily at run time (grammar_lazy.h).
 // A compile is bounded as it runs, not afterwards: every byte it holds is
 // counted before it is allocated (max_compile_bytes), every piece of work is
 // a step (max_compile_steps), and the thread's WorkControl (deadline, cancel)
@@ -11,24 +14,37 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
 
 namespace plimsoll {
 
+class GrammarLazy;
+
 // Bounds on what one request's grammar may cost; the errors name them.
 struct GrammarLimits {
   int64_t max_source_bytes = 65536;  // schema (as JSON text) or regex text
-  int64_t max_nfa_states = 200000;   // while building
-  int64_t max_dfa_states = 8192;     // the compiled automaton
-  int64_t any_json_depth = 4;        // nesting of free-form JSON values (json_object, untyped schemas)
-  // What one compile may hold at once (source tree, NFA, subsets, the automaton
-  // being built); the preparation pool's per-request workspace is sized from it.
-  // A forced call to one of two small tools (tool_calls_test) peaks at ~16 MB.
+  int64_t max_nfa_states = 200000;   // while building, all rules together
+  // One rule's NFA states: a lazily built DFA state is a set of them, so this
+  // bounds its size (a regex's expanded {n,m} is one rule).
+  int64_t max_rule_states = 16384;
+  int64_t max_rules = 4096;
+  int64_t max_repeat = 100000;       // minLength/maxLength/minItems/maxItems (counted, not copied)
+  // At run time: frames in one stack, stacks in one position. A token that
+  // would pass either is masked off (the output stays valid).
+  int64_t max_stack_depth = 128;
+  int64_t max_stacks = 64;
+  // Everything built lazily while a grammar is used (rule DFA states and
+  // transitions, mask caches), charged in full at admission (Grammar::bytes()).
+  // Masks are dropped when it is full; 8 MiB holds ~200 masks of a 152k
+  // vocabulary beside ~2,000 DFA states (~2 KiB each, as charged).
+  int64_t max_lazy_bytes = int64_t{8} << 20;
+  // What one compile may hold at once (source tree, NFA, rules); the
+  // preparation pool's per-request workspace is sized from it.
   int64_t max_compile_bytes = int64_t{24} << 20;
-  // NFA states and edges built, closure and transition work (~10 ns each:
-  // ~0.5 s of one core; a forced call to one of two small tools takes ~16M).
+  // NFA states and edges built, distance passes (~10 ns each: ~0.5 s of one core).
   int64_t max_compile_steps = 50'000'000;
 };
 
@@ -62,10 +78,11 @@ class CompileMeter {
   Error failure_;
 };
 
-// A Thompson NFA under construction. States are ids; a fragment is a piece
-// with one entry and one exit. Every state and edge is charged to the meter
-// before it is added; past max_nfa_states or the meter's limits failed() is
-// set and dummy ids come back (builders check failed() as they go).
+// A Thompson NFA under construction, all rules in one id space. States are
+// ids; a fragment is a piece with one entry and one exit. Every state and edge
+// is charged to the meter before it is added; past max_nfa_states or the
+// meter's limits failed() is set and dummy ids come back (builders check
+// failed() as they go).
 class Nfa {
  public:
   struct Frag {
@@ -80,6 +97,8 @@ class Nfa {
   int32_t add_state();
   void add_epsilon(int32_t from, int32_t to);
   void add_range(int32_t from, uint8_t lo, uint8_t hi, int32_t to);
+  // From `from`, run rule `rule` to its end, then go on at `to`.
+  void add_call(int32_t from, int32_t rule, int32_t to);
 
   // Fragments.
   Frag empty();
@@ -90,6 +109,7 @@ class Nfa {
   Frag optional(Frag f);
   Frag star(Frag f);  // f*
   Frag plus(Frag f);  // f+ (f once, looping back)
+  Frag call(int32_t rule);
 
   // A limit was reached (meter().failure() says which).
   bool failed() const { return meter_.failed(); }
@@ -100,9 +120,14 @@ class Nfa {
     uint8_t lo, hi;
     int32_t to;
   };
+  struct Call {
+    int32_t rule;
+    int32_t to;
+  };
   struct State {
     std::vector<int32_t> eps;
     std::vector<Edge> edges;
+    std::vector<Call> calls;
   };
   const std::vector<State>& states() const { return states_; }
 
@@ -116,49 +141,98 @@ class Nfa {
   std::vector<State> states_;
 };
 
-// The compiled automaton: transitions over byte classes (bytes that every
-// edge treats alike), -1 = dead. dist_to_accept[s]: the fewest bytes from s to
-// an accepting state (kUnreachable when none: such states count as dead).
-class Grammar {
- public:
-  static constexpr int32_t kDead = -1;
-  static constexpr int32_t kUnreachable = INT32_MAX;
-
-  int32_t start() const { return 0; }
-  int32_t step(int32_t state, uint8_t byte) const {
-    return next_[static_cast<size_t>(state) * num_classes_ + class_of_[byte]];
-  }
-  // Walks `bytes` from `state`; kDead when any byte is refused.
-  int32_t walk(int32_t state, const std::string& bytes) const;
-  bool accepting(int32_t state) const { return dist_[static_cast<size_t>(state)] == 0; }
-  // The state can still end in an accepting one.
-  bool alive(int32_t state) const { return state >= 0 && dist_[static_cast<size_t>(state)] != kUnreachable; }
-  int32_t dist_to_accept(int32_t state) const { return dist_[static_cast<size_t>(state)]; }
-  // The state accepts and nothing may follow (only the end of the output).
-  bool finished(int32_t state) const { return accepting(state) && !has_successor_[static_cast<size_t>(state)]; }
-  int32_t max_finite_dist() const { return max_dist_; }
-  // Unique per compiled grammar in this process (a cache key that is never reused).
-  uint64_t id() const { return id_; }
-  int64_t num_states() const { return static_cast<int64_t>(dist_.size()); }
-  int64_t num_classes() const { return num_classes_; }
-  // Heap + object bytes, what admission charges (shared by a submission's items).
-  int64_t bytes() const;
-
- private:
-  friend Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, Nfa::Frag root,
-                                                                const GrammarLimits& limits);
-  std::array<uint8_t, 256> class_of_{};
-  int64_t num_classes_ = 0;
-  std::vector<int32_t> next_;         // [states x classes]
-  std::vector<int32_t> dist_;         // [states]
-  std::vector<uint8_t> has_successor_;  // [states]
-  int32_t max_dist_ = 0;
-  uint64_t id_ = 0;
+// A rule: items between `min` and `max` times (max < 0: no bound), the first
+// entered at `first`, later ones at `next`; each item ends at `end`. A plain
+// rule is one item (min = max = 1). Every item must spend at least one byte
+// when min or max is not 1 (the builders' counted rules do). With a tail
+// (tail >= 0), the items are followed, in the same frame, by the tail from
+// `tail` to `tail_end` (a string's closing quote, an array's bracket), so the
+// frame is left only there, not after every item.
+struct GrammarRule {
+  int32_t first = 0;
+  int32_t next = 0;
+  int32_t end = 0;
+  int64_t min = 1;
+  int64_t max = 1;
+  int32_t tail = -1;
+  int32_t tail_end = -1;
 };
 
-// Determinizes `root` of `nfa` (subset construction) under nfa's meter.
-// Errors (kInvalidArgument) name the limit reached: NFA or DFA states,
-// compile bytes or steps, the deadline (kCancelled when cancelled).
+// The compiled grammar: its rules' NFA, flattened and immutable, plus the
+// fewest bytes from each NFA state to its item's end (calls cost their rule's
+// fewest bytes); and the lazily built part (DFA states, mask caches), shared
+// by every sequence that uses it, thread-safe, within max_lazy_bytes.
+class Grammar {
+ public:
+  static constexpr int32_t kUnreachable = INT32_MAX / 4;
+  ~Grammar();
+
+  // The fewest bytes of a whole output (admission refuses budgets below it).
+  int64_t min_output_bytes() const;
+  // The whole text is a complete output (tests, tools).
+  bool matches(std::string_view text) const;
+  // Unique per compiled grammar in this process (a cache key that is never reused).
+  uint64_t id() const { return id_; }
+  int64_t num_rules() const { return static_cast<int64_t>(rules_.size()); }
+  int64_t num_nfa_states() const { return static_cast<int64_t>(dist_.size()); }
+  // Rules and NFA + the whole lazy budget: what admission charges (shared by
+  // a submission's items), fixed for the grammar's life.
+  int64_t bytes() const;
+  const GrammarLimits& limits() const { return limits_; }
+  GrammarLazy& lazy() const { return *lazy_; }
+
+  // The NFA, flattened (read by GrammarLazy).
+  const std::vector<GrammarRule>& rules() const { return rules_; }
+  int32_t root() const { return root_; }
+  int32_t rule_of(int32_t s) const { return owner_[static_cast<size_t>(s)]; }
+  int32_t dist(int32_t s) const { return dist_[static_cast<size_t>(s)]; }
+  // Fewest bytes of one later item of `rule` (from its `next`).
+  int32_t next_item_min(int32_t rule) const { return dist(rules_[static_cast<size_t>(rule)].next); }
+  int32_t rule_min(int32_t rule) const { return rule_min_[static_cast<size_t>(rule)]; }
+  // Fewest bytes of the rule's tail (0 without one).
+  int32_t tail_min(int32_t rule) const {
+    const GrammarRule& r = rules_[static_cast<size_t>(rule)];
+    return r.tail < 0 ? 0 : dist(r.tail);
+  }
+  // The state is in its rule's tail.
+  bool in_tail(int32_t s) const { return tail_[static_cast<size_t>(s)] != 0; }
+  template <typename T>
+  struct Span {
+    const T* b;
+    const T* e;
+    const T* begin() const { return b; }
+    const T* end() const { return e; }
+  };
+  Span<int32_t> eps(int32_t s) const { return {eps_.data() + eps_at_[s], eps_.data() + eps_at_[s + 1]}; }
+  Span<Nfa::Edge> edges(int32_t s) const { return {edges_.data() + edges_at_[s], edges_.data() + edges_at_[s + 1]}; }
+  Span<Nfa::Call> calls(int32_t s) const { return {calls_.data() + calls_at_[s], calls_.data() + calls_at_[s + 1]}; }
+
+ private:
+  friend Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, std::vector<GrammarRule> rules,
+                                                                int32_t root, const GrammarLimits& limits);
+  Grammar() = default;
+  GrammarLimits limits_;
+  std::vector<GrammarRule> rules_;
+  std::vector<int32_t> rule_min_;   // [rules]
+  std::vector<int32_t> owner_;      // [states] the rule a state belongs to
+  std::vector<int32_t> dist_;       // [states] fewest bytes to its item's end (tail states: the tail's end)
+  std::vector<uint8_t> tail_;       // [states] 1: in its rule's tail
+  std::vector<uint32_t> eps_at_, edges_at_, calls_at_;  // [states + 1]
+  std::vector<int32_t> eps_;
+  std::vector<Nfa::Edge> edges_;
+  std::vector<Nfa::Call> calls_;
+  int32_t root_ = 0;
+  uint64_t id_ = 0;
+  std::unique_ptr<GrammarLazy> lazy_;
+};
+
+// Checks and flattens `rules` of `nfa` (root: the whole output) under nfa's
+// meter: every state belongs to one rule, distances are computed (a fixpoint
+// over calls, recursion included). Errors (kInvalidArgument) name the limit
+// reached (kCancelled when cancelled), or say no output is possible.
+Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, std::vector<GrammarRule> rules, int32_t root,
+                                                       const GrammarLimits& limits);
+// One rule: the fragment `root`.
 Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, Nfa::Frag root, const GrammarLimits& limits);
 
 // A fragment that matches any one valid UTF-8 character with the given ASCII

@@ -16,14 +16,12 @@
 namespace plimsoll {
 
 // Output: optional leading whitespace, then one JSON value valid under `schema`
-// (the subset in docs/api.md: type, properties, required, additionalProperties,
-// items, minItems/maxItems, enum, const, anyOf/oneOf, local $ref, string
-// minLength/maxLength or pattern, minimum 0 / exclusiveMinimum 0; other constraints are
-// refused by name rather than silently ignored).
+// (the subset in docs/api.md; other keywords are refused by name and JSON
+// pointer path, e.g. "/properties/a/format: format \"foo\" is not supported").
 Result<std::shared_ptr<const Grammar>> grammar_from_json_schema(const nlohmann::json& schema,
                                                                 const GrammarLimits& limits);
-// Output: optional leading whitespace, then one JSON object (values nested up
-// to limits.any_json_depth levels). Compiled once per limits and shared.
+// Output: optional leading whitespace, then one JSON object (nested to any
+// depth up to max_stack_depth). Compiled once per process and shared.
 Result<std::shared_ptr<const Grammar>> grammar_any_json_object(const GrammarLimits& limits);
 // Output: the whole text matches `pattern` (anchored at both ends). Syntax:
 // literals, ., [...] / [^...] (ASCII members), \d \w \s \D \W \S, escapes,

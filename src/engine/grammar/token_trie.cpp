@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <limits>
 #include <numeric>
 
@@ -73,6 +74,10 @@ TokenTrie TokenTrie::build(const TextTokenizer& tok) {
   }
   t.tok_begin_.push_back(static_cast<uint32_t>(t.tokens_.size()));
   t.has_all_bytes_ = std::all_of(single.begin(), single.end(), [](bool b) { return b; });
+  static std::atomic<uint32_t> next_id{1};
+  t.id_ = next_id.fetch_add(1);
+  t.all_bits_.assign((vocab + 63) / 64, 0);
+  for (int32_t id : order) t.all_bits_[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63);
   return t;
 }
 
@@ -85,127 +90,95 @@ std::string_view TokenTrie::text(int32_t id) const {
 int64_t TokenTrie::bytes() const {
   return static_cast<int64_t>(byte_.capacity() + depth_.capacity() * 2 + end_.capacity() * 4 +
                               tok_begin_.capacity() * 4 + tokens_.capacity() * 4 + blob_.capacity() +
-                              offsets_.capacity() * 4 + sizeof(TokenTrie));
+                              offsets_.capacity() * 4 + all_bits_.capacity() * 8 + sizeof(TokenTrie));
 }
 
-void TokenTrie::allowed(const Grammar& g, int32_t state, int64_t budget_bytes, std::vector<int32_t>& out,
-                        std::vector<int32_t>& states) const {
-  states.resize(static_cast<size_t>(max_depth_) + 1);
-  states[0] = state;
-  const size_t n = byte_.size();
-  size_t i = 0;
-  while (i < n) {
-    const uint16_t d = depth_[i];
-    const int32_t s = g.step(states[d - 1u], byte_[i]);
-    if (s < 0) {
+void TokenTrie::walk(StackWalk& w, const GTop* tops, size_t n_tops, size_t first, size_t last, size_t base,
+                     int64_t budget_bytes, const std::vector<int64_t>& offsets, WalkOut& out, WalkBuffers& b) const {
+  const auto max_stacks = static_cast<size_t>(w.lazy().grammar().limits().max_stacks);
+  const auto levels = static_cast<size_t>(max_depth_) + 1;
+  // step() appends at most max_stacks per level: no reallocation while a
+  // level's parent is read through a pointer.
+  b.sets.reserve(levels * max_stacks + n_tops);
+  b.set_at.resize(levels);
+  b.set_len.resize(levels);
+  b.pool_at.resize(levels);
+  b.sets.assign(tops, tops + n_tops);
+  b.set_at[base] = 0;
+  b.set_len[base] = static_cast<uint32_t>(n_tops);
+  b.pool_at[base] = w.pool.size();
+  std::vector<uint64_t>& bits = *out.bits;
+  size_t i = first;
+  while (i < last) {
+    const size_t d = depth_[i];
+    const size_t parent_end = b.set_at[d - 1] + b.set_len[d - 1];
+    b.sets.resize(parent_end);
+    w.pool.resize(b.pool_at[d - 1]);
+    b.set_at[d] = static_cast<uint32_t>(parent_end);
+    bool can_end = false;
+    GTop one;
+    const int fast = b.set_len[d - 1] == 1 ? w.step_one(b.sets[b.set_at[d - 1]], byte_[i], one) : 2;
+    if (fast == 1) {
+      b.sets.push_back(one);
+    } else if (fast == 2) {
+      can_end = w.step(b.sets.data() + b.set_at[d - 1], b.set_len[d - 1], byte_[i], b.sets);
+    }
+    b.set_len[d] = static_cast<uint32_t>(b.sets.size() - parent_end);
+    b.pool_at[d] = w.pool.size();
+    if (b.set_len[d] == 0 && !can_end) {
       i = end_[i];
       continue;
     }
-    states[d] = s;
-    if (g.dist_to_accept(s) <= budget_bytes) {
-      out.insert(out.end(), tokens_.begin() + tok_begin_[i], tokens_.begin() + tok_begin_[i + 1]);
+    // A class walk: the top frame popped here; what follows needs the frames below.
+    if (can_end && out.pops && end_[i] > i + 1) out.pops->push_back(static_cast<uint32_t>(i));
+    if (tok_begin_[i] < tok_begin_[i + 1]) {
+      int64_t left = can_end ? 0 : Grammar::kUnreachable;
+      int64_t left_clamped = left;
+      for (size_t k = parent_end; k < b.sets.size(); ++k) {
+        const int64_t dk = w.dist(b.sets[k]);
+        left = std::min(left, dk);
+        left_clamped = std::min(left_clamped, dk - offsets[static_cast<size_t>(b.sets[k].origin)]);
+      }
+      if (left <= budget_bytes) {
+        out.maxd = std::max(out.maxd, left_clamped);
+        for (uint32_t t = tok_begin_[i]; t < tok_begin_[i + 1]; ++t) {
+          const auto id = static_cast<size_t>(tokens_[t]);
+          bits[id >> 6] |= uint64_t{1} << (id & 63);
+        }
+      }
     }
-    ++i;
+    i = b.set_len[d] == 0 ? end_[i] : i + 1;
   }
 }
 
-MaskCache::Slot* MaskCache::find(uint64_t grammar_id, int32_t state) {
-  for (Slot& s : slots_) {
-    if (s.grammar_id == grammar_id && s.state == state) return &s;
-  }
-  return nullptr;
-}
-
-void MaskCache::reserve(size_t vocab) {
-  for (Slot& s : slots_) s.bits.reserve((vocab + 63) / 64);
+void TokenTrie::allowed(StackWalk& w, const std::vector<GTop>& tops, int64_t budget_bytes,
+                        const std::vector<int64_t>& offsets, std::vector<uint64_t>& bits, int64_t& maxd,
+                        WalkBuffers& b) const {
+  WalkOut out{&bits, 0, nullptr};
+  walk(w, tops.data(), tops.size(), 0, byte_.size(), 0, budget_bytes, offsets, out, b);
+  maxd = out.maxd;
 }
 
 void GrammarScratch::reserve(const TokenTrie& trie) {
   const auto vocab = static_cast<size_t>(trie.vocab_size());
+  const GrammarLimits limits;
+  const auto stacks = static_cast<size_t>(limits.max_stacks);
+  const auto levels = static_cast<size_t>(trie.max_depth()) + 1;
   allowed.reserve(vocab + 64);  // + end ids
   kept.reserve(vocab + 64);
-  states.reserve(static_cast<size_t>(trie.max_depth()) + 1);
-  cache.reserve(vocab);
-}
-
-MaskCache::Slot& MaskCache::replace(uint64_t grammar_id, int32_t state, size_t vocab) {
-  Slot& s = slots_[next_];
-  next_ = (next_ + 1) % slots_.size();
-  s.grammar_id = grammar_id;
-  s.state = state;
-  s.bits.assign((vocab + 63) / 64, 0);
-  return s;
-}
-
-bool GrammarMatcher::mask(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left,
-                          std::span<const int32_t> end_ids, GrammarScratch& scratch) const {
-  // With this many tokens left, every live state can still be completed: the
-  // allowed set depends on the state alone.
-  if (tokens_left - 1 < grammar_->max_finite_dist() || !grammar_->alive(state_)) {
-    return mask_uncached(logits, trie, tokens_left, end_ids, scratch);
-  }
-  MaskCache::Slot* slot = scratch.cache.find(grammar_->id(), state_);
-  if (slot) {
-    ++scratch.cache.hits;
-  } else {
-    ++scratch.cache.misses;
-    scratch.allowed.clear();
-    trie.allowed(*grammar_, state_, grammar_->max_finite_dist(), scratch.allowed, scratch.states);
-    if (grammar_->accepting(state_)) {
-      for (int32_t id : end_ids) {
-        if (id >= 0 && static_cast<size_t>(id) < logits.size()) scratch.allowed.push_back(id);
-      }
-    }
-    slot = &scratch.cache.replace(grammar_->id(), state_, logits.size());
-    for (int32_t id : scratch.allowed) slot->bits[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63);
-    slot->any = !scratch.allowed.empty();
-  }
-  if (!slot->any) return false;
-  constexpr float kRefused = -std::numeric_limits<float>::infinity();
-  const size_t n = logits.size();
-  for (size_t w = 0; w < slot->bits.size(); ++w) {
-    const uint64_t word = slot->bits[w];
-    const size_t base = w * 64;
-    const size_t end = std::min(n, base + 64);
-    if (word == ~uint64_t{0}) continue;
-    if (word == 0) {
-      std::fill(logits.begin() + static_cast<std::ptrdiff_t>(base), logits.begin() + static_cast<std::ptrdiff_t>(end), kRefused);
-      continue;
-    }
-    for (size_t i = base; i < end; ++i) {
-      if (!((word >> (i - base)) & 1)) logits[i] = kRefused;
-    }
-  }
-  return true;
-}
-
-bool GrammarMatcher::mask_uncached(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left,
-                                   std::span<const int32_t> end_ids, GrammarScratch& scratch) const {
-  scratch.allowed.clear();
-  if (grammar_->alive(state_)) {
-    trie.allowed(*grammar_, state_, std::max<int64_t>(tokens_left - 1, 0), scratch.allowed, scratch.states);
-    if (grammar_->accepting(state_)) {
-      for (int32_t id : end_ids) {
-        if (id >= 0 && static_cast<size_t>(id) < logits.size()) scratch.allowed.push_back(id);
-      }
-    }
-  }
-  if (scratch.allowed.empty()) return false;
-  scratch.kept.resize(scratch.allowed.size());
-  for (size_t k = 0; k < scratch.allowed.size(); ++k) scratch.kept[k] = logits[static_cast<size_t>(scratch.allowed[k])];
-  std::fill(logits.begin(), logits.end(), -std::numeric_limits<float>::infinity());
-  for (size_t k = 0; k < scratch.allowed.size(); ++k) logits[static_cast<size_t>(scratch.allowed[k])] = scratch.kept[k];
-  return true;
-}
-
-void GrammarMatcher::advance(int32_t id, const TokenTrie& trie) {
-  if (!grammar_) return;
-  const std::string_view t = trie.text(id);
-  if (t.empty()) return;  // an end id (or a token outside the trie: never allowed)
-  for (char c : t) {
-    if (state_ < 0) return;
-    state_ = grammar_->step(state_, static_cast<uint8_t>(c));
-  }
+  bits.reserve((vocab + 63) / 64);
+  tops.reserve(stacks);
+  next.reserve(stacks);
+  offsets.reserve(stacks);
+  key.reserve(stacks * 16);
+  stack.pool.reserve(levels * stacks * 4 + stacks * static_cast<size_t>(limits.max_stack_depth));
+  stack.work.reserve(stacks * 8);
+  stack.seen.reserve(stacks * 8);
+  stack.seeds.reserve(stacks);
+  walk.sets.reserve(levels * stacks);
+  walk.set_at.reserve(levels);
+  walk.set_len.reserve(levels);
+  walk.pool_at.reserve(levels);
 }
 
 }  // namespace plimsoll

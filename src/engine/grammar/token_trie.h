@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/grammar/grammar.h"
+#include "engine/grammar/grammar_lazy.h"
 #include "tokenizer/text_tokenizer.h"
 
 namespace plimsoll {
@@ -21,11 +22,30 @@ class TokenTrie {
   // (its text in the middle of a sequence, after an ordinary token).
   static TokenTrie build(const TextTokenizer& tokenizer);
 
-  // Appends to `out` the tokens whose bytes keep `grammar` alive from `state`
-  // and end in a state at most `budget_bytes` bytes from acceptance.
-  // `states`: scratch.
-  void allowed(const Grammar& grammar, int32_t state, int64_t budget_bytes, std::vector<int32_t>& out,
-               std::vector<int32_t>& states) const;
+  struct WalkBuffers;
+  // What a walk found: tokens in *bits, the most bytes any leaves (less its
+  // stack's offset); for a class walk (pops set) the output "ending" means
+  // the top frame popped, and the nodes whose subtrees go on after a pop.
+  struct WalkOut {
+    std::vector<uint64_t>* bits;
+    int64_t maxd = 0;
+    std::vector<uint32_t>* pops = nullptr;
+  };
+  // Walks nodes [first, last) (a subtree below depth `base`, or the whole
+  // trie from 0) from `tops`, allowing tokens at most budget_bytes from complete.
+  void walk(StackWalk& walk, const GTop* tops, size_t n_tops, size_t first, size_t last, size_t base,
+            int64_t budget_bytes, const std::vector<int64_t>& offsets, WalkOut& out, WalkBuffers& b) const;
+  // Tokens in the trie as a bitset [vocab / 64].
+  const std::vector<uint64_t>& all_bits() const { return all_bits_; }
+  uint32_t subtree_end(uint32_t node) const { return end_[node]; }
+  uint16_t depth(uint32_t node) const { return depth_[node]; }
+  // Sets in `bits` each token whose bytes keep some stack of `tops` alive
+  // (or end the output exactly) and leave it at most `budget_bytes` bytes from
+  // complete; `maxd`: the most bytes any of them leaves, less the stack's
+  // origin offset (`offsets`, the mask cache's clamped counters). Lock held.
+  void allowed(StackWalk& walk, const std::vector<GTop>& tops, int64_t budget_bytes,
+               const std::vector<int64_t>& offsets, std::vector<uint64_t>& bits, int64_t& maxd,
+               WalkBuffers& b) const;
   // The bytes the trie holds for `id` ("" when it is not in the trie).
   std::string_view text(int32_t id) const;
   // Every single byte is some token's text: any grammar can be completed one
@@ -34,6 +54,8 @@ class TokenTrie {
   int64_t num_nodes() const { return static_cast<int64_t>(byte_.size()); }
   int64_t vocab_size() const { return static_cast<int64_t>(offsets_.size()) - 1; }
   int64_t max_depth() const { return max_depth_; }
+  // Unique per trie built in this process (the grammars' caches key on it).
+  uint32_t id() const { return id_; }
   int64_t bytes() const;
 
  private:
@@ -44,52 +66,46 @@ class TokenTrie {
   std::vector<int32_t> tokens_;
   std::vector<char> blob_;           // every token's text
   std::vector<uint32_t> offsets_;    // [vocab + 1] into blob_
+  std::vector<uint64_t> all_bits_;   // [vocab / 64] tokens in the trie
   int64_t max_depth_ = 0;
+  uint32_t id_ = 0;
   bool has_all_bytes_ = false;
 };
 
-// The allowed tokens of the last few (grammar, state) pairs as bitsets over
-// the vocabulary, for steps where the length budget cannot bind (most of
-// them): inside a string or a number the state repeats, and its mask is then
-// one pass over the logits instead of a trie walk. Fixed size: `entries` x
-// vocab / 8 bytes, replaced round robin.
-class MaskCache {
- public:
-  explicit MaskCache(size_t entries = 16) : slots_(entries) {}
-  struct Slot {
-    uint64_t grammar_id = 0;  // 0: empty
-    int32_t state = -1;
-    bool any = false;         // some token is allowed
-    std::vector<uint64_t> bits;
-  };
-  Slot* find(uint64_t grammar_id, int32_t state);
-  Slot& replace(uint64_t grammar_id, int32_t state, size_t vocab);
-  // Sizes every slot for `vocab` now, so masking never allocates.
-  void reserve(size_t vocab);
-  int64_t hits = 0;
-  int64_t misses = 0;
-
- private:
-  std::vector<Slot> slots_;
-  size_t next_ = 0;
+// The trie walk's sets of stacks, one region per depth.
+struct TokenTrie::WalkBuffers {
+  std::vector<GTop> sets;         // [(max_depth + 1) x max_stacks]
+  std::vector<uint32_t> set_at;   // [max_depth + 1]
+  std::vector<uint32_t> set_len;  // [max_depth + 1]
+  std::vector<size_t> pool_at;    // [max_depth + 1]
 };
 
 // Reusable buffers of the masking pass (one per engine thread), sized for the
-// trie's vocabulary at start-up (~12.5 B per vocabulary entry): masking then
-// allocates nothing while serving.
+// trie's vocabulary at start-up: masking then allocates nothing while serving
+// beyond the grammar's own lazily built part (charged at admission).
 struct GrammarScratch {
-  std::vector<int32_t> allowed;  // [<= vocab]
-  std::vector<int32_t> states;   // [max_depth + 1]
+  std::vector<int32_t> allowed;  // [<= vocab] (end ids)
   std::vector<float> kept;       // [<= vocab]
-  MaskCache cache;
+  std::vector<uint64_t> bits;    // [vocab / 64]
+  std::vector<GTop> tops, next;  // [max_stacks]
+  std::vector<int32_t> key;      // the mask cache's key
+  std::vector<int64_t> offsets;  // [max_stacks]
+  StackBuffers stack;
+  TokenTrie::WalkBuffers walk;
+  // Frame classes: a class's key, its walk's bits and offset, the pops of
+  // the class in use, the stacks below a popped frame.
+  std::vector<int32_t> class_key;
+  std::vector<uint64_t> class_bits;
+  std::vector<int64_t> class_offsets;
+  std::vector<uint32_t> pops;
+  std::vector<GTop> context;
   void reserve(const TokenTrie& trie);
 };
 
 class GrammarMatcher {
  public:
   GrammarMatcher() = default;
-  explicit GrammarMatcher(std::shared_ptr<const Grammar> grammar)
-      : grammar_(std::move(grammar)), state_(grammar_ ? grammar_->start() : Grammar::kDead) {}
+  explicit GrammarMatcher(std::shared_ptr<const Grammar> grammar);
 
   bool active() const { return grammar_ != nullptr; }
   // Sets every logit the grammar refuses to -inf: tokens that cannot continue
@@ -97,21 +113,30 @@ class GrammarMatcher {
   // `tokens_left` (this one included; one byte per later token), and the end
   // ids unless the output so far is complete. Returns false when nothing at
   // all is allowed (the vocabulary cannot spell what the grammar needs).
+  // The allowed set comes from the grammar's mask cache when the length
+  // budget provably cannot bind.
   bool mask(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left, std::span<const int32_t> end_ids,
             GrammarScratch& scratch) const;
   // The same without the mask cache (the reference the cache is tested against).
   bool mask_uncached(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left,
                      std::span<const int32_t> end_ids, GrammarScratch& scratch) const;
   // Moves past a sampled token (its trie text). End ids leave the state as is.
-  void advance(int32_t id, const TokenTrie& trie);
-  bool complete() const { return grammar_ && grammar_->alive(state_) && grammar_->accepting(state_); }
+  void advance(int32_t id, const TokenTrie& trie, GrammarScratch& scratch);
+  // Moves past `bytes` (tests, tools); false when they leave no valid output.
+  bool advance_bytes(std::string_view bytes, GrammarScratch& scratch);
+  bool complete() const { return grammar_ && position_.can_end; }
   // Complete, and nothing may follow: only the end remains (even with ignore_eos).
-  bool finished() const { return complete() && grammar_->finished(state_); }
-  int32_t state() const { return state_; }
+  bool finished() const { return complete() && position_.data.empty(); }
+  bool alive() const { return grammar_ && position_.alive(); }
+  // The fewest bytes that complete the output from here (0: complete).
+  int64_t min_bytes_left(GrammarScratch& scratch) const;
+  const GrammarPosition& position() const { return position_; }
 
  private:
+  // Applies `bits` (+ end ids when complete) to logits; false when nothing is allowed.
+  bool apply(std::span<float> logits, const std::vector<uint64_t>& bits, std::span<const int32_t> end_ids) const;
   std::shared_ptr<const Grammar> grammar_;
-  int32_t state_ = Grammar::kDead;
+  GrammarPosition position_;
 };
 
 }  // namespace plimsoll

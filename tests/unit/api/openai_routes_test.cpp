@@ -158,9 +158,9 @@ TEST_F(ApiTest, ChatRefusesBadToolAndJsonRequestsClearly) {
       post("/v1/chat/completions", json{{"messages", hi}, {"response_format", {{"type", "json_schema"}}}}), 400, bad,
       "`response_format.json_schema` must be an object", "response_format.json_schema");
   const json unsupported = {{"type", "json_schema"},
-                            {"json_schema", {{"name", "x"}, {"schema", {{"type", "integer"}, {"maximum", 3}}}}}};
+                            {"json_schema", {{"name", "x"}, {"schema", {{"type", "integer"}, {"multipleOf", 3}}}}}};
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"response_format", unsupported}}), 400,
-                      bad, "`response_format.json_schema.schema`: schema at /: keyword `maximum` is not supported",
+                      bad, "`response_format.json_schema.schema`: schema at /multipleOf: keyword `multipleOf` is not supported",
                       "response_format.json_schema.schema");
   // What asks for nothing is accepted: text output, no tools, tool_choice none/auto (tools with "none"); and JSON output.
   for (const json& extra : {json{{"response_format", {{"type", "text"}}}}, json{{"tools", json::array()}},

@@ -1,0 +1,301 @@
+// GrammarMatcher: one sequence's position, its masks (the grammar's mask
+// cache, per-frame token classes, the trie walk) and its advance.
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+#include "engine/grammar/token_trie.h"
+
+namespace plimsoll {
+namespace {
+
+// One frame's (dstate, items still needed, items still allowed) clamped to
+// `reach`; returns the bytes the clamping hides.
+int64_t frame_key(const GrammarLazy& lazy, GFrame f, int64_t reach, std::vector<int32_t>& key) {
+  const Grammar& g = lazy.grammar();
+  const GrammarLazy::DState& s = lazy.dstate(f.dstate);
+  const int32_t rule = s.rule;
+  const GrammarRule& r = g.rules()[static_cast<size_t>(rule)];
+  if (s.tail) {  // the count no longer matters
+    key.insert(key.end(), {f.dstate, 0, 0});
+    return 0;
+  }
+  const int64_t need = std::max<int64_t>(0, r.min - (f.count + 1));
+  const int64_t room = r.max < 0 ? reach : std::min<int64_t>(reach, r.max - (f.count + 1));
+  key.push_back(f.dstate);
+  key.push_back(static_cast<int32_t>(std::min(need, reach)));
+  key.push_back(static_cast<int32_t>(room));
+  return need > reach ? (need - reach) * g.next_item_min(rule) : 0;
+}
+
+uint64_t hash_key(const std::vector<int32_t>& key, uint64_t seed) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ seed;
+  for (int32_t v : key) {
+    h ^= static_cast<uint32_t>(v);
+    h *= 0x100000001b3ULL;
+    h ^= h >> 31;
+  }
+  return h;
+}
+
+// The mask cache's key for a position: per stack, per frame top-down its
+// frame_key (clamped to what one token can reach, `reach`); offsets[stack]:
+// the bytes the clamping hides.
+uint64_t mask_key(const StackWalk& w, const std::vector<GTop>& tops, bool can_end, int64_t reach, uint32_t trie_id,
+                  std::vector<int32_t>& key, std::vector<int64_t>& offsets) {
+  const GrammarLazy& lazy = const_cast<StackWalk&>(w).lazy();
+  key.clear();
+  offsets.clear();
+  key.push_back(static_cast<int32_t>(trie_id));  // a grammar may be masked over several vocabularies
+  key.push_back(can_end ? 1 : 0);
+  for (const GTop& t : tops) {
+    int64_t off = frame_key(lazy, t.f, reach, key);
+    for (int32_t l = t.below; l >= 0; l = w.pool[static_cast<size_t>(l)].below) {
+      off += frame_key(lazy, w.pool[static_cast<size_t>(l)].f, reach, key);
+    }
+    key.push_back(-1);
+    offsets.push_back(off);
+  }
+  return hash_key(key, lazy.grammar().id());
+}
+
+// The class of top frame `f` (lazily: a walk of the trie from f alone).
+const GrammarLazy::FrameClass* frame_class(StackWalk& w, GFrame f, const TokenTrie& trie, GrammarScratch& scratch,
+                                           GrammarLazy::FrameClass& local) {
+  GrammarLazy& lazy = w.lazy();
+  scratch.class_key.assign(1, static_cast<int32_t>(trie.id()));
+  const int64_t off = frame_key(lazy, f, trie.max_depth() + 1, scratch.class_key);
+  const uint64_t h = hash_key(scratch.class_key, 0x51);
+  if (const GrammarLazy::FrameClass* c = lazy.find_class(scratch.class_key, h)) return c;
+  ++lazy.classes_made;
+  local = GrammarLazy::FrameClass{};
+  local.key = scratch.class_key;
+  const size_t words = trie.all_bits().size();
+  scratch.class_bits.assign(words, 0);
+  const GTop top{f, -1, 0};
+  scratch.class_offsets.assign(1, off);
+  TokenTrie::WalkOut out{&scratch.class_bits, 0, &local.pops};
+  const bool was_limited = w.limited;
+  w.limited = false;
+  const size_t pool_mark = w.pool.size();
+  trie.walk(w, &top, 1, 0, static_cast<size_t>(trie.num_nodes()), 0, Grammar::kUnreachable - 1,
+            scratch.class_offsets, out, scratch.walk);
+  w.pool.resize(pool_mark);
+  local.usable = !w.limited;
+  w.limited = was_limited;
+  local.maxd = out.maxd;
+  int64_t accepted = 0, total = 0;
+  for (size_t k = 0; k < words; ++k) {
+    accepted += std::popcount(scratch.class_bits[k]);
+    total += std::popcount(trie.all_bits()[k]);
+  }
+  local.refused_list = 2 * accepted > total;
+  if (std::min(accepted, total - accepted) * 4 > static_cast<int64_t>(words) * 8) {
+    local.refused_list = false;
+    local.bits = scratch.class_bits;
+    const GrammarLazy::FrameClass* kept = lazy.keep_class(local, h);
+    return kept ? kept : &local;
+  }
+  for (size_t k = 0; k < words; ++k) {
+    uint64_t word = local.refused_list ? trie.all_bits()[k] & ~scratch.class_bits[k] : scratch.class_bits[k];
+    for (; word; word &= word - 1) local.ids.push_back(static_cast<int32_t>(k * 64 + static_cast<size_t>(std::countr_zero(word))));
+  }
+  const GrammarLazy::FrameClass* kept = lazy.keep_class(local, h);
+  return kept ? kept : &local;
+}
+
+// The unbudgeted mask of the position's tops from their frames' classes:
+// each class's tokens, plus the walks after each pop against the frames
+// below. False where the classes cannot be trusted (a limit reached in a
+// class walk, or a stack within one token of max_stack_depth): the caller
+// walks the whole trie instead.
+bool mask_by_classes(StackWalk& w, const std::vector<GTop>& tops, const TokenTrie& trie, GrammarScratch& scratch,
+                     std::vector<uint64_t>& bits, int64_t& maxd) {
+  const int64_t max_depth = w.lazy().grammar().limits().max_stack_depth;
+  for (const GTop& t : tops) {
+    if (w.depth(t) + trie.max_depth() + 1 > max_depth) return false;
+  }
+  GrammarLazy::FrameClass local;
+  for (const GTop& t : tops) {
+    const GrammarLazy::FrameClass* c = frame_class(w, t.f, trie, scratch, local);
+    if (!c->usable) return false;
+    if (!c->bits.empty()) {
+      for (size_t k = 0; k < bits.size(); ++k) bits[k] |= c->bits[k];
+    } else if (c->refused_list) {
+      scratch.class_bits = trie.all_bits();
+      for (int32_t id : c->ids) scratch.class_bits[static_cast<size_t>(id) >> 6] &= ~(uint64_t{1} << (id & 63));
+      for (size_t k = 0; k < bits.size(); ++k) bits[k] |= scratch.class_bits[k];
+    } else {
+      for (int32_t id : c->ids) bits[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63);
+    }
+    scratch.class_key.clear();
+    const int64_t off_top = frame_key(w.lazy(), t.f, trie.max_depth() + 1, scratch.class_key);
+    const int64_t below = t.below < 0 ? 0 : w.pool[static_cast<size_t>(t.below)].cum;
+    maxd = std::max(maxd, c->maxd + off_top + below - scratch.offsets[static_cast<size_t>(t.origin)]);
+    if (t.below < 0 || c->pops.empty()) continue;
+    // Walks below may make DFA states (and drop the classes): copy the pops.
+    scratch.pops.assign(c->pops.begin(), c->pops.end());
+    const GLink& l = w.pool[static_cast<size_t>(t.below)];
+    scratch.next.assign(1, GTop{l.f, l.below, t.origin});
+    scratch.context.clear();
+    w.close(scratch.next, scratch.context, 0);
+    if (scratch.context.empty()) continue;
+    for (uint32_t p : scratch.pops) {
+      TokenTrie::WalkOut out{&bits, maxd, nullptr};
+      trie.walk(w, scratch.context.data(), scratch.context.size(), p + 1, trie.subtree_end(p), trie.depth(p),
+                Grammar::kUnreachable - 1, scratch.offsets, out, scratch.walk);
+      maxd = std::max(maxd, out.maxd);
+    }
+  }
+  return true;
+}
+
+bool any_bit(const std::vector<uint64_t>& bits) {
+  return std::any_of(bits.begin(), bits.end(), [](uint64_t w) { return w != 0; });
+}
+
+}  // namespace
+
+GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(grammar)) {
+  if (!grammar_) return;
+  StackBuffers buffers;
+  std::vector<GTop> tops;
+  const auto lock = grammar_->lazy().lock();
+  StackWalk w(grammar_->lazy(), buffers);
+  bool can_end = false;
+  w.start(tops, can_end);
+  w.save(tops.data(), tops.size(), can_end, position_);
+}
+
+bool GrammarMatcher::apply(std::span<float> logits, const std::vector<uint64_t>& bits,
+                           std::span<const int32_t> end_ids) const {
+  bool ends = false;
+  if (position_.can_end) {
+    for (int32_t id : end_ids) ends = ends || (id >= 0 && static_cast<size_t>(id) < logits.size());
+  }
+  if (!ends && !any_bit(bits)) return false;
+  constexpr float kRefused = -std::numeric_limits<float>::infinity();
+  const size_t n = logits.size();
+  float saved[8];
+  size_t n_saved = 0;
+  for (int32_t id : end_ids) {
+    if (ends && id >= 0 && static_cast<size_t>(id) < n && n_saved < 8) saved[n_saved++] = logits[static_cast<size_t>(id)];
+  }
+  for (size_t w = 0; w < bits.size() && w * 64 < n; ++w) {
+    const uint64_t word = bits[w];
+    const size_t base = w * 64;
+    const size_t end = std::min(n, base + 64);
+    if (word == ~uint64_t{0}) continue;
+    if (word == 0) {
+      std::fill(logits.begin() + static_cast<std::ptrdiff_t>(base), logits.begin() + static_cast<std::ptrdiff_t>(end), kRefused);
+      continue;
+    }
+    // Only the refused bits: one store each.
+    for (uint64_t z = ~word & (end - base == 64 ? ~uint64_t{0} : (uint64_t{1} << (end - base)) - 1); z; z &= z - 1) {
+      logits[base + static_cast<size_t>(std::countr_zero(z))] = kRefused;
+    }
+  }
+  for (size_t i = bits.size() * 64; i < n; ++i) logits[i] = kRefused;
+  n_saved = 0;
+  for (int32_t id : end_ids) {
+    if (ends && id >= 0 && static_cast<size_t>(id) < n && n_saved < 8) logits[static_cast<size_t>(id)] = saved[n_saved++];
+  }
+  return true;
+}
+
+bool GrammarMatcher::mask(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left,
+                          std::span<const int32_t> end_ids, GrammarScratch& scratch) const {
+  if (!position_.alive()) return false;
+  GrammarLazy& lazy = grammar_->lazy();
+  const auto lock = lazy.lock();
+  StackWalk w(lazy, scratch.stack);
+  w.load(position_, scratch.tops);
+  const uint64_t h = mask_key(w, scratch.tops, position_.can_end, trie.max_depth() + 1, trie.id(),
+                              scratch.key, scratch.offsets);
+  const int64_t max_off =
+      scratch.offsets.empty() ? 0 : *std::max_element(scratch.offsets.begin(), scratch.offsets.end());
+  const int64_t budget = std::max<int64_t>(tokens_left - 1, 0);
+  if (const GrammarLazy::MaskEntry* e = lazy.find_mask(scratch.key, h); e && e->maxd + max_off <= budget) {
+    ++lazy.mask_hits;
+    return apply(logits, e->bits, end_ids);
+  }
+  ++lazy.mask_misses;
+  const size_t words = (static_cast<size_t>(trie.vocab_size()) + 63) / 64;
+  scratch.bits.assign(words, 0);
+  int64_t maxd = 0;
+  if (!mask_by_classes(w, scratch.tops, trie, scratch, scratch.bits, maxd)) {
+    scratch.bits.assign(words, 0);
+    maxd = 0;
+    trie.allowed(w, scratch.tops, Grammar::kUnreachable - 1, scratch.offsets, scratch.bits, maxd, scratch.walk);
+  }
+  if (!w.limited) {
+    GrammarLazy::MaskEntry entry;
+    entry.key = scratch.key;
+    entry.bits = scratch.bits;
+    entry.maxd = maxd;
+    entry.any = any_bit(scratch.bits);
+    lazy.keep_mask(std::move(entry), h);
+  }
+  if (maxd + max_off <= budget) return apply(logits, scratch.bits, end_ids);
+  scratch.bits.assign(words, 0);
+  w.pool.resize(0);
+  w.load(position_, scratch.tops);
+  trie.allowed(w, scratch.tops, budget, scratch.offsets, scratch.bits, maxd, scratch.walk);
+  return apply(logits, scratch.bits, end_ids);
+}
+
+bool GrammarMatcher::mask_uncached(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left,
+                                   std::span<const int32_t> end_ids, GrammarScratch& scratch) const {
+  if (!position_.alive()) return false;
+  GrammarLazy& lazy = grammar_->lazy();
+  const auto lock = lazy.lock();
+  StackWalk w(lazy, scratch.stack);
+  w.load(position_, scratch.tops);
+  scratch.offsets.assign(scratch.tops.size(), 0);
+  scratch.bits.assign((static_cast<size_t>(trie.vocab_size()) + 63) / 64, 0);
+  int64_t maxd = 0;
+  trie.allowed(w, scratch.tops, std::max<int64_t>(tokens_left - 1, 0), scratch.offsets, scratch.bits, maxd,
+               scratch.walk);
+  return apply(logits, scratch.bits, end_ids);
+}
+
+bool GrammarMatcher::advance_bytes(std::string_view bytes, GrammarScratch& scratch) {
+  if (!grammar_ || bytes.empty()) return position_.alive();
+  GrammarLazy& lazy = grammar_->lazy();
+  const auto lock = lazy.lock();
+  StackWalk w(lazy, scratch.stack);
+  w.load(position_, scratch.tops);
+  bool can_end = false;
+  for (char c : bytes) {
+    scratch.next.clear();
+    can_end = w.step(scratch.tops.data(), scratch.tops.size(), static_cast<uint8_t>(c), scratch.next);
+    std::swap(scratch.tops, scratch.next);
+    if (scratch.tops.empty() && !can_end) break;
+  }
+  if (scratch.tops.empty() && !can_end) {
+    position_ = GrammarPosition{};
+    return false;
+  }
+  w.save(scratch.tops.data(), scratch.tops.size(), can_end, position_);
+  return true;
+}
+
+int64_t GrammarMatcher::min_bytes_left(GrammarScratch& scratch) const {
+  if (!grammar_ || !position_.alive()) return Grammar::kUnreachable;
+  if (position_.can_end) return 0;
+  const auto lock = grammar_->lazy().lock();
+  StackWalk w(grammar_->lazy(), scratch.stack);
+  w.load(position_, scratch.tops);
+  int64_t best = Grammar::kUnreachable;
+  for (const GTop& t : scratch.tops) best = std::min(best, w.dist(t));
+  return best;
+}
+
+void GrammarMatcher::advance(int32_t id, const TokenTrie& trie, GrammarScratch& scratch) {
+  if (!grammar_) return;
+  const std::string_view t = trie.text(id);
+  if (t.empty()) return;  // an end id (or a token outside the trie: never allowed)
+  advance_bytes(t, scratch);
+}
+
+}  // namespace plimsoll

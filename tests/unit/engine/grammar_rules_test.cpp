@@ -1,0 +1,292 @@
+// The rule engine: what real clients send (zod's int bounds, long strings,
+// `{}`), the keywords it covers, and the cached mask against a naive oracle.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "convert/random_model.h"
+#include "engine/grammar/grammar_lazy.h"
+#include "engine/grammar/grammar_sources.h"
+#include "engine/grammar/token_trie.h"
+#include "schema_check.h"
+#include "tokenizer/tokenizer.h"
+
+namespace plimsoll {
+namespace {
+
+using nlohmann::json;
+
+std::shared_ptr<const Grammar> schema(const json& s, const GrammarLimits& limits = GrammarLimits{}) {
+  auto g = grammar_from_json_schema(s, limits);
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.ok() ? *g : nullptr;
+}
+
+// "text" (appended: GCC 12's -Wrestrict misfires on "\"" + s + "\"").
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  out += text;
+  out += '"';
+  return out;
+}
+
+std::string refusal(const json& s) {
+  auto g = grammar_from_json_schema(s, GrammarLimits{});
+  return g.ok() ? "" : g.error().message;
+}
+
+TEST(GrammarRules, ZodSafeIntegerBounds) {
+  // zod 4's z.number().int().
+  auto g = schema(json::parse(R"({"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991})"));
+  ASSERT_TRUE(g);
+  for (const char* ok : {"0", "-1", "7", "9007199254740991", "-9007199254740991", "9007199254740990", "1000000000000000"}) {
+    EXPECT_TRUE(g->matches(ok)) << ok;
+  }
+  for (const char* no : {"9007199254740992", "-9007199254740992", "10000000000000000", "01", "-0", "1.5", "", "-"}) {
+    EXPECT_FALSE(g->matches(no)) << no;
+  }
+  auto full = schema(json::parse(R"({"type":"integer","minimum":-9223372036854775808,"maximum":9223372036854775807})"));
+  ASSERT_TRUE(full);
+  EXPECT_TRUE(full->matches("-9223372036854775808"));
+  EXPECT_TRUE(full->matches("9223372036854775807"));
+  EXPECT_FALSE(full->matches("9223372036854775808"));
+  EXPECT_FALSE(full->matches("-9223372036854775809"));
+}
+
+TEST(GrammarRules, IntegerRangesAreExact) {
+  const std::pair<int64_t, int64_t> ranges[] = {{-37, 1234}, {5, 5}, {0, 0}, {-100, -1}, {-999, 999}, {10, 99}, {18, 1200}};
+  for (const auto& [lo, hi] : ranges) {
+    auto g = schema(json{{"type", "integer"}, {"minimum", lo}, {"maximum", hi}});
+    ASSERT_TRUE(g);
+    for (int64_t v = -1500; v <= 1500; ++v) {
+      EXPECT_EQ(g->matches(std::to_string(v)), v >= lo && v <= hi) << lo << ".." << hi << ": " << v;
+    }
+  }
+  auto ex = schema(json::parse(R"({"type":"integer","exclusiveMinimum":0,"exclusiveMaximum":10})"));
+  ASSERT_TRUE(ex);
+  EXPECT_FALSE(ex->matches("0"));
+  EXPECT_TRUE(ex->matches("1"));
+  EXPECT_TRUE(ex->matches("9"));
+  EXPECT_FALSE(ex->matches("10"));
+  auto frac = schema(json::parse(R"({"type":"integer","minimum":0.5,"maximum":3.5})"));
+  ASSERT_TRUE(frac);
+  EXPECT_FALSE(frac->matches("0"));
+  EXPECT_TRUE(frac->matches("1"));
+  EXPECT_TRUE(frac->matches("3"));
+  EXPECT_FALSE(frac->matches("4"));
+  EXPECT_NE(refusal(json::parse(R"({"type":"integer","minimum":5,"maximum":4})")).find("no integer"), std::string::npos);
+}
+
+TEST(GrammarRules, NumberBoundsHoldForEveryOutput) {
+  auto g = schema(json::parse(R"({"type":"number","minimum":-2.5,"exclusiveMaximum":10})"));
+  ASSERT_TRUE(g);
+  for (const char* ok : {"-2", "0", "9", "9.99", "-1.5", "-0.5", "3.25"}) EXPECT_TRUE(g->matches(ok)) << ok;
+  for (const char* no : {"10", "10.5", "-3", "-2.75", "11", "1e3", "9.0"}) EXPECT_FALSE(g->matches(no)) << no;
+}
+
+TEST(GrammarRules, LongStringsAreCountedNotCopied) {
+  auto g = schema(json::parse(R"({"type":"string","minLength":2,"maxLength":10000})"));
+  ASSERT_TRUE(g);
+  EXPECT_LT(g->num_nfa_states(), 500);
+  EXPECT_TRUE(g->matches(quoted(std::string(10000, 'a'))));
+  EXPECT_TRUE(g->matches("\"ab\""));
+  EXPECT_FALSE(g->matches("\"a\""));
+  EXPECT_FALSE(g->matches(quoted(std::string(10001, 'a'))));
+  EXPECT_TRUE(g->matches(quoted(std::string(4999, 'x') + "\\u00e9")));  // an escape is one character
+  // Once refused at 8192 DFA states: one string of 200, three of 40.
+  auto one = schema(json::parse(R"({"type":"object","properties":{"a":{"type":"string","maxLength":200}},"required":["a"]})"));
+  ASSERT_TRUE(one);
+  auto three = schema(json::parse(R"({"type":"object","properties":{"a":{"type":"string","maxLength":40},
+      "b":{"type":"string","maxLength":40},"c":{"type":"string","maxLength":40}},"required":["a","b","c"]})"));
+  ASSERT_TRUE(three);
+  EXPECT_TRUE(three->matches(R"({"a":"x","b":"","c":)" + quoted(std::string(40, 'z')) + "}"));
+  EXPECT_FALSE(three->matches(R"({"a":"x","b":"","c":)" + quoted(std::string(41, 'z')) + "}"));
+  auto items = schema(json::parse(R"({"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":5000})"));
+  ASSERT_TRUE(items);
+  std::string arr = "[1";
+  for (int i = 0; i < 4999; ++i) arr += ",2";
+  EXPECT_TRUE(items->matches(arr + "]"));
+  EXPECT_FALSE(items->matches(arr + ",3]"));
+  EXPECT_FALSE(items->matches("[1]"));
+  EXPECT_NE(refusal(json::parse(R"({"type":"string","maxLength":100001})")).find("/maxLength"), std::string::npos);
+}
+
+TEST(GrammarRules, EmptySchemaAndTrueAreAnyJsonValueAtAnyDepth) {
+  for (const json& s : {json::object(), json(true)}) {
+    auto g = schema(s);
+    ASSERT_TRUE(g);
+    EXPECT_TRUE(g->matches("1"));
+    EXPECT_TRUE(g->matches("\"x\""));
+    EXPECT_TRUE(g->matches("null"));
+    EXPECT_TRUE(g->matches(R"({"a": [1, {"b": null}], "c": "d"})"));
+    EXPECT_TRUE(g->matches(std::string(60, '[') + std::string(60, ']')));
+    EXPECT_FALSE(g->matches("[1,]"));
+    EXPECT_FALSE(g->matches("{\"a\"}"));
+    EXPECT_LT(g->num_rules(), 10);
+  }
+  // Past max_stack_depth a deeper output is refused, never a crash.
+  GrammarLimits shallow;
+  shallow.max_stack_depth = 8;
+  auto g = schema(json::object(), shallow);
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(g->matches("[[1]]"));
+  EXPECT_FALSE(g->matches(std::string(40, '[') + std::string(40, ']')));
+}
+
+TEST(GrammarRules, KeywordsCovered) {
+  auto g = schema(json::parse(R"({
+    "$defs": {"base": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}},
+    "type": "object",
+    "properties": {
+      "both": {"allOf": [{"$ref": "#/$defs/base"}, {"properties": {"n": {"type": "string"}}, "required": ["n"]}]},
+      "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": false},
+      "opt": {"type": ["string", "null"]},
+      "c": {"const": {"k": [1, 2]}},
+      "map": {"type": "object", "additionalProperties": {"type": "boolean"}}
+    },
+    "required": ["both", "pair"]
+  })"));
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(g->matches(R"({"both": {"id": 1, "n": "x"}, "pair": ["a", 2]})"));
+  EXPECT_TRUE(g->matches(R"({"both": {"id": 1, "n": "x"}, "c": {"k":[1,2]}, "map": {"q": true}, "opt": null, "pair": ["a", 2]})"));
+  EXPECT_FALSE(g->matches(R"({"both": {"id": 1}, "pair": ["a", 2]})"));       // n is required (merged)
+  EXPECT_FALSE(g->matches(R"({"both": {"id": 1, "n": "x"}, "pair": ["a"]})"));  // the tuple is whole
+  EXPECT_FALSE(g->matches(R"({"both": {"id": 1, "n": "x"}, "map": {"q": 1}, "pair": ["a", 2]})"));
+}
+
+TEST(GrammarRules, Formats) {
+  const std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>> cases = {
+      {"date", {"2024-02-29", "1999-12-31"}, {"2024-13-01", "24-01-01", "2024-1-01"}},
+      {"time", {"23:59:59Z", "01:02:03.5+05:30"}, {"24:00:00Z", "12:00:00"}},
+      {"date-time", {"2024-01-02T03:04:05Z"}, {"2024-01-02 03:04:05Z"}},
+      {"duration", {"P3D", "PT1H30M", "P1Y2M", "P2W"}, {"P", "PT", "3D"}},
+      {"uuid", {"123e4567-e89b-12d3-a456-426614174000"}, {"123e4567e89b12d3a456426614174000"}},
+      {"email", {"a.b@example.com"}, {"a@b", "@example.com"}},
+      {"hostname", {"example.com", "a-b.c"}, {"-a.com", "a..b"}},
+      {"ipv4", {"192.168.0.1", "0.0.0.0"}, {"256.1.1.1", "1.2.3"}},
+      {"ipv6", {"::1", "2001:db8::8a2e:370:7334", "1:2:3:4:5:6:7:8"}, {"1:2:3:4:5:6:7:8:9", "1::2::3"}},
+      {"uri", {"https://example.com/a?b=c#d", "urn:isbn:0451450523"}, {"example.com", "1http://x"}}};
+  for (const auto& [format, good, bad] : cases) {
+    auto g = schema(json{{"type", "string"}, {"format", format}});
+    ASSERT_TRUE(g) << format;
+    for (const std::string& v : good) EXPECT_TRUE(g->matches(quoted(v))) << format << ": " << v;
+    for (const std::string& v : bad) EXPECT_FALSE(g->matches(quoted(v))) << format << ": " << v;
+  }
+}
+
+TEST(GrammarRules, RefusalsNameTheKeywordAndItsPath) {
+  EXPECT_EQ(refusal(json::parse(R"({"properties":{"a":{"type":"string","format":"foo"}}})")),
+            "schema at /properties/a/format: format \"foo\" is not supported");
+  EXPECT_EQ(refusal(json::parse(R"({"properties":{"a":{"type":"integer","multipleOf":3}}})")),
+            "schema at /properties/a/multipleOf: keyword `multipleOf` is not supported");
+  EXPECT_EQ(refusal(json::parse(R"({"items":{"not":{}}})")), "schema at /items/not: keyword `not` is not supported");
+  EXPECT_EQ(refusal(json::parse(R"({"allOf":[{"type":"string"},{"type":"object"}]})")),
+            "schema at /allOf/0: `allOf` is supported for object schemas only (merged)");
+  // Annotations are ignored.
+  EXPECT_EQ(refusal(json::parse(R"({"title":"t","description":"d","$schema":"x","$id":"y","examples":[1],
+      "deprecated":true,"readOnly":true,"writeOnly":false,"$comment":"c","default":3,"type":"integer"})")), "");
+}
+
+// The cached mask against a naive oracle: each token's bytes simulated from
+// the position (advance_bytes on a copy), allowed when the output stays alive
+// and can still be completed in the tokens left; end ids only when complete.
+TEST(GrammarRules, MaskEqualsTheNaiveOracleOnRandomWalks) {
+  auto tok = Tokenizer::create(synthetic_vocab(700));
+  ASSERT_TRUE(tok.ok());
+  const TokenTrie trie = TokenTrie::build(*tok);
+  const json s = json::parse(R"({
+    "$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer", "minimum": -50, "maximum": 9007199254740991},
+                       "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}, "maxItems": 3}}, "required": ["v"]}},
+    "type": "object",
+    "properties": {"name": {"type": "string", "minLength": 3, "maxLength": 12}, "tree": {"$ref": "#/$defs/node"},
+                   "any": {}, "tags": {"type": "array", "items": {"enum": ["a", "bb"]}, "minItems": 1, "maxItems": 4}},
+    "required": ["name", "tree", "tags"]
+  })");
+  auto g = schema(s);
+  ASSERT_TRUE(g);
+  GrammarScratch scratch, oracle;
+  std::mt19937_64 rng(11);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  const int32_t eos = tok->eos_id();
+  const int32_t ends[1] = {eos};
+  int completed = 0;
+  for (int run = 0; run < 30; ++run) {
+    GrammarMatcher m(g);
+    const int64_t max_tokens = g->min_output_bytes() + 1 + run * 3;
+    std::string out;
+    for (int64_t t = 0; t < max_tokens; ++t) {
+      std::vector<float> logits(static_cast<size_t>(trie.vocab_size()));
+      for (float& l : logits) l = normal(rng);
+      std::vector<float> masked = logits;
+      ASSERT_TRUE(m.mask(masked, trie, max_tokens - t, ends, scratch)) << "run " << run << " step " << t << ": " << out;
+      for (int32_t id = 0; id < trie.vocab_size(); ++id) {
+        bool allowed = false;
+        if (id == eos) {
+          allowed = m.complete();
+        } else if (!trie.text(id).empty()) {
+          GrammarMatcher copy = m;
+          allowed = copy.advance_bytes(trie.text(id), oracle) && copy.min_bytes_left(oracle) <= max_tokens - t - 1;
+        }
+        ASSERT_EQ(masked[static_cast<size_t>(id)] > -1e30f, allowed)
+            << "run " << run << " step " << t << " token " << id << " '" << trie.text(id) << "' after " << out;
+      }
+      const auto id = static_cast<int32_t>(std::max_element(masked.begin(), masked.end()) - masked.begin());
+      if (id == eos) {
+        ++completed;
+        break;
+      }
+      out += trie.text(id);
+      m.advance(id, trie, scratch);
+    }
+    const json parsed = json::parse(out, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << out;
+    EXPECT_EQ(test::schema_violation(parsed, s), "") << out;
+  }
+  EXPECT_GT(completed, 0);
+  const auto lock = g->lazy().lock();
+  EXPECT_GT(g->lazy().mask_hits, 0);
+}
+
+TEST(GrammarRules, ASmallLazyBudgetDropsMasksAndStaysValid) {
+  auto tok = Tokenizer::create(synthetic_vocab(1200));
+  ASSERT_TRUE(tok.ok());
+  const TokenTrie trie = TokenTrie::build(*tok);
+  GrammarLimits small;
+  // Room for the DFA states this schema needs (~300 of ~2 KiB each), a few dozen masks beside them.
+  small.max_lazy_bytes = 768 << 10;
+  const json s = json::parse(R"({"type":"object","properties":{"a":{"type":"string","maxLength":30},
+      "b":{"type":"array","items":{"type":"integer","minimum":0,"maximum":1000}},"c":{}},"required":["a","b","c"]})");
+  auto g = schema(s, small);
+  ASSERT_TRUE(g);
+  GrammarScratch scratch;
+  std::mt19937_64 rng(3);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  const int32_t ends[1] = {tok->eos_id()};
+  for (int run = 0; run < 20; ++run) {
+    GrammarMatcher m(g);
+    std::string out;
+    const int64_t max_tokens = 120;
+    for (int64_t t = 0; t < max_tokens; ++t) {
+      std::vector<float> logits(static_cast<size_t>(trie.vocab_size()));
+      for (float& l : logits) l = normal(rng);
+      ASSERT_TRUE(m.mask(logits, trie, max_tokens - t, ends, scratch)) << "run " << run << " step " << t << ": " << out;
+      const auto id = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      if (id == tok->eos_id()) break;
+      out += trie.text(id);
+      m.advance(id, trie, scratch);
+    }
+    EXPECT_TRUE(g->matches(out)) << out;
+    const auto lock = g->lazy().lock();
+    EXPECT_LE(g->lazy().used_bytes(), small.max_lazy_bytes);
+  }
+  EXPECT_GE(g->bytes(), small.max_lazy_bytes);  // admission charges the whole budget
+  const auto lock = g->lazy().lock();
+  EXPECT_GT(g->lazy().mask_drops, 0);
+  EXPECT_FALSE(g->lazy().exhausted);
+}
+
+}  // namespace
+}  // namespace plimsoll
