@@ -7,7 +7,8 @@
 namespace plimsoll::api {
 namespace {
 
-using json = nlohmann::json;
+// Schemas keep the client's key order: properties are written in it.
+using json = nlohmann::ordered_json;
 using ordered_json = nlohmann::ordered_json;
 
 // A function whose parameters list no properties (and no additionalProperties

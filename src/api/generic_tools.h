@@ -30,7 +30,7 @@ struct GenericToolShape {
 
 // The JSON schema of the output: calls to `functions` (each name with its
 // parameters), or, when shape.may_respond, a reply.
-nlohmann::json generic_tool_schema(const std::vector<ToolFunction>& functions, const GenericToolShape& shape);
+nlohmann::ordered_json generic_tool_schema(const std::vector<ToolFunction>& functions, const GenericToolShape& shape);
 
 // The conversation as a template without tool syntax can take it: the tools
 // and the expected output described in a system message (appended to the

@@ -9,6 +9,8 @@
 namespace plimsoll::api {
 namespace {
 
+using OrderedJson = nlohmann::ordered_json;
+
 Error invalid(std::string message) { return make_error(ErrorCode::kInvalidArgument, std::move(message)); }
 
 // The grammar's own error, prefixed with the field it came from.
@@ -18,11 +20,32 @@ Result<std::shared_ptr<const Grammar>> in_field(Result<std::shared_ptr<const Gra
 }
 
 Result<std::shared_ptr<const Grammar>> typed_grammar(const json& grammar, const std::string& field,
-                                                     const GrammarLimits& limits);
+                                                     const GrammarLimits& limits, const BodyPath& at);
+
+// `schema` (a member of the request tree, at `at` in the body) in the
+// client's key order. Its JSON text is bounded before the member is read again.
+Result<OrderedJson> schema_in_order(const json& schema, const BodyPath& at, const GrammarLimits& limits,
+                                    const std::string& field) {
+  const int64_t bytes = static_cast<int64_t>(schema.dump().size());
+  if (bytes > limits.max_source_bytes) {
+    return invalid(fmt::format("`{}`: the schema is {} bytes as JSON, over the limit of {}", field, bytes,
+                               limits.max_source_bytes));
+  }
+  OrderedJson ordered = at.text.empty() ? OrderedJson() : member_in_order(at.text, at.keys);
+  if (ordered.is_null() && !schema.is_null()) ordered = OrderedJson(schema);  // no body text: sorted
+  return ordered;
+}
+
+Result<std::shared_ptr<const Grammar>> schema_grammar(const json& schema, const BodyPath& at,
+                                                      const GrammarLimits& limits, const std::string& field) {
+  PLIMSOLL_ASSIGN(const OrderedJson ordered, schema_in_order(schema, at, limits, field));
+  return in_field(grammar_from_json_schema(ordered, limits), field);
+}
 
 }  // namespace
 
-Result<std::shared_ptr<const Grammar>> read_response_format(const FieldReader& f, const GrammarLimits& limits) {
+Result<std::shared_ptr<const Grammar>> read_response_format(const FieldReader& f, const GrammarLimits& limits,
+                                                            const BodyPath& at) {
   const json* format = f.raw("response_format");
   if (!format) return std::shared_ptr<const Grammar>();
   if (!format->is_object()) {
@@ -31,7 +54,7 @@ Result<std::shared_ptr<const Grammar>> read_response_format(const FieldReader& f
   const FieldReader r(*format);
   // TGI's forms: {"type": "json" | "json_object" | "json_schema" | "regex", "value": ...}.
   if (const json* kind = r.raw("type"); kind && (*kind == "json" || *kind == "regex" || r.raw("value"))) {
-    return typed_grammar(*format, "response_format", limits);
+    return typed_grammar(*format, "response_format", limits, at.child("response_format"));
   }
   PLIMSOLL_ASSIGN(auto type, r.string("type"));
   if (!type) return invalid("`response_format.type` is required (\"text\", \"json_object\" or \"json_schema\")");
@@ -47,7 +70,8 @@ Result<std::shared_ptr<const Grammar>> read_response_format(const FieldReader& f
   }
   const json* schema = FieldReader(*spec).raw("schema");
   if (!schema) return in_field(grammar_any_json_object(limits), "response_format.json_schema");  // OpenAI: schema is optional
-  return in_field(grammar_from_json_schema(*schema, limits), "response_format.json_schema.schema");
+  return schema_grammar(*schema, at.child("response_format").child("json_schema").child("schema"), limits,
+                        "response_format.json_schema.schema");
 }
 
 namespace {
@@ -57,7 +81,7 @@ namespace {
 // with a schema (or its JSON text), "regex" with a pattern, "json_schema"
 // with {"name", "schema"}.
 [[gnu::noinline]] Result<std::shared_ptr<const Grammar>> typed_grammar(const json& grammar, const std::string& field,
-                                                                       const GrammarLimits& limits) {
+                                                                       const GrammarLimits& limits, const BodyPath& at) {
   const FieldReader r(grammar);
   PLIMSOLL_ASSIGN(auto type, r.string("type"));
   const json* value = r.raw("value");
@@ -67,8 +91,6 @@ namespace {
     return in_field(grammar_from_regex(value->get_ref<const std::string&>(), limits), field + ".value");
   }
   if (*type == "json" || *type == "json_object" || *type == "json_schema") {
-    const json* schema = value;
-    json parsed;
     if (value->is_string()) {  // a schema sent as JSON text
       const std::string& text = value->get_ref<const std::string&>();
       if (static_cast<int64_t>(text.size()) > limits.max_source_bytes) {
@@ -78,22 +100,25 @@ namespace {
       // Bounded as a body is (nesting, tree bytes): the text is the client's.
       Result<json> tree = parse_request_json(text);
       if (!tree) return invalid("`" + field + ".value` is a string that is not a JSON schema: " + tree.error().message);
-      parsed = std::move(*tree);
-      schema = &parsed;
+      const bool wrapped = *type == "json_schema" && tree->is_object() && tree->contains("schema");
+      const BodyPath in_text{text, wrapped ? std::vector<std::string>{"schema"} : std::vector<std::string>{}};
+      return schema_grammar(wrapped ? (*tree)["schema"] : *tree, in_text, limits, field + ".value");
     }
-    if (*type == "json_schema" && schema->is_object() && schema->contains("schema")) schema = &(*schema)["schema"];
-    return in_field(grammar_from_json_schema(*schema, limits), field + ".value");
+    const bool wrapped = *type == "json_schema" && value->is_object() && value->contains("schema");
+    const BodyPath in_body = wrapped ? at.child("value").child("schema") : at.child("value");
+    return schema_grammar(wrapped ? (*value)["schema"] : *value, in_body, limits, field + ".value");
   }
   return invalid("`" + field + ".type` must be \"json\" or \"regex\". Given: \"" + type->substr(0, 64) + "\"");
 }
 
 }  // namespace
 
-Result<std::shared_ptr<const Grammar>> read_tgi_grammar(const FieldReader& f, const GrammarLimits& limits) {
+Result<std::shared_ptr<const Grammar>> read_tgi_grammar(const FieldReader& f, const GrammarLimits& limits,
+                                                        const BodyPath& at) {
   const json* grammar = f.raw("grammar");
   if (!grammar) return std::shared_ptr<const Grammar>();
   if (!grammar->is_object()) return invalid(std::string("`grammar` must be an object, got ") + json_type_name(*grammar));
-  return typed_grammar(*grammar, "grammar", limits);
+  return typed_grammar(*grammar, "grammar", limits, at.child("grammar"));
 }
 
 }  // namespace plimsoll::api

@@ -4,15 +4,34 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "api/field_reader.h"
 #include "engine/grammar/grammar.h"
 
 namespace plimsoll::api {
 
-// response_format: nullptr for {"type": "text"} or when absent.
-Result<std::shared_ptr<const Grammar>> read_response_format(const FieldReader& f, const GrammarLimits& limits);
-// TGI's grammar: nullptr when absent.
-Result<std::shared_ptr<const Grammar>> read_tgi_grammar(const FieldReader& f, const GrammarLimits& limits);
+// Where a reader's object sits in the request body: the body's text and the
+// keys from the top to the object. A schema is read again from the text in
+// the client's key order (properties are written in it; the request tree
+// sorts keys). No text (tests): the tree's sorted order.
+struct BodyPath {
+  std::string_view text;
+  std::vector<std::string> keys;
+  BodyPath child(std::string key) const {
+    BodyPath p = *this;
+    p.keys.push_back(std::move(key));
+    return p;
+  }
+};
+
+// response_format: nullptr for {"type": "text"} or when absent. `at`: f's object in the body.
+Result<std::shared_ptr<const Grammar>> read_response_format(const FieldReader& f, const GrammarLimits& limits,
+                                                            const BodyPath& at = {});
+// TGI's grammar: nullptr when absent. `at`: f's object in the body.
+Result<std::shared_ptr<const Grammar>> read_tgi_grammar(const FieldReader& f, const GrammarLimits& limits,
+                                                        const BodyPath& at = {});
 
 }  // namespace plimsoll::api

@@ -126,10 +126,10 @@ Status read_refused(const FieldReader& f) {
   return {};
 }
 
-Status read_common(RouteContext& ctx, const FieldReader& f, OpenAiCall* call) {
+Status read_common(RouteContext& ctx, const FieldReader& f, const BodyPath& at, OpenAiCall* call) {
   PLIMSOLL_TRY(read_refused(f));
   PLIMSOLL_TRY(read_sampling(f, ctx.config.generation_defaults, ctx.tokenizer.vocab_size(), &call->sampling));
-  PLIMSOLL_ASSIGN(call->sampling.grammar, read_response_format(f, GrammarLimits{}));
+  PLIMSOLL_ASSIGN(call->sampling.grammar, read_response_format(f, GrammarLimits{}, at));
   PLIMSOLL_ASSIGN(auto n, f.integer("n"));
   PLIMSOLL_ASSIGN(auto best_of, f.integer("best_of"));
   PLIMSOLL_ASSIGN(auto stream, f.boolean("stream"));
@@ -357,11 +357,11 @@ Result<std::vector<ChatMessage>> read_messages(const FieldReader& f) {
 
 }  // namespace
 
-Result<OpenAiCall> parse_completion_call(RouteContext& ctx, const json& body) {
+Result<OpenAiCall> parse_completion_call(RouteContext& ctx, const json& body, std::string_view body_text) {
   if (!body.is_object()) return invalid("the request body must be a JSON object");
   FieldReader f(body);
   OpenAiCall call;
-  PLIMSOLL_TRY(read_common(ctx, f, &call));
+  PLIMSOLL_TRY(read_common(ctx, f, BodyPath{body_text, {}}, &call));
   PLIMSOLL_TRY(read_prompts(f, &call));
   PLIMSOLL_ASSIGN(auto echo, f.boolean("echo"));
   PLIMSOLL_ASSIGN(auto logprobs, f.integer("logprobs"));
@@ -382,22 +382,22 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
   FieldReader f(body);
   OpenAiCall call;
   call.chat = true;
-  PLIMSOLL_TRY(read_common(ctx, f, &call));
-  PLIMSOLL_ASSIGN(ToolRequest tools, read_tools(f, ctx.chat.tool_format, ToolLimits{}, GrammarLimits{},
+  PLIMSOLL_TRY(read_common(ctx, f, BodyPath{body_text, {}}, &call));
+  // The tools in the client's key order and the parsed tool-call arguments are
+  // trees beside the request's own: reserved before they are built (the hold
+  // is declared first, so the trees are gone before it is given back).
+  const int64_t argument_bytes = tool_argument_bytes(f);
+  const sched::ByteReservation tools_hold = ctx.service.reserve_bytes(
+      tools_tree_bytes(f, ToolLimits{}) + (argument_bytes > 0 ? json_tree_limit_bytes(argument_bytes) : 0),
+      "reading tools", sched::BackstopCheck::kAtSubmit);
+  if (!tools_hold.ok()) return tools_hold.rejection->error;
+  PLIMSOLL_ASSIGN(ToolRequest tools, read_tools(f, body_text, ctx.chat.tool_format, ToolLimits{}, GrammarLimits{},
                                                 call.sampling.grammar != nullptr));
   if (tools.grammar) call.sampling.grammar = tools.grammar;  // charged by admission like response_format's
   if (tools.parses_calls()) call.tool_calls = tools.format;
   call.parallel_tool_calls = tools.parallel;
-  // The tools in document order and the parsed tool-call arguments are trees
-  // beside the request's own: reserved before they are built (and declared
-  // after the hold, so they are gone before it is given back).
-  const int64_t argument_bytes = tool_argument_bytes(f);
-  const sched::ByteReservation tools_hold = ctx.service.reserve_bytes(
-      (tools.parses_calls() ? tools.tree_bytes : 0) + (argument_bytes > 0 ? json_tree_limit_bytes(argument_bytes) : 0),
-      "reading tools", sched::BackstopCheck::kAtSubmit);
-  if (!tools_hold.ok()) return tools_hold.rejection->error;
   PLIMSOLL_ASSIGN(auto messages, read_messages(f));
-  OrderedJson tool_list = tools.parses_calls() ? tools_in_order(body_text) : OrderedJson();
+  OrderedJson tool_list = tools.parses_calls() ? std::move(tools.tools) : OrderedJson();
   if (tools.format == ToolFormat::kGeneric) {  // described in a system message, not passed to the template
     const GenericToolShape shape{tools.choice == ToolChoice::kAuto, tools.parallel && tools.choice != ToolChoice::kNamed};
     add_generic_tools(tool_list, shape, &messages);

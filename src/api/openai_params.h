@@ -37,7 +37,7 @@ struct OpenAiCall {
   sched::ByteReservation build_hold; // the prompts' tokenization, until the items are submitted
 };
 
-Result<OpenAiCall> parse_completion_call(RouteContext& ctx, const json& body);
+Result<OpenAiCall> parse_completion_call(RouteContext& ctx, const json& body, std::string_view body_text);
 // `body_text`: the body `body` was parsed from (tools are read from it in document order).
 Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::string_view body_text);
 

@@ -405,7 +405,7 @@ std::optional<ApiError> prepare_openai(RouteContext& ctx, HttpRequest& req, bool
   std::optional<ApiError> failure;
   const Status status = prepare(ctx, req, [&]() -> Status {
     PLIMSOLL_ASSIGN(json body, parse_request_json(req.body, req.body_reservation));
-    Result<OpenAiCall> c = chat ? parse_chat_call(ctx, body, req.body) : parse_completion_call(ctx, body);
+    Result<OpenAiCall> c = chat ? parse_chat_call(ctx, body, req.body) : parse_completion_call(ctx, body, req.body);
     release_json(body);
     req.release_body();
     if (!c) {

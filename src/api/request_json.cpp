@@ -191,6 +191,26 @@ Result<json> parse_request_json(std::string_view body, BodyReservation& reservat
 
 Result<json> parse_request_json(std::string_view body, JsonLimits limits) { return parse(body, nullptr, limits); }
 
+nlohmann::ordered_json member_in_order(std::string_view body, const std::vector<std::string>& path) {
+  using ordered = nlohmann::ordered_json;
+  // A key at depth d (1: the top object's) is kept when it is path[d - 1];
+  // everything below the path's end is kept.
+  const ordered::parser_callback_t on_path = [&path](int depth, ordered::parse_event_t event, ordered& parsed) {
+    if (event != ordered::parse_event_t::key || depth < 1 || static_cast<size_t>(depth) > path.size()) return true;
+    return parsed == path[static_cast<size_t>(depth) - 1];
+  };
+  ordered tree = ordered::parse(body, on_path, /*allow_exceptions=*/false);
+  ordered* at = &tree;
+  for (const std::string& key : path) {
+    if (!at->is_object()) return ordered();
+    const auto it = at->find(key);
+    if (it == at->end()) return ordered();
+    at = &*it;
+  }
+  ordered member = std::move(*at);
+  return member;
+}
+
 int64_t counted_tree_bytes(const json& root) {
   int64_t total = 0;
   std::vector<const json*> todo{&root};

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/json_text.h"
 #include "core/result.h"
@@ -53,6 +55,13 @@ Result<json> parse_request_json(std::string_view body, BodyReservation& reservat
 // The same, charging nothing: for tests and tools, never a route (a route's
 // tree must be charged to its request's reservation).
 Result<json> parse_request_json(std::string_view body, JsonLimits limits = {});
+
+// The member at `path` (object keys from the top) of the JSON text `body`,
+// parsed again in document order: the request tree sorts keys, and some
+// members keep the client's order (a JSON schema's properties are written in
+// it). Only that member is built; null when absent or the text is not JSON.
+// The caller bounds its size first (the sorted member's JSON text).
+nlohmann::ordered_json member_in_order(std::string_view body, const std::vector<std::string>& path);
 
 // The bytes the tree of `value` is counted as (the model parse_request_json
 // enforces); for tests and measurements. Iterative.

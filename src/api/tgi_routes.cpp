@@ -43,14 +43,15 @@ Result<std::vector<std::string>> read_inputs(const json& body, bool streaming, b
 // Details are answered with `details` or `decoder_input_details` (TGI).
 bool wants_details(const TgiOptions& o) { return o.details || o.decoder_input_details; }
 
-Result<TgiCall> parse_call(RouteContext& ctx, const json& body, bool streaming, bool default_full_text) {
+Result<TgiCall> parse_call(RouteContext& ctx, const json& body, std::string_view body_text, bool streaming,
+                           bool default_full_text) {
   TgiCall call;
   PLIMSOLL_ASSIGN(call.inputs, read_inputs(body, streaming, &call.list_input));
   sched::ServiceLimits limits = ctx.service.limits();
   auto params_it = body.find("parameters");
   const json* params = params_it == body.end() ? nullptr : &*params_it;
   PLIMSOLL_ASSIGN(call.parameters, parse_tgi_parameters(params, limits, streaming, ctx.config.generation_defaults,
-                                                        default_full_text));
+                                                        default_full_text, body_text));
   const TgiOptions& o = call.parameters.options;
   PLIMSOLL_TRY(check_client_batch(call.inputs.size() * static_cast<size_t>(o.best_of), limits));
   int64_t text_bytes = 0;
@@ -244,7 +245,7 @@ Prepared prepare_tgi(RouteContext& ctx, HttpRequest& req, std::optional<bool> st
       p.streaming = stream.value_or(false);
     }
     p.recorder = std::make_shared<RequestRecorder>(ctx.metrics);
-    Result<TgiCall> call = parse_call(ctx, body, p.streaming, /*default_full_text=*/compat);
+    Result<TgiCall> call = parse_call(ctx, body, req.body, p.streaming, /*default_full_text=*/compat);
     done_with_body(body, req);  // the validated call holds what is needed
     if (!call) return call.error();
     call->build_hold = {};  // the submission's charge covers the items from here

@@ -50,7 +50,7 @@ size_t tool_call_hold_from(ToolFormat format, std::string_view text);
 // A function's name and its parameters' schema (read from the request).
 struct ToolFunction {
   std::string name;
-  nlohmann::json parameters;  // a JSON schema of an object
+  nlohmann::ordered_json parameters;  // a JSON schema of an object, in the client's key order
   size_t index = 0;           // its place in the request's `tools`, for errors
 };
 

@@ -27,6 +27,19 @@ int64_t json_depth(const json& root) {
   return deepest;
 }
 
+// Tool i's parameters from the ordered list (its properties are written in
+// the client's order), else `sorted` as it is.
+OrderedJson parameters_in_order(const OrderedJson& ordered, size_t i, const json& sorted) {
+  if (ordered.is_array() && i < ordered.size() && ordered[i].is_object()) {
+    const auto fn = ordered[i].find("function");
+    if (fn != ordered[i].end() && fn->is_object()) {
+      const auto p = fn->find("parameters");
+      if (p != fn->end() && p->is_object()) return *p;
+    }
+  }
+  return OrderedJson(sorted);
+}
+
 // OpenAI: ^[a-zA-Z0-9_-]{1,64}$.
 bool valid_name(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
@@ -35,7 +48,9 @@ bool valid_name(const std::string& name) {
   });
 }
 
-Result<std::vector<ToolFunction>> read_functions(const json& list, const ToolLimits& limits) {
+// `ordered`: the same list in the client's key order (tools_in_order), or
+// null (then the tree's sorted order).
+Result<std::vector<ToolFunction>> read_functions(const json& list, const OrderedJson& ordered, const ToolLimits& limits) {
   if (!list.is_array()) return invalid(std::string("`tools` must be a list, got ") + json_type_name(list));
   if (static_cast<int64_t>(list.size()) > limits.max_tools) {
     return invalid(fmt::format("`tools` holds {} tools, over the limit of {}", list.size(), limits.max_tools));
@@ -60,7 +75,7 @@ Result<std::vector<ToolFunction>> read_functions(const json& list, const ToolLim
     for (const ToolFunction& seen : out) {
       if (seen.name == name->get<std::string>()) return invalid(at + ".function.name` \"" + seen.name + "\" is given twice");
     }
-    json parameters = json{{"type", "object"}};
+    OrderedJson parameters = OrderedJson{{"type", "object"}};
     if (const auto p = fn->find("parameters"); p != fn->end() && !p->is_null()) {
       if (!p->is_object()) return invalid(at + ".function.parameters` must be a JSON schema object");
       const int64_t depth = json_depth(*p);
@@ -68,7 +83,7 @@ Result<std::vector<ToolFunction>> read_functions(const json& list, const ToolLim
         return invalid(fmt::format("{}.function.parameters` is nested {} levels, over the limit of {}", at, depth,
                                    limits.max_schema_depth));
       }
-      parameters = *p;
+      parameters = parameters_in_order(ordered, i, *p);
     }
     out.push_back({name->get<std::string>(), std::move(parameters), i});
   }
@@ -130,7 +145,7 @@ OrderedJson tools_in_order(std::string_view body_text) {
   return std::move(body["tools"]);
 }
 
-Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format,
+Result<ToolRequest> read_tools(const FieldReader& f, std::string_view body_text, ToolFormat format,
                                const ToolLimits& limits, const GrammarLimits& grammar_limits,
                                bool response_format_grammar) {
   for (const char* key : {"functions", "function_call"}) {
@@ -146,7 +161,12 @@ Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format,
   const json* list = f.raw("tools");
   PLIMSOLL_ASSIGN(ToolChoice choice, read_choice(f.raw("tool_choice"), &named));
   if (list) {
-    PLIMSOLL_ASSIGN(out.functions, read_functions(*list, limits));
+    // Bounded first (count, bytes as JSON): only then is the list read again in order.
+    if (list->is_array() && static_cast<int64_t>(list->size()) <= limits.max_tools &&
+        static_cast<int64_t>(list->dump().size()) <= limits.max_tools_bytes) {
+      out.tools = tools_in_order(body_text);
+    }
+    PLIMSOLL_ASSIGN(out.functions, read_functions(*list, out.tools, limits));
   }
   if (out.functions.empty()) {
     if (choice == ToolChoice::kRequired || choice == ToolChoice::kNamed) {
@@ -154,7 +174,7 @@ Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format,
     }
     return out;  // no tools: nothing rendered, nothing parsed
   }
-  if (choice == ToolChoice::kNone) return ToolRequest{};
+  if (choice == ToolChoice::kNone) return ToolRequest{};  // nothing rendered (out.tools dropped)
   if (format == ToolFormat::kNone) format = ToolFormat::kGeneric;  // no syntax of its own: generic_tools.h
   out.choice = choice;
   out.format = format;
@@ -189,8 +209,13 @@ Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format,
     }
     PLIMSOLL_ASSIGN(out.grammar, tool_call_grammar(format, forced, grammar_limits));
   }
-  out.tree_bytes = json_tree_limit_bytes(static_cast<int64_t>(list->dump().size()));
   return out;
+}
+
+int64_t tools_tree_bytes(const FieldReader& f, const ToolLimits& limits) {
+  const json* list = f.raw("tools");
+  if (!list) return 0;
+  return json_tree_limit_bytes(std::min(static_cast<int64_t>(list->dump().size()), limits.max_tools_bytes));
 }
 
 }  // namespace plimsoll::api

@@ -27,28 +27,34 @@ enum class ToolChoice { kNone, kAuto, kRequired, kNamed };
 struct ToolRequest {
   ToolChoice choice = ToolChoice::kNone;  // kNone also when no tools were given
   ToolFormat format = ToolFormat::kNone;  // the template's call syntax (set when choice != kNone)
-  OrderedJson tools;                      // for the template (tools_in_order): null when none are rendered
+  OrderedJson tools;                      // in the client's key order (tools_in_order), for the template
   std::vector<ToolFunction> functions;
   std::shared_ptr<const Grammar> grammar; // required / named: one well-formed call; generic: every answer
   bool parallel = true;                   // parallel_tool_calls (generic format: false = exactly one call)
-  int64_t tree_bytes = 0;                 // what `tools` as a tree is counted as (reserved by the route)
   bool parses_calls() const { return choice != ToolChoice::kNone; }
 };
 
 // Reads `tools`, `tool_choice` and `parallel_tool_calls` (native formats: a
-// forced call is one call), leaving `tools` null. `format` is the chat
+// forced call is one call). `format` is the chat
 // template's family; a template with none gets the generic format
 // (generic_tools.h: its grammar constrains every answer). tool_choice "none":
 // tools are not rendered and nothing is parsed, as vLLM and TGI do.
 // `response_format_grammar`: the request's response_format already compiled
 // a grammar, so a forced call (which needs its own) is refused before compiling.
-Result<ToolRequest> read_tools(const FieldReader& f, ToolFormat format, const ToolLimits& limits,
-                               const GrammarLimits& grammar_limits, bool response_format_grammar = false);
+// `body_text`: the body's text, from which the list is read again in the
+// client's key order (tools_in_order; empty: the tree's sorted order); the
+// caller reserves what that tree may take first (tools_tree_bytes).
+Result<ToolRequest> read_tools(const FieldReader& f, std::string_view body_text, ToolFormat format,
+                               const ToolLimits& limits, const GrammarLimits& grammar_limits,
+                               bool response_format_grammar = false);
+// What reading `tools` again in order may hold: the tree bound of its JSON
+// text, up to limits.max_tools_bytes (a longer list is refused unread); 0 without tools.
+int64_t tools_tree_bytes(const FieldReader& f, const ToolLimits& limits);
 
 // The top-level `tools` of a request body, read again from its text in
 // document order (transformers renders a tool's keys in the client's order;
 // the request tree sorts them); only that member is built, at most
-// ToolRequest::tree_bytes, which the caller reserves first.
+// tools_tree_bytes, which the caller reserves first.
 OrderedJson tools_in_order(std::string_view body_text);
 
 }  // namespace plimsoll::api

@@ -137,7 +137,7 @@ int64_t default_max_new_tokens(const GenerationDefaults& d, int64_t fallback) {
 
 Result<TgiParameters> parse_tgi_parameters(const json* parameters,
                                            const sched::ServiceLimits& limits, bool streaming,
-                                           const GenerationDefaults& defaults, bool default_full_text) {
+                                           const GenerationDefaults& defaults, bool default_full_text, std::string_view body_text) {
   if (!parameters || parameters->is_null()) {
     TgiParameters p = defaults_without_parameters();
     apply_generation_defaults(defaults, &p.sampling);
@@ -156,7 +156,7 @@ Result<TgiParameters> parse_tgi_parameters(const json* parameters,
   PLIMSOLL_TRY(read_sampling(f, &p.sampling));
   PLIMSOLL_ASSIGN(const int64_t best_of, read_best_of(f, p.sampling, limits, streaming));
   PLIMSOLL_TRY(read_unsupported(f));
-  PLIMSOLL_ASSIGN(p.sampling.grammar, read_tgi_grammar(f, GrammarLimits{}));
+  PLIMSOLL_ASSIGN(p.sampling.grammar, read_tgi_grammar(f, GrammarLimits{}, BodyPath{body_text, {"parameters"}}));
   PLIMSOLL_TRY(read_options(f, limits, streaming, default_full_text, &p.options));
   p.options.best_of = best_of;
   PLIMSOLL_ASSIGN(auto stop, f.strings("stop", false));
@@ -239,9 +239,9 @@ Status build_prompt(const PromptPlan& plan, const TextTokenizer& tokenizer,
   }
   // Admission checks this too, naming TGI's field; here the route's own name is used.
   const auto& grammar = request->params.grammar;
-  if (grammar && max_new < grammar->dist_to_accept(grammar->start())) {
+  if (grammar && max_new < grammar->min_output_bytes()) {
     return invalid(fmt::format("{} of {} is too small for the grammar: its shortest output takes up to {} tokens",
-                               max_field, max_new, grammar->dist_to_accept(grammar->start())));
+                               max_field, max_new, grammar->min_output_bytes()));
   }
   request->params.max_new_tokens = max_new;
   return {};

@@ -2,6 +2,8 @@
 // SamplingParams, and prompts into token ids checked against the limits.
 #pragma once
 
+#include <string_view>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,10 +38,12 @@ struct TgiParameters {
 // Unknown fields are ignored, as TGI does.
 // `defaults`: the model's generation_config.json, under the request's fields.
 // `default_full_text`: return_full_text when unset (TGI's POST /: true).
+// `body_text`: the body's text (its `parameters.grammar` schema is read again
+// from it in the client's key order; empty: the tree's sorted order).
 Result<TgiParameters> parse_tgi_parameters(const json* parameters,
                                            const sched::ServiceLimits& limits, bool streaming,
                                            const GenerationDefaults& defaults = {},
-                                           bool default_full_text = false);
+                                           bool default_full_text = false, std::string_view body_text = {});
 
 // The max_new_tokens a request that gives none gets: generation_config's
 // max_new_tokens, else `fallback` (the route's default).

@@ -196,7 +196,7 @@ void fuzz_tgi(const json& body, bool streaming, std::string_view text) {
 
 void fuzz_openai(const json& body, bool chat, std::string_view text) {
   World& w = world();
-  Result<api::OpenAiCall> call = chat ? api::parse_chat_call(w.ctx, body, text) : api::parse_completion_call(w.ctx, body);
+  Result<api::OpenAiCall> call = chat ? api::parse_chat_call(w.ctx, body, text) : api::parse_completion_call(w.ctx, body, text);
   if (!call.ok()) return check_refusal(call.error());
   check(call->n >= 1 && call->n <= w.config.max_n, "n in range");
   check(!call->prompts.empty(), "at least one prompt");

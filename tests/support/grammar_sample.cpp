@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  const nlohmann::json schema = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  // Ordered: properties are written in the schema's key order, as a server reads it.
+  const nlohmann::ordered_json schema = nlohmann::ordered_json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (schema.is_discarded()) {
     std::fprintf(stderr, "%s: not valid JSON\n", schema_path.c_str());
     return 1;
@@ -118,7 +119,7 @@ int main(int argc, char** argv) {
       break;
     }
     output += trie.text(best);
-    matcher.advance(best, trie);
+    matcher.advance(best, trie, scratch);
   }
   if (!matcher.complete()) {
     std::fprintf(stderr, "%s: seed %lu: no complete output within %lld tokens: %s\n", schema_path.c_str(), seed,

@@ -18,7 +18,7 @@ namespace plimsoll {
 // Output: optional leading whitespace, then one JSON value valid under `schema`
 // (the subset in docs/api.md; other keywords are refused by name and JSON
 // pointer path, e.g. "/properties/a/format: format \"foo\" is not supported").
-Result<std::shared_ptr<const Grammar>> grammar_from_json_schema(const nlohmann::json& schema,
+Result<std::shared_ptr<const Grammar>> grammar_from_json_schema(const nlohmann::ordered_json& schema,
                                                                 const GrammarLimits& limits);
 // Output: optional leading whitespace, then one JSON object (nested to any
 // depth up to max_stack_depth). Compiled once per process and shared.
@@ -43,7 +43,7 @@ Result<JsonStringPattern> json_string_pattern(Nfa& nfa, std::string_view pattern
 // that schema, with no whitespace around it.
 struct GrammarPiece {
   std::string literal;
-  const nlohmann::json* schema = nullptr;
+  const nlohmann::ordered_json* schema = nullptr;
 };
 // Output: exactly one of `alternatives`, each its pieces in order (a tool
 // call's syntax around its arguments). The schemas' JSON text counts against

@@ -3,11 +3,13 @@
 // entered by a call, so recursion and repeated references cost one rule, not
 // a copy; counted repetition (maxLength, maxItems) is a counted rule.
 #include <algorithm>
+#include <cctype>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "core/work_control.h"
 #include "engine/grammar/grammar_sources.h"
@@ -16,7 +18,7 @@
 namespace plimsoll {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // properties are written in the schema's key order
 using Frag = Nfa::Frag;
 
 constexpr int kMaxSchemaDepth = 32;  // nested subschemas within one rule's schema
@@ -248,24 +250,58 @@ class SchemaCompiler {
     return options.size() == 1 ? options[0] : nfa_.alt(options);
   }
 
+  // Local references: "#" and any JSON pointer into the root ("#/$defs/X",
+  // "#/definitions/X", zod-to-json-schema's "#/properties/a/items"; RFC 6901's
+  // ~0 ~1 and the fragment's %XX escapes decoded).
   Result<const json*> resolve(const json& ref, const std::string& path) {
     const std::string at = path + "/$ref";
     if (!ref.is_string()) return bad(at, "`$ref` must be a string");
-    const std::string r = ref.get<std::string>();
+    const std::string& r = ref.get_ref<const std::string&>();
     if (r == "#") return root_;
-    for (const char* prefix : {"#/$defs/", "#/definitions/"}) {
-      const std::string p(prefix);
-      if (r.rfind(p, 0) != 0) continue;
-      const std::string section = p.substr(2, p.size() - 3);
-      const std::string name = r.substr(p.size());
-      const auto sec = root_->find(section);
-      if (sec != root_->end() && sec->is_object()) {
-        const auto it = sec->find(name);
-        if (it != sec->end()) return &*it;
+    if (r.rfind("#/", 0) != 0) return bad(at, "`$ref` \"" + r + "\": only local references (#, #/...) are supported");
+    const json* node = root_;
+    for (size_t begin = 2; node;) {
+      const size_t end = std::min(r.find('/', begin), r.size());
+      const std::string token = pointer_token(std::string_view(r).substr(begin, end - begin));
+      if (node->is_object()) {
+        const auto it = node->find(token);
+        node = it == node->end() ? nullptr : &*it;
+      } else if (node->is_array() && !token.empty() && token.size() < 10 &&
+                 token.find_first_not_of("0123456789") == std::string::npos &&
+                 std::stoul(token) < node->size()) {
+        node = &(*node)[std::stoul(token)];
+      } else {
+        node = nullptr;
       }
-      return bad(at, "`$ref` \"" + r + "\" names no definition");
+      if (end == r.size()) break;
+      begin = end + 1;
     }
-    return bad(at, "`$ref` \"" + r + "\": only local #/$defs/... and #/definitions/... references are supported");
+    if (!node) return bad(at, "`$ref` \"" + r + "\" points to nothing in the schema");
+    return node;
+  }
+
+  // One JSON pointer token of a URI fragment: %XX, then ~1 -> "/" and ~0 -> "~".
+  static std::string pointer_token(std::string_view t) {
+    std::string decoded;
+    for (size_t i = 0; i < t.size(); ++i) {
+      const auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+      if (t[i] == '%' && i + 2 < t.size() && hex(t[i + 1]) && hex(t[i + 2])) {
+        decoded += static_cast<char>(std::stoi(std::string(t.substr(i + 1, 2)), nullptr, 16));
+        i += 2;
+      } else {
+        decoded += t[i];
+      }
+    }
+    std::string out;
+    for (size_t i = 0; i < decoded.size(); ++i) {
+      if (decoded[i] == '~' && i + 1 < decoded.size() && (decoded[i + 1] == '0' || decoded[i + 1] == '1')) {
+        out += decoded[i + 1] == '0' ? '~' : '/';
+        ++i;
+      } else {
+        out += decoded[i];
+      }
+    }
+    return out;
   }
 
   // allOf: object schemas merged (properties, required; additionalProperties

@@ -148,9 +148,9 @@ TEST_F(ApiTest, ChatRefusesBadToolAndJsonRequestsClearly) {
                       400, bad, "`response_format` cannot be combined with `tools` on this model", "response_format");
   json limited = tool;
   limited["function"]["name"] = "g";
-  limited["function"]["parameters"] = {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}, {"maximum", 3}}}}}};
+  limited["function"]["parameters"] = {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}, {"multipleOf", 3}}}}}};
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tools", json::array({tool, limited})}}),
-                      400, bad, "`tools[1].function.parameters`: schema at /properties/n: keyword `maximum`",
+                      400, bad, "`tools[1].function.parameters`: schema at /properties/n/multipleOf: keyword `multipleOf`",
                       "tools[1].function.parameters");
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tool_choice", "required"}}), 400, bad,
                       "`tool_choice` \"required\" or a named function needs a non-empty `tools` list", "tool_choice");
@@ -174,11 +174,11 @@ TEST_F(ApiTest, ChatRefusesBadToolAndJsonRequestsClearly) {
     EXPECT_EQ(r->status, 200) << extra.dump() << r->body;
   }
   // TGI's response_format forms: a schema under `value` holds (json_object's is not ignored).
-  const json bounded = {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}, {"maximum", 3}}}}}};
+  const json bounded = {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}, {"multipleOf", 3}}}}}};
   for (const char* type : {"json", "json_object"}) {
     expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"max_tokens", 4},
                                                           {"response_format", {{"type", type}, {"value", bounded}}}}),
-                        400, bad, "`response_format.value`: schema at /properties/n: keyword `maximum`",
+                        400, bad, "`response_format.value`: schema at /properties/n/multipleOf: keyword `multipleOf`",
                         "response_format.value");
   }
   for (const json& format : {json{{"type", "json"}, {"value", {{"type", "object"}}}},
@@ -246,6 +246,33 @@ TEST_F(ApiTest, ModelsListsTheModel) {
   ASSERT_TRUE(r);
   EXPECT_EQ(body_json(r), json::parse(R"({"object":"list","data":[{"id":"fake/model","object":"model",
       "created":0,"owned_by":"plimsoll"}]})"));
+}
+
+// A schema's properties are written in the client's order, not the request
+// tree's (sorted) one: the body text is read again for it, on every route.
+TEST_F(ApiTest, SchemaPropertiesKeepTheClientsOrder) {
+  const std::string schema = R"({"type":"object","properties":{"zeta":{"const":1},"alpha":{"const":2}},)"
+                             R"("required":["zeta","alpha"],"additionalProperties":false})";
+  const std::vector<std::pair<std::string, std::string>> bodies = {
+      {"/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":40,)"
+                               R"("response_format":{"type":"json_schema","json_schema":{"name":"x","schema":)" + schema + "}}}"},
+      {"/v1/completions", R"({"prompt":"hi","max_tokens":40,"response_format":{"type":"json_schema",)"
+                          R"("json_schema":{"name":"x","schema":)" + schema + "}}}"},
+      {"/v1/chat/completions", R"({"messages":[{"role":"user","content":"hi"}],"max_tokens":40,)"
+                               R"("response_format":{"type":"json","value":)" + schema + "}}"},
+      {"/generate", R"({"inputs":"hi","parameters":{"max_new_tokens":40,"grammar":{"type":"json","value":)" + schema + "}}}"},
+      {"/generate", R"({"inputs":"hi","parameters":{"max_new_tokens":40,"grammar":{"type":"json","value":)" +
+                        json(schema).dump() + "}}}"},  // the schema as JSON text
+  };
+  for (const auto& [route, body] : bodies) {
+    auto r = post(route, body);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << route << " " << body << " " << r->body;
+    const auto& grammar = service_.last_items()[0].params.grammar;
+    ASSERT_TRUE(grammar) << body;
+    EXPECT_TRUE(grammar->matches(R"({"zeta": 1, "alpha": 2})")) << body;
+    EXPECT_FALSE(grammar->matches(R"({"alpha": 2, "zeta": 1})")) << body;
+  }
 }
 
 }  // namespace

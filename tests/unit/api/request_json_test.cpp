@@ -161,5 +161,14 @@ TEST_F(ApiTest, ItemsShareOneStopListAndDescribeTheirAnswer) {
   ASSERT_FALSE(service_.reserved().empty());
 }
 
+TEST(MemberInOrder, ReadsOneMemberInDocumentOrder) {
+  const std::string body = R"({"b":1,"response_format":{"json_schema":{"schema":{"z":1,"a":{"y":2,"b":3}}},"x":0},"a":2})";
+  const nlohmann::ordered_json m = api::member_in_order(body, {"response_format", "json_schema", "schema"});
+  EXPECT_EQ(m.dump(), R"({"z":1,"a":{"y":2,"b":3}})");
+  EXPECT_TRUE(api::member_in_order(body, {"response_format", "nope"}).is_null());
+  EXPECT_TRUE(api::member_in_order("not json", {"a"}).is_null());
+  EXPECT_EQ(api::member_in_order(body, {}).dump(), R"({"b":1,"response_format":{"json_schema":{"schema":{"z":1,"a":{"y":2,"b":3}}},"x":0},"a":2})");
+}
+
 }  // namespace
 }  // namespace plimsoll::testing

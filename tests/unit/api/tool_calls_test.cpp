@@ -213,10 +213,7 @@ TEST(GenericTools, ParsesCallsRepliesAndLeavesOtherTextWhole) {
 TEST(GenericTools, GrammarAllowsCallsOrAReplyAsAsked) {
   const std::vector<ToolFunction> fns = {{"get_weather", kWeatherParams, 0},
                                          {"get_time", json::parse(R"({"type":"object","properties":{}})"), 1}};
-  auto accepts = [](const Grammar& g, const std::string& text) {
-    const int32_t s = g.walk(g.start(), text);
-    return g.alive(s) && g.accepting(s);
-  };
+  auto accepts = [](const Grammar& g, const std::string& text) { return g.matches(text); };
   const std::string two = "{\"tool_calls\": [{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": 2}}, "
                           "{\"name\": \"get_time\", \"parameters\": {}}]}";
   const std::string one = "{\"tool_calls\": [{\"name\": \"get_time\", \"parameters\": {}}]}";
