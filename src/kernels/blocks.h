@@ -38,6 +38,42 @@ struct BlockQ6K {
   int8_t scales[kQKK / 16];  // per 16 elements
   uint16_t d;             // f16 super-scale
 };                        // value = d * scales[e/16] * (q - 32)
+// The 32-element block types past Q4_0 (ggml's block_q4_1, block_q5_0, block_q5_1,
+// block_iq4_nl): element i < 16 is the low nibble of qs[i], i >= 16 the high nibble of
+// qs[i - 16]; Q5's 5th bit of element i is bit i of qh (little-endian 32 bits).
+struct BlockQ4_1 {
+  uint16_t d;           // f16 scale
+  uint16_t m;           // f16 min
+  uint8_t qs[kQK / 2];  // value = nibble * d + m
+};
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[kQK / 2];  // value = ((nibble | 5th bit << 4) - 16) * d
+};
+struct BlockQ5_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qh[4];
+  uint8_t qs[kQK / 2];  // value = (nibble | 5th bit << 4) * d + m
+};
+struct BlockIQ4NL {
+  uint16_t d;
+  uint8_t qs[kQK / 2];  // value = kIQ4NLValues[nibble] * d
+};
+// ggml's block_iq4_xs: 8 blocks of 32 with IQ4_NL's table, each with a 6-bit scale
+// (low 4 bits: nibble b % 2 of scales_l[b / 2]; high 2 bits: bits 2b..2b+1 of scales_h).
+struct BlockIQ4XS {
+  uint16_t d;             // f16 super-scale
+  uint16_t scales_h;
+  uint8_t scales_l[kQKK / 64];
+  uint8_t qs[kQKK / 2];   // block b: qs[16b..16b+15] as IQ4_NL's nibbles
+};                        // value = d * (scale[b] - 32) * kIQ4NLValues[nibble]
+
+// IQ4_NL / IQ4_XS's 16 values (ggml's kvalues_iq4nl: format data).
+inline constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+
 struct BlockQ8K {
   float d;                // f32 scale
   int8_t qs[kQKK];
@@ -50,6 +86,22 @@ static_assert(sizeof(BlockQ4K) == 144);
 static_assert(sizeof(BlockQ5K) == 176);
 static_assert(sizeof(BlockQ6K) == 210);
 static_assert(sizeof(BlockQ8K) == 292);
+static_assert(sizeof(BlockQ4_1) == 20);
+static_assert(sizeof(BlockQ5_0) == 22);
+static_assert(sizeof(BlockQ5_1) == 24);
+static_assert(sizeof(BlockIQ4NL) == 18);
+static_assert(sizeof(BlockIQ4XS) == 136);
+
+// Sub-block b (0..7) scale of an IQ4_XS super-block, 0..63 (the weight scale is d * (this - 32)).
+static inline int iq4xs_scale(const BlockIQ4XS& x, int b) {
+  return ((x.scales_l[b / 2] >> (4 * (b % 2))) & 0xF) | (((x.scales_h >> (2 * b)) & 3) << 4);
+}
+// Q5_0 / Q5_1's 32 fifth bits.
+static inline uint32_t q5_high_bits(const uint8_t (&qh)[4]) {
+  uint32_t h;
+  std::memcpy(&h, qh, sizeof(h));
+  return h;
+}
 
 // (static: the x86 files, built with ISA flags, must not emit shared inline copies.)
 // Sub-block j (0..7) scale and min of a Q4_K/Q5_K super-block (ggml's get_scale_min_k4).
