@@ -8,7 +8,7 @@
 namespace plimsoll {
 namespace {
 
-constexpr std::array<DTypeTraits, 14> kTraits = {{
+constexpr std::array<DTypeTraits, 15> kTraits = {{
     {DType::kF32, "f32", 0, 1, 4},
     {DType::kF16, "f16", 1, 1, 2},
     {DType::kBF16, "bf16", 30, 1, 2},
@@ -23,6 +23,7 @@ constexpr std::array<DTypeTraits, 14> kTraits = {{
     {DType::kQ5_1, "q5_1", 7, 32, 24},
     {DType::kIQ4_NL, "iq4_nl", 20, 32, 18},
     {DType::kIQ4_XS, "iq4_xs", 23, 256, 136},
+    {DType::kQ3_K, "q3_k", 11, 256, 110},
 }};
 
 }  // namespace

@@ -24,6 +24,7 @@ enum class DType : uint8_t {
   kQ5_1,    // blocks of 32: f16 scale + f16 min + 32 fifth bits + 4-bit values
   kIQ4_NL,  // blocks of 32: f16 scale + 4-bit indices into a 16-value non-linear table
   kIQ4_XS,  // super-blocks of 256: IQ4_NL's table with 6-bit scales per 32 elements
+  kQ3_K,    // super-blocks of 256: 3-bit values, 6-bit scales per 16 (llama.cpp k-quants)
 };
 
 struct DTypeTraits {

@@ -19,6 +19,12 @@ struct BlockQ4_0 {
   uint16_t d;          // f16 scale
   uint8_t qs[kQK / 2]; // element i < 16: low nibble of qs[i]; i >= 16: high nibble of qs[i-16]
 };                     // value = (nibble - 8) * d
+struct BlockQ3K {
+  uint8_t hmask[kQKK / 8];  // high bit of element e: bit e / 32 of hmask[e % 32]
+  uint8_t qs[kQKK / 4];     // low 2 bits of element 128h + 32j + l: bits 2j of qs[32h + l]
+  uint8_t scales[12];       // 16 six-bit scales (see q3k_scale), offset 32
+  uint16_t d;               // f16 super-scale
+};                          // value = d * (scale[e / 16] - 32) * (low 2 bits - (high bit ? 0 : 4))
 struct BlockQ4K {
   uint16_t d;          // f16 super-scale of the 6-bit sub-block scales
   uint16_t dmin;       // f16 super-scale of the 6-bit sub-block mins
@@ -86,6 +92,7 @@ static_assert(sizeof(BlockQ4K) == 144);
 static_assert(sizeof(BlockQ5K) == 176);
 static_assert(sizeof(BlockQ6K) == 210);
 static_assert(sizeof(BlockQ8K) == 292);
+static_assert(sizeof(BlockQ3K) == 110);
 static_assert(sizeof(BlockQ4_1) == 20);
 static_assert(sizeof(BlockQ5_0) == 22);
 static_assert(sizeof(BlockQ5_1) == 24);
@@ -95,6 +102,17 @@ static_assert(sizeof(BlockIQ4XS) == 136);
 // Sub-block b (0..7) scale of an IQ4_XS super-block, 0..63 (the weight scale is d * (this - 32)).
 static inline int iq4xs_scale(const BlockIQ4XS& x, int b) {
   return ((x.scales_l[b / 2] >> (4 * (b % 2))) & 0xF) | (((x.scales_h >> (2 * b)) & 3) << 4);
+}
+// Scale j (0..15) of a Q3_K super-block, 0..63 (the weight scale is d * (this - 32)): low 4
+// bits in nibble j / 8 of scales[j % 8], high 2 bits at bits 2 (j / 4) of scales[8 + j % 4].
+static inline int q3k_scale(const BlockQ3K& x, int j) {
+  const int low = j < 8 ? (x.scales[j] & 0xF) : (x.scales[j - 8] >> 4);
+  return low | (((x.scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4);
+}
+// Element e (0..255) of a Q3_K super-block, -4..3.
+static inline int q3k_value(const BlockQ3K& x, int e) {
+  const int q = (x.qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
+  return q - (((x.hmask[e % 32] >> (e / 32)) & 1) ? 0 : 4);
 }
 // Q5_0 / Q5_1's 32 fifth bits.
 static inline uint32_t q5_high_bits(const uint8_t (&qh)[4]) {

@@ -155,6 +155,26 @@ void dot_q6k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes
   }
 }
 
+// Q3_K against Q8_K: isum = sum_g (scale[g] - 32) * sum_{i in g} q_w[i] * q_x[i], 16 elements a group.
+void dot_q3k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
+             int64_t cols, float* out) {
+  const BlockQ3K* w = reinterpret_cast<const BlockQ3K*>(w_row);
+  for (int t = 0; t < n_tok; ++t) {
+    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride_bytes);
+    float sum = 0.f;
+    for (int64_t b = 0; b < cols / kQKK; ++b) {
+      int32_t isum = 0;
+      for (int g = 0; g < 16; ++g) {
+        int32_t s = 0;
+        for (int i = 16 * g; i < 16 * g + 16; ++i) s += q3k_value(w[b], i) * x[b].qs[i];
+        isum += (q3k_scale(w[b], g) - 32) * s;
+      }
+      sum += finish_block(f16_to_f32(w[b].d), 0.f, x[b].d, isum, 0);
+    }
+    out[t] = sum;
+  }
+}
+
 // IQ4_XS against Q8_K: isum = sum_b (scale[b] - 32) * sum_{i in b} value[i] * q_x[i].
 void dot_iq4_xs(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
                 int64_t cols, float* out) {
@@ -206,6 +226,7 @@ RowKernels make_scalar() {
   k.fn[static_cast<int>(DType::kQ5_1)] = dot_qmin_x_q8_0<BlockQ5_1, q5_1_value>;
   k.fn[static_cast<int>(DType::kIQ4_NL)] = dot_q_x_q8_0<BlockIQ4NL, iq4_nl_value>;
   k.fn[static_cast<int>(DType::kIQ4_XS)] = dot_iq4_xs;
+  k.fn[static_cast<int>(DType::kQ3_K)] = dot_q3k;
   return k;
 }
 

@@ -221,6 +221,41 @@ TEST(Rows, IQ4_XSDecodesHandBuiltBlock) {
   }
 }
 
+// Q3_K, built by hand as ggml's dequantize_row_q3_K walks it: per half (128 elements, qs[32h..])
+// and shift 2j (j = 0..3), 16 elements from qs[l] and 16 from qs[l + 16], the high bit from
+// hmask[l] bit 4h + j (clear: -4), and the next scale for each 16; scales as 16 six-bit values
+// (low nibbles in scales[0..7], low then high nibble; high 2 bits in scales[8..11]).
+TEST(Rows, Q3_KDecodesHandBuiltBlock) {
+  BlockQ3K b{};
+  b.d = f32_to_f16(0.5f);
+  int sc[16];
+  for (int j = 0; j < 16; ++j) {
+    sc[j] = (j * 23 + 5) % 64;
+    if (j < 8) b.scales[j] |= uint8_t(sc[j] & 15);
+    else b.scales[j - 8] |= uint8_t((sc[j] & 15) << 4);
+    b.scales[8 + j % 4] |= uint8_t((sc[j] >> 4) << (2 * (j / 4)));
+  }
+  auto value = [](int e) { return (e * 5 + e / 7) % 8 - 4; };  // -4..3
+  std::vector<float> want;
+  int is = 0;
+  for (int h = 0; h < 2; ++h) {
+    for (int j = 0; j < 4; ++j) {
+      for (int half = 0; half < 2; ++half, ++is) {
+        for (int l = 0; l < 16; ++l) {
+          const int e = int(want.size()), i = l + 16 * half;
+          const int v = value(e) + 4;  // 0..7: bit 2 the high bit, set for v >= 4
+          b.qs[32 * h + i] |= uint8_t((v & 3) << (2 * j));
+          if (v >= 4) b.hmask[i] |= uint8_t(1 << (4 * h + j));
+          want.push_back(0.5f * float(sc[is] - 32) * float(value(e)));
+        }
+      }
+    }
+  }
+  float y[256];
+  dequantize_row(DType::kQ3_K, &b, y, 256);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
+}
+
 // Round trip: max error per element relative to the block's max |x|.
 //   Q8_0: half a step of amax/127 plus f16 rounding of d -> 0.0045
 //   Q4_0: the signed max sits at -8, so the other sign clips at +7 steps of
@@ -237,6 +272,7 @@ TEST(Rows, IQ4_XSDecodesHandBuiltBlock) {
 //   IQ4_NL: half the widest gap of its table (24 of 127) at the fitted scale
 //         -> 0.12 [0.108; RMS 0.078]; IQ4_XS: its block scales are 6-bit, so as the
 //         K-quants a looser max and the RMS bound [0.075; RMS 0.075].
+//   Q3_K: 8 levels per 16 values, 6-bit signed scales: RMS ~2x Q4_K's [0.150].
 TEST(Rows, RoundTripErrorBounds) {
   struct Case { DType dtype; double max_rel; double rms_rel; };
   const Case cases[] = {{DType::kQ8_0, 0.0045, 0.006},  {DType::kQ4_0, 0.126, 0.09},
@@ -244,7 +280,7 @@ TEST(Rows, RoundTripErrorBounds) {
                         {DType::kQ5_K, 1.0, 0.045},     {DType::kQ6_K, 1.0, 0.02},
                         {DType::kQ4_1, 0.07, 0.085},    {DType::kQ5_0, 0.065, 0.046},
                         {DType::kQ5_1, 0.035, 0.041},   {DType::kIQ4_NL, 0.12, 0.086},
-                        {DType::kIQ4_XS, 0.15, 0.083}};
+                        {DType::kIQ4_XS, 0.15, 0.083},  {DType::kQ3_K, 1.0, 0.165}};
   for (const Case& c : cases) {
     const int64_t n = 4096;
     const int64_t block = dtype_traits(c.dtype).block_elems;
@@ -267,7 +303,7 @@ TEST(Rows, RoundTripErrorBounds) {
 
 TEST(Rows, ZeroRowsStayZero) {
   for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ8_K,
-                      DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL, DType::kIQ4_XS}) {
+                      DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL, DType::kIQ4_XS, DType::kQ3_K}) {
     const std::vector<float> x(512, 0.f);
     const std::vector<float> y = dequantize(dtype, quantize(dtype, x), 512);
     for (float v : y) ASSERT_EQ(v, 0.f) << dtype_name(dtype);
