@@ -144,7 +144,7 @@ TEST(DtypeAccuracy, ExportedFileTypeIsLlamaCppsNumberForTheDtype) {
                                               {DType::kQ8_0, 7},  {DType::kQ4_K, 15}, {DType::kQ5_K, 17},
                                               {DType::kQ6_K, 18}, {DType::kBF16, 32}, {DType::kQ4_1, 3},
                                               {DType::kQ5_0, 8},  {DType::kQ5_1, 9},  {DType::kIQ4_NL, 25},
-                                              {DType::kIQ4_XS, 30}};
+                                              {DType::kIQ4_XS, 30}, {DType::kQ3_K, 12}};
   for (const auto& [dtype, want] : cases) {
     convert(*f32, *f32->vocab, dtype, dir + "/m.gguf");
     auto file = MappedFile::open(dir + "/m.gguf");
@@ -185,7 +185,7 @@ TEST(DtypeAccuracy, KquantsOnARandomModelWithRowsOf256) {
   }
 }
 
-// Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS on the random 256-wide model: written by the
+// Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / Q3_K on the random 256-wide model: written by the
 // exporter (ggml's reference quantizers), loaded, run. Two figures per dtype: against the f32
 // model it was quantized from (the format's accuracy; tolerances as above, ~1.5-2.5x the
 // error measured when this test was written, in brackets), and against the same quantized
@@ -194,6 +194,7 @@ TEST(DtypeAccuracy, KquantsOnARandomModelWithRowsOf256) {
 //   q5_1 / q5_0: 32 levels per 32 values (q5_0 symmetric)        -> 0.25 [0.147] / 0.25 [0.154]
 //   q4_1: 16 levels between the block's min and max             -> 0.5  [0.289]
 //   iq4_nl / iq4_xs: 16 non-linear levels per 32 values          -> 0.5  [0.261] / 0.5 [0.298]
+//   q3_k: 8 levels per 16 values, 6-bit scales (~2x q4_k)        -> 0.9  [0.598]
 //   against their own weights in f32 (every dtype)               -> 0.04 [0.018-0.027]
 TEST(DtypeAccuracy, LegacyAndIQ4TypesOnARandomModel) {
   ModelConfig c;
@@ -211,7 +212,7 @@ TEST(DtypeAccuracy, LegacyAndIQ4TypesOnARandomModel) {
   const auto want = logits_along(*f32, tokens);
   const std::string dir = testing::make_temp_dir();
   const Case cases[] = {{DType::kQ5_1, 0.25}, {DType::kQ5_0, 0.25}, {DType::kQ4_1, 0.5}, {DType::kIQ4_NL, 0.5},
-                        {DType::kIQ4_XS, 0.5}};
+                        {DType::kIQ4_XS, 0.5},  {DType::kQ3_K, 0.9}};
   for (const Case& k : cases) {
     const LoadedModel m = convert(*f32, *f32->vocab, k.dtype, dir + "/m.gguf");
     for (const TensorView& t : m.tensors.tensors()) {
