@@ -19,6 +19,12 @@ struct BlockQ4_0 {
   uint16_t d;          // f16 scale
   uint8_t qs[kQK / 2]; // element i < 16: low nibble of qs[i]; i >= 16: high nibble of qs[i-16]
 };                     // value = (nibble - 8) * d
+struct BlockQ2K {
+  uint8_t scales[kQKK / 16];  // per 16 elements: scale in the low nibble, min in the high
+  uint8_t qs[kQKK / 4];       // element 128h + 32j + l: bits 2j of qs[32h + l] (as Q3_K's low bits)
+  uint16_t d;                 // f16 super-scale of the scales
+  uint16_t dmin;              // f16 super-scale of the mins
+};                            // value = d * scale * q - dmin * min
 struct BlockQ3K {
   uint8_t hmask[kQKK / 8];  // high bit of element e: bit e / 32 of hmask[e % 32]
   uint8_t qs[kQKK / 4];     // low 2 bits of element 128h + 32j + l: bits 2j of qs[32h + l]
@@ -92,6 +98,7 @@ static_assert(sizeof(BlockQ4K) == 144);
 static_assert(sizeof(BlockQ5K) == 176);
 static_assert(sizeof(BlockQ6K) == 210);
 static_assert(sizeof(BlockQ8K) == 292);
+static_assert(sizeof(BlockQ2K) == 84);
 static_assert(sizeof(BlockQ3K) == 110);
 static_assert(sizeof(BlockQ4_1) == 20);
 static_assert(sizeof(BlockQ5_0) == 22);
@@ -108,6 +115,10 @@ static inline int iq4xs_scale(const BlockIQ4XS& x, int b) {
 static inline int q3k_scale(const BlockQ3K& x, int j) {
   const int low = j < 8 ? (x.scales[j] & 0xF) : (x.scales[j - 8] >> 4);
   return low | (((x.scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4);
+}
+// Element e (0..255) of a Q2_K super-block, 0..3.
+static inline int q2k_value(const BlockQ2K& x, int e) {
+  return (x.qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
 }
 // Element e (0..255) of a Q3_K super-block, -4..3.
 static inline int q3k_value(const BlockQ3K& x, int e) {

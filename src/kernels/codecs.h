@@ -26,6 +26,8 @@ void dequantize_iq4_nl(const BlockIQ4NL* x, float* y, int64_t n);
 void quantize_iq4_xs(const float* x, BlockIQ4XS* y, int64_t n);
 void dequantize_iq4_xs(const BlockIQ4XS* x, float* y, int64_t n);
 
+void quantize_q2_k(const float* x, BlockQ2K* y, int64_t n);
+void dequantize_q2_k(const BlockQ2K* x, float* y, int64_t n);
 void quantize_q3_k(const float* x, BlockQ3K* y, int64_t n);  // scalar/quant_q3k.cpp
 void dequantize_q3_k(const BlockQ3K* x, float* y, int64_t n);
 void quantize_q4_k(const float* x, BlockQ4K* y, int64_t n);

@@ -12,7 +12,7 @@
 namespace plimsoll::kernels {
 
 inline constexpr int kTokenTile = 4;  // tokens per weight-row pass
-inline constexpr int kNumDTypes = 15;
+inline constexpr int kNumDTypes = 16;
 
 // The batches a kernel row of an ISA table (isa_table.h) is chosen for: n_tokens in
 // [min_tokens, max_tokens], or on rows of wide_cols+ columns from wide_min_tokens tokens
@@ -56,6 +56,7 @@ inline DType act_dtype(DType w) {
     case DType::kQ5_0:
     case DType::kQ5_1:
     case DType::kIQ4_NL: return DType::kQ8_0;
+    case DType::kQ2_K:
     case DType::kQ3_K:
     case DType::kQ4_K:
     case DType::kQ5_K:

@@ -175,6 +175,27 @@ void dot_q3k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes
   }
 }
 
+// Q2_K against Q8_K: as Q4_K with a scale and a min per 16 elements.
+void dot_q2k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
+             int64_t cols, float* out) {
+  const BlockQ2K* w = reinterpret_cast<const BlockQ2K*>(w_row);
+  for (int t = 0; t < n_tok; ++t) {
+    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride_bytes);
+    float sum = 0.f;
+    for (int64_t b = 0; b < cols / kQKK; ++b) {
+      int32_t isum = 0, msum = 0;
+      for (int g = 0; g < 16; ++g) {
+        int32_t s = 0;
+        for (int i = 16 * g; i < 16 * g + 16; ++i) s += q2k_value(w[b], i) * x[b].qs[i];
+        isum += (w[b].scales[g] & 0xF) * s;
+        msum += (w[b].scales[g] >> 4) * x[b].bsums[g];
+      }
+      sum += finish_block(f16_to_f32(w[b].d), f16_to_f32(w[b].dmin), x[b].d, isum, msum);
+    }
+    out[t] = sum;
+  }
+}
+
 // IQ4_XS against Q8_K: isum = sum_b (scale[b] - 32) * sum_{i in b} value[i] * q_x[i].
 void dot_iq4_xs(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
                 int64_t cols, float* out) {
@@ -227,6 +248,7 @@ RowKernels make_scalar() {
   k.fn[static_cast<int>(DType::kIQ4_NL)] = dot_q_x_q8_0<BlockIQ4NL, iq4_nl_value>;
   k.fn[static_cast<int>(DType::kIQ4_XS)] = dot_iq4_xs;
   k.fn[static_cast<int>(DType::kQ3_K)] = dot_q3k;
+  k.fn[static_cast<int>(DType::kQ2_K)] = dot_q2k;
   return k;
 }
 

@@ -110,7 +110,7 @@ TEST(MatmulNeon, KQuantRowKernelsMatchScalarTwin) {
   IsaGuard guard;
   const bool has_dot = set_isa(Isa::kNeonDot);
   uint32_t seed = 7500;
-  for (DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS, DType::kQ3_K, DType::kQ4_1, DType::kQ5_0,
+  for (DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS, DType::kQ3_K, DType::kQ2_K, DType::kQ4_1, DType::kQ5_0,
                       DType::kQ5_1, DType::kIQ4_NL}) {
     const int idx = static_cast<int>(dtype);
     ASSERT_NE(neon_row_kernels().fn[idx], scalar_row_kernels().fn[idx]) << dtype_name(dtype);

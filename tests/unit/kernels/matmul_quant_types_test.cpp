@@ -1,5 +1,5 @@
 // The row kernels and gemvs of Q4_1 / Q5_0 / Q5_1 / IQ4_NL (x Q8_0 activations) and IQ4_XS,
-// Q3_K (x Q8_K): each level's own kernels are registered, and on odd shapes (1..4 tokens a pass,
+// Q3_K, Q2_K (x Q8_K): each level's own kernels are registered, and on odd shapes (1..4 tokens a pass,
 // the gemv's passes of 4 rows and its tails, batches past the row kernels' 4-token tile) every
 // path this CPU has matches the scalar twin within the usual f32 bound.
 #include <gtest/gtest.h>
@@ -19,7 +19,8 @@ using testing::expect_matches_scalar_twin;
 using testing::IsaGuard;
 using testing::Shape;
 
-const DType kNewTypes[] = {DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL, DType::kIQ4_XS, DType::kQ3_K};
+const DType kNewTypes[] = {DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL, DType::kIQ4_XS, DType::kQ3_K,
+                           DType::kQ2_K};
 
 TEST(MatmulQuantTypes, EachLevelHasItsOwnRowKernelsAndGemv) {
   IsaGuard guard;

@@ -256,6 +256,33 @@ TEST(Rows, Q3_KDecodesHandBuiltBlock) {
   for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
 }
 
+// Q2_K, built by hand as ggml's dequantize_row_q2_K walks it: per half (qs[32h..]) and shift
+// 2j, 16 elements from qs[l] and 16 from qs[l + 16], each 16 with the next scales byte (scale
+// in the low nibble, min in the high): d * scale * q - dmin * min.
+TEST(Rows, Q2_KDecodesHandBuiltBlock) {
+  BlockQ2K b{};
+  b.d = f32_to_f16(0.5f);
+  b.dmin = f32_to_f16(0.25f);
+  for (int j = 0; j < 16; ++j) b.scales[j] = uint8_t(((j * 7 + 2) % 16) | (((j * 5 + 1) % 16) << 4));
+  auto value = [](int e) { return (e * 3 + e / 9) % 4; };
+  std::vector<float> want;
+  int is = 0;
+  for (int h = 0; h < 2; ++h) {
+    for (int j = 0; j < 4; ++j) {
+      for (int half = 0; half < 2; ++half, ++is) {
+        for (int l = 0; l < 16; ++l) {
+          const int e = int(want.size());
+          b.qs[32 * h + l + 16 * half] |= uint8_t(value(e) << (2 * j));
+          want.push_back(0.5f * float(b.scales[is] & 15) * float(value(e)) - 0.25f * float(b.scales[is] >> 4));
+        }
+      }
+    }
+  }
+  float y[256];
+  dequantize_row(DType::kQ2_K, &b, y, 256);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
+}
+
 // Round trip: max error per element relative to the block's max |x|.
 //   Q8_0: half a step of amax/127 plus f16 rounding of d -> 0.0045
 //   Q4_0: the signed max sits at -8, so the other sign clips at +7 steps of
@@ -273,6 +300,7 @@ TEST(Rows, Q3_KDecodesHandBuiltBlock) {
 //         -> 0.12 [0.108; RMS 0.078]; IQ4_XS: its block scales are 6-bit, so as the
 //         K-quants a looser max and the RMS bound [0.075; RMS 0.075].
 //   Q3_K: 8 levels per 16 values, 6-bit signed scales: RMS ~2x Q4_K's [0.150].
+//   Q2_K: 4 levels per 16 values with a min, 4-bit scales and mins: ~2x Q3_K's [0.292].
 TEST(Rows, RoundTripErrorBounds) {
   struct Case { DType dtype; double max_rel; double rms_rel; };
   const Case cases[] = {{DType::kQ8_0, 0.0045, 0.006},  {DType::kQ4_0, 0.126, 0.09},
@@ -280,7 +308,8 @@ TEST(Rows, RoundTripErrorBounds) {
                         {DType::kQ5_K, 1.0, 0.045},     {DType::kQ6_K, 1.0, 0.02},
                         {DType::kQ4_1, 0.07, 0.085},    {DType::kQ5_0, 0.065, 0.046},
                         {DType::kQ5_1, 0.035, 0.041},   {DType::kIQ4_NL, 0.12, 0.086},
-                        {DType::kIQ4_XS, 0.15, 0.083},  {DType::kQ3_K, 1.0, 0.165}};
+                        {DType::kIQ4_XS, 0.15, 0.083},  {DType::kQ3_K, 1.0, 0.165},
+                        {DType::kQ2_K, 1.0, 0.32}};
   for (const Case& c : cases) {
     const int64_t n = 4096;
     const int64_t block = dtype_traits(c.dtype).block_elems;
@@ -303,7 +332,7 @@ TEST(Rows, RoundTripErrorBounds) {
 
 TEST(Rows, ZeroRowsStayZero) {
   for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ8_K,
-                      DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL, DType::kIQ4_XS, DType::kQ3_K}) {
+                      DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL, DType::kIQ4_XS, DType::kQ3_K, DType::kQ2_K}) {
     const std::vector<float> x(512, 0.f);
     const std::vector<float> y = dequantize(dtype, quantize(dtype, x), 512);
     for (float v : y) ASSERT_EQ(v, 0.f) << dtype_name(dtype);
