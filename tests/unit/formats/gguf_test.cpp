@@ -277,8 +277,8 @@ TEST(GgufHostile, BadTensorInfos) {
   }
   {
     Bytes x = b;
-    poke<uint32_t>(x, at + 4 + 16, 10);
-    expect_error(x, ErrorCode::kUnsupported, {"tensor '" + q + "' has type Q2_K, not supported"});
+    poke<uint32_t>(x, at + 4 + 16, 16);
+    expect_error(x, ErrorCode::kUnsupported, {"tensor '" + q + "' has type IQ2_XXS, not supported"});
     poke<uint32_t>(x, at + 4 + 16, 777);
     expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has unknown type id 777"});
     poke<uint32_t>(x, at + 4 + 16, 8);  // Q8_0 with rows of 8

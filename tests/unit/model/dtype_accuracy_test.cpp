@@ -144,7 +144,8 @@ TEST(DtypeAccuracy, ExportedFileTypeIsLlamaCppsNumberForTheDtype) {
                                               {DType::kQ8_0, 7},  {DType::kQ4_K, 15}, {DType::kQ5_K, 17},
                                               {DType::kQ6_K, 18}, {DType::kBF16, 32}, {DType::kQ4_1, 3},
                                               {DType::kQ5_0, 8},  {DType::kQ5_1, 9},  {DType::kIQ4_NL, 25},
-                                              {DType::kIQ4_XS, 30}, {DType::kQ3_K, 12}};
+                                              {DType::kIQ4_XS, 30}, {DType::kQ3_K, 12},
+                                              {DType::kQ2_K, 10}};
   for (const auto& [dtype, want] : cases) {
     convert(*f32, *f32->vocab, dtype, dir + "/m.gguf");
     auto file = MappedFile::open(dir + "/m.gguf");
@@ -185,7 +186,7 @@ TEST(DtypeAccuracy, KquantsOnARandomModelWithRowsOf256) {
   }
 }
 
-// Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / Q3_K on the random 256-wide model: written by the
+// Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / Q3_K / Q2_K on the random 256-wide model: written by the
 // exporter (ggml's reference quantizers), loaded, run. Two figures per dtype: against the f32
 // model it was quantized from (the format's accuracy; tolerances as above, ~1.5-2.5x the
 // error measured when this test was written, in brackets), and against the same quantized
@@ -195,6 +196,7 @@ TEST(DtypeAccuracy, KquantsOnARandomModelWithRowsOf256) {
 //   q4_1: 16 levels between the block's min and max             -> 0.5  [0.289]
 //   iq4_nl / iq4_xs: 16 non-linear levels per 32 values          -> 0.5  [0.261] / 0.5 [0.298]
 //   q3_k: 8 levels per 16 values, 6-bit scales (~2x q4_k)        -> 0.9  [0.598]
+//   q2_k: 4 levels per 16 values with a min, 4-bit scales         -> 1.5  [0.833]
 //   against their own weights in f32 (every dtype)               -> 0.04 [0.018-0.027]
 TEST(DtypeAccuracy, LegacyAndIQ4TypesOnARandomModel) {
   ModelConfig c;
@@ -212,7 +214,7 @@ TEST(DtypeAccuracy, LegacyAndIQ4TypesOnARandomModel) {
   const auto want = logits_along(*f32, tokens);
   const std::string dir = testing::make_temp_dir();
   const Case cases[] = {{DType::kQ5_1, 0.25}, {DType::kQ5_0, 0.25}, {DType::kQ4_1, 0.5}, {DType::kIQ4_NL, 0.5},
-                        {DType::kIQ4_XS, 0.5},  {DType::kQ3_K, 0.9}};
+                        {DType::kIQ4_XS, 0.5},  {DType::kQ3_K, 0.9},   {DType::kQ2_K, 1.5}};
   for (const Case& k : cases) {
     const LoadedModel m = convert(*f32, *f32->vocab, k.dtype, dir + "/m.gguf");
     for (const TensorView& t : m.tensors.tensors()) {
