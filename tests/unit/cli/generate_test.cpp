@@ -48,7 +48,7 @@ TEST(Generate, OurF32ConversionMatchesReferenceByteForByte) {
 // making models): the file loads and generates, greedy, the number of tokens asked for.
 TEST(Generate, RandomModelsInEachNewQuantTypeLoadAndGenerate) {
   const std::string dir = testing::make_temp_dir();
-  for (const char* dtype : {"q4_1", "q5_0", "q5_1", "iq4_nl", "iq4_xs", "q3_k"}) {
+  for (const char* dtype : {"q4_1", "q5_0", "q5_1", "iq4_nl", "iq4_xs", "q3_k", "q2_k"}) {
     const std::string out = dir + "/" + dtype + ".gguf";
     auto r = run_command(plimsoll_binary() + " convert --random --dim 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 " +
                          "--vocab-size 512 --context 64 --dtype " + dtype + " -o " + out + " 2>&1");
