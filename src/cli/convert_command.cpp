@@ -81,7 +81,7 @@ int run_convert(const ConvertFlags& f) {
   const QuantMix mix = f.dtype == "q4_k_m" ? QuantMix::kQ4_K_M : QuantMix::kNone;
   const std::optional<DType> dtype = mix == QuantMix::kQ4_K_M ? DType::kQ4_K : dtype_from_name(f.dtype);
   if (!dtype || *dtype == DType::kQ8_K) {
-    return fail("--dtype '" + f.dtype + "' is not one of f32, f16, bf16, q8_0, q4_0, q4_k, q4_k_m, q5_k, q6_k");
+    return fail("--dtype '" + f.dtype + "' is not one of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q2_k, q3_k, q4_k, q4_k_m, q5_k, q6_k");
   }
   catch_stop_signals();  // Ctrl-C / SIGTERM: the writer stops and removes its .tmp file
   const auto t0 = std::chrono::steady_clock::now();
@@ -133,7 +133,8 @@ Runner add_convert_command(CLI::App& app) {
   cmd->add_option("--tokenizer", f->tokenizer, "llama2.c tokenizer.bin for a llama2.c input");
   cmd->add_option("-o,--output", f->output, "Output GGUF path (written atomically)")->required();
   cmd->add_option("--dtype", f->dtype,
-                  "f32, f16, bf16, q8_0, q4_0, q4_k, q4_k_m (llama.cpp's Q4_K_M mix), q5_k or q6_k")
+                  "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q2_k, q3_k, q4_k, q4_k_m (llama.cpp's Q4_K_M "
+                  "mix), q5_k or q6_k")
       ->capture_default_str();
   cmd->add_flag("--random", f->random, "Generate random weights of the shape given below");
   cmd->add_option("--dim", f->shape.dim, "--random: embedding width");

@@ -21,7 +21,14 @@ std::optional<uint32_t> llama_file_type(DType dtype) {
     case DType::kF32: return 0;    // LLAMA_FTYPE_ALL_F32
     case DType::kF16: return 1;    // MOSTLY_F16
     case DType::kQ4_0: return 2;   // MOSTLY_Q4_0
+    case DType::kQ4_1: return 3;   // MOSTLY_Q4_1
+    case DType::kQ5_0: return 8;   // MOSTLY_Q5_0
+    case DType::kQ5_1: return 9;   // MOSTLY_Q5_1
+    case DType::kIQ4_NL: return 25;  // MOSTLY_IQ4_NL
+    case DType::kIQ4_XS: return 30;  // MOSTLY_IQ4_XS
     case DType::kQ8_0: return 7;   // MOSTLY_Q8_0
+    case DType::kQ2_K: return 10;  // MOSTLY_Q2_K
+    case DType::kQ3_K: return 12;  // MOSTLY_Q3_K_M
     case DType::kQ4_K: return 15;  // MOSTLY_Q4_K_M
     case DType::kQ5_K: return 17;  // MOSTLY_Q5_K_M
     case DType::kQ6_K: return 18;  // MOSTLY_Q6_K

@@ -8,7 +8,7 @@
 namespace plimsoll {
 namespace {
 
-constexpr std::array<DTypeTraits, 9> kTraits = {{
+constexpr std::array<DTypeTraits, 16> kTraits = {{
     {DType::kF32, "f32", 0, 1, 4},
     {DType::kF16, "f16", 1, 1, 2},
     {DType::kBF16, "bf16", 30, 1, 2},
@@ -18,6 +18,13 @@ constexpr std::array<DTypeTraits, 9> kTraits = {{
     {DType::kQ5_K, "q5_k", 13, 256, 176},
     {DType::kQ6_K, "q6_k", 14, 256, 210},
     {DType::kQ8_K, "q8_k", 15, 256, 292},
+    {DType::kQ4_1, "q4_1", 3, 32, 20},
+    {DType::kQ5_0, "q5_0", 6, 32, 22},
+    {DType::kQ5_1, "q5_1", 7, 32, 24},
+    {DType::kIQ4_NL, "iq4_nl", 20, 32, 18},
+    {DType::kIQ4_XS, "iq4_xs", 23, 256, 136},
+    {DType::kQ3_K, "q3_k", 11, 256, 110},
+    {DType::kQ2_K, "q2_k", 10, 256, 84},
 }};
 
 }  // namespace

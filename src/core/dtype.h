@@ -19,6 +19,13 @@ enum class DType : uint8_t {
   kQ5_K,
   kQ6_K,
   kQ8_K,  // activations-side k-quant type (f32 scale), readable for completeness
+  kQ4_1,    // blocks of 32: f16 scale + f16 min + 16 bytes of 4-bit values
+  kQ5_0,    // blocks of 32: f16 scale + 32 fifth bits + 4-bit values (offset 16)
+  kQ5_1,    // blocks of 32: f16 scale + f16 min + 32 fifth bits + 4-bit values
+  kIQ4_NL,  // blocks of 32: f16 scale + 4-bit indices into a 16-value non-linear table
+  kIQ4_XS,  // super-blocks of 256: IQ4_NL's table with 6-bit scales per 32 elements
+  kQ3_K,    // super-blocks of 256: 3-bit values, 6-bit scales per 16 (llama.cpp k-quants)
+  kQ2_K,    // super-blocks of 256: 2-bit values, 4-bit scales and mins per 16
 };
 
 struct DTypeTraits {

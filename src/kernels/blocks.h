@@ -19,6 +19,18 @@ struct BlockQ4_0 {
   uint16_t d;          // f16 scale
   uint8_t qs[kQK / 2]; // element i < 16: low nibble of qs[i]; i >= 16: high nibble of qs[i-16]
 };                     // value = (nibble - 8) * d
+struct BlockQ2K {
+  uint8_t scales[kQKK / 16];  // per 16 elements: scale in the low nibble, min in the high
+  uint8_t qs[kQKK / 4];       // element 128h + 32j + l: bits 2j of qs[32h + l] (as Q3_K's low bits)
+  uint16_t d;                 // f16 super-scale of the scales
+  uint16_t dmin;              // f16 super-scale of the mins
+};                            // value = d * scale * q - dmin * min
+struct BlockQ3K {
+  uint8_t hmask[kQKK / 8];  // high bit of element e: bit e / 32 of hmask[e % 32]
+  uint8_t qs[kQKK / 4];     // low 2 bits of element 128h + 32j + l: bits 2j of qs[32h + l]
+  uint8_t scales[12];       // 16 six-bit scales (see q3k_scale), offset 32
+  uint16_t d;               // f16 super-scale
+};                          // value = d * (scale[e / 16] - 32) * (low 2 bits - (high bit ? 0 : 4))
 struct BlockQ4K {
   uint16_t d;          // f16 super-scale of the 6-bit sub-block scales
   uint16_t dmin;       // f16 super-scale of the 6-bit sub-block mins
@@ -38,6 +50,42 @@ struct BlockQ6K {
   int8_t scales[kQKK / 16];  // per 16 elements
   uint16_t d;             // f16 super-scale
 };                        // value = d * scales[e/16] * (q - 32)
+// The 32-element block types past Q4_0 (ggml's block_q4_1, block_q5_0, block_q5_1,
+// block_iq4_nl): element i < 16 is the low nibble of qs[i], i >= 16 the high nibble of
+// qs[i - 16]; Q5's 5th bit of element i is bit i of qh (little-endian 32 bits).
+struct BlockQ4_1 {
+  uint16_t d;           // f16 scale
+  uint16_t m;           // f16 min
+  uint8_t qs[kQK / 2];  // value = nibble * d + m
+};
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[kQK / 2];  // value = ((nibble | 5th bit << 4) - 16) * d
+};
+struct BlockQ5_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qh[4];
+  uint8_t qs[kQK / 2];  // value = (nibble | 5th bit << 4) * d + m
+};
+struct BlockIQ4NL {
+  uint16_t d;
+  uint8_t qs[kQK / 2];  // value = kIQ4NLValues[nibble] * d
+};
+// ggml's block_iq4_xs: 8 blocks of 32 with IQ4_NL's table, each with a 6-bit scale
+// (low 4 bits: nibble b % 2 of scales_l[b / 2]; high 2 bits: bits 2b..2b+1 of scales_h).
+struct BlockIQ4XS {
+  uint16_t d;             // f16 super-scale
+  uint16_t scales_h;
+  uint8_t scales_l[kQKK / 64];
+  uint8_t qs[kQKK / 2];   // block b: qs[16b..16b+15] as IQ4_NL's nibbles
+};                        // value = d * (scale[b] - 32) * kIQ4NLValues[nibble]
+
+// IQ4_NL / IQ4_XS's 16 values (ggml's kvalues_iq4nl: format data).
+inline constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+
 struct BlockQ8K {
   float d;                // f32 scale
   int8_t qs[kQKK];
@@ -50,6 +98,39 @@ static_assert(sizeof(BlockQ4K) == 144);
 static_assert(sizeof(BlockQ5K) == 176);
 static_assert(sizeof(BlockQ6K) == 210);
 static_assert(sizeof(BlockQ8K) == 292);
+static_assert(sizeof(BlockQ2K) == 84);
+static_assert(sizeof(BlockQ3K) == 110);
+static_assert(sizeof(BlockQ4_1) == 20);
+static_assert(sizeof(BlockQ5_0) == 22);
+static_assert(sizeof(BlockQ5_1) == 24);
+static_assert(sizeof(BlockIQ4NL) == 18);
+static_assert(sizeof(BlockIQ4XS) == 136);
+
+// Sub-block b (0..7) scale of an IQ4_XS super-block, 0..63 (the weight scale is d * (this - 32)).
+static inline int iq4xs_scale(const BlockIQ4XS& x, int b) {
+  return ((x.scales_l[b / 2] >> (4 * (b % 2))) & 0xF) | (((x.scales_h >> (2 * b)) & 3) << 4);
+}
+// Scale j (0..15) of a Q3_K super-block, 0..63 (the weight scale is d * (this - 32)): low 4
+// bits in nibble j / 8 of scales[j % 8], high 2 bits at bits 2 (j / 4) of scales[8 + j % 4].
+static inline int q3k_scale(const BlockQ3K& x, int j) {
+  const int low = j < 8 ? (x.scales[j] & 0xF) : (x.scales[j - 8] >> 4);
+  return low | (((x.scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4);
+}
+// Element e (0..255) of a Q2_K super-block, 0..3.
+static inline int q2k_value(const BlockQ2K& x, int e) {
+  return (x.qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
+}
+// Element e (0..255) of a Q3_K super-block, -4..3.
+static inline int q3k_value(const BlockQ3K& x, int e) {
+  const int q = (x.qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
+  return q - (((x.hmask[e % 32] >> (e / 32)) & 1) ? 0 : 4);
+}
+// Q5_0 / Q5_1's 32 fifth bits.
+static inline uint32_t q5_high_bits(const uint8_t (&qh)[4]) {
+  uint32_t h;
+  std::memcpy(&h, qh, sizeof(h));
+  return h;
+}
 
 // (static: the x86 files, built with ISA flags, must not emit shared inline copies.)
 // Sub-block j (0..7) scale and min of a Q4_K/Q5_K super-block (ggml's get_scale_min_k4).

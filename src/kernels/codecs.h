@@ -13,7 +13,23 @@ void quantize_q8_0(const float* x, BlockQ8_0* y, int64_t n);
 void dequantize_q8_0(const BlockQ8_0* x, float* y, int64_t n);
 void quantize_q4_0(const float* x, BlockQ4_0* y, int64_t n);
 void dequantize_q4_0(const BlockQ4_0* x, float* y, int64_t n);
+void quantize_q4_1(const float* x, BlockQ4_1* y, int64_t n);
+void dequantize_q4_1(const BlockQ4_1* x, float* y, int64_t n);
+void quantize_q5_0(const float* x, BlockQ5_0* y, int64_t n);
+void dequantize_q5_0(const BlockQ5_0* x, float* y, int64_t n);
+void quantize_q5_1(const float* x, BlockQ5_1* y, int64_t n);
+void dequantize_q5_1(const BlockQ5_1* x, float* y, int64_t n);
+// IQ4_NL / IQ4_XS (scalar/quant_iq4.cpp): ggml's quantize_row_iq4_nl_ref / quantize_row_iq4_xs_ref
+// (no importance weights).
+void quantize_iq4_nl(const float* x, BlockIQ4NL* y, int64_t n);
+void dequantize_iq4_nl(const BlockIQ4NL* x, float* y, int64_t n);
+void quantize_iq4_xs(const float* x, BlockIQ4XS* y, int64_t n);
+void dequantize_iq4_xs(const BlockIQ4XS* x, float* y, int64_t n);
 
+void quantize_q2_k(const float* x, BlockQ2K* y, int64_t n);
+void dequantize_q2_k(const BlockQ2K* x, float* y, int64_t n);
+void quantize_q3_k(const float* x, BlockQ3K* y, int64_t n);  // scalar/quant_q3k.cpp
+void dequantize_q3_k(const BlockQ3K* x, float* y, int64_t n);
 void quantize_q4_k(const float* x, BlockQ4K* y, int64_t n);
 void dequantize_q4_k(const BlockQ4K* x, float* y, int64_t n);
 void quantize_q5_k(const float* x, BlockQ5K* y, int64_t n);

@@ -12,7 +12,7 @@
 namespace plimsoll::kernels {
 
 inline constexpr int kTokenTile = 4;  // tokens per weight-row pass
-inline constexpr int kNumDTypes = 9;
+inline constexpr int kNumDTypes = 16;
 
 // The batches a kernel row of an ISA table (isa_table.h) is chosen for: n_tokens in
 // [min_tokens, max_tokens], or on rows of wide_cols+ columns from wide_min_tokens tokens
@@ -30,8 +30,9 @@ struct BatchRange {
 
 // out[t] = dot(w_row, act_t) for t < n_tok (1..kTokenTile), where act_t starts at
 // acts + t * act_stride_bytes and holds cols elements in the activation format
-// of w's dtype (act_dtype below): f32 for float weights, Q8_0 blocks for
-// Q8_0/Q4_0, Q8_K blocks for K-quants.
+// of w's dtype (act_dtype below): f32 for float weights, Q8_0 blocks for the
+// 32-element block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), Q8_K blocks for
+// the 256-element super-block types (K-quants, IQ4_XS).
 using RowTileFn = void (*)(const std::byte* w_row, const std::byte* acts, int64_t act_stride_bytes,
                            int n_tok, int64_t cols, float* out);
 
@@ -50,10 +51,17 @@ struct RowKernels {
 inline DType act_dtype(DType w) {
   switch (w) {
     case DType::kQ8_0:
-    case DType::kQ4_0: return DType::kQ8_0;
+    case DType::kQ4_0:
+    case DType::kQ4_1:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
+    case DType::kIQ4_NL: return DType::kQ8_0;
+    case DType::kQ2_K:
+    case DType::kQ3_K:
     case DType::kQ4_K:
     case DType::kQ5_K:
     case DType::kQ6_K:
+    case DType::kIQ4_XS:
     case DType::kQ8_K: return DType::kQ8_K;
     default: return DType::kF32;
   }

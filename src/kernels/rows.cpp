@@ -21,6 +21,13 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
     case DType::kQ5_K: dequantize_q5_k(static_cast<const BlockQ5K*>(src), dst, n); return;
     case DType::kQ6_K: dequantize_q6_k(static_cast<const BlockQ6K*>(src), dst, n); return;
     case DType::kQ8_K: dequantize_q8_k(static_cast<const BlockQ8K*>(src), dst, n); return;
+    case DType::kQ4_1: dequantize_q4_1(static_cast<const BlockQ4_1*>(src), dst, n); return;
+    case DType::kQ5_0: dequantize_q5_0(static_cast<const BlockQ5_0*>(src), dst, n); return;
+    case DType::kQ5_1: dequantize_q5_1(static_cast<const BlockQ5_1*>(src), dst, n); return;
+    case DType::kIQ4_NL: dequantize_iq4_nl(static_cast<const BlockIQ4NL*>(src), dst, n); return;
+    case DType::kIQ4_XS: dequantize_iq4_xs(static_cast<const BlockIQ4XS*>(src), dst, n); return;
+    case DType::kQ3_K: dequantize_q3_k(static_cast<const BlockQ3K*>(src), dst, n); return;
+    case DType::kQ2_K: dequantize_q2_k(static_cast<const BlockQ2K*>(src), dst, n); return;
   }
   assert(false && "unknown dtype");
 }
@@ -38,6 +45,13 @@ void quantize_row(DType dtype, const float* src, void* dst, int64_t n) {
     case DType::kQ5_K: quantize_q5_k(src, static_cast<BlockQ5K*>(dst), n); return;
     case DType::kQ6_K: quantize_q6_k(src, static_cast<BlockQ6K*>(dst), n); return;
     case DType::kQ8_K: quantize_q8_k(src, static_cast<BlockQ8K*>(dst), n); return;
+    case DType::kQ4_1: quantize_q4_1(src, static_cast<BlockQ4_1*>(dst), n); return;
+    case DType::kQ5_0: quantize_q5_0(src, static_cast<BlockQ5_0*>(dst), n); return;
+    case DType::kQ5_1: quantize_q5_1(src, static_cast<BlockQ5_1*>(dst), n); return;
+    case DType::kIQ4_NL: quantize_iq4_nl(src, static_cast<BlockIQ4NL*>(dst), n); return;
+    case DType::kIQ4_XS: quantize_iq4_xs(src, static_cast<BlockIQ4XS*>(dst), n); return;
+    case DType::kQ3_K: quantize_q3_k(src, static_cast<BlockQ3K*>(dst), n); return;
+    case DType::kQ2_K: quantize_q2_k(src, static_cast<BlockQ2K*>(dst), n); return;
   }
   assert(false && "unknown dtype");
 }

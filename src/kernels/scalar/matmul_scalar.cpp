@@ -35,6 +35,15 @@ inline int q4_0_value(const BlockQ4_0& b, int i) {
   return (i < 16 ? (b.qs[i] & 0xF) : (b.qs[i - 16] >> 4)) - 8;
 }
 inline int q8_0_value(const BlockQ8_0& b, int i) { return b.qs[i]; }
+// The nibble (or 5-bit value) of element i of the other 32-element types.
+inline int nibble(const uint8_t* qs, int i) { return i < 16 ? (qs[i] & 0xF) : (qs[i - 16] >> 4); }
+inline int q5_value(const uint8_t* qs, const uint8_t (&qh)[4], int i) {
+  return nibble(qs, i) | static_cast<int>(((q5_high_bits(qh) >> i) & 1) << 4);
+}
+inline int q5_0_value(const BlockQ5_0& b, int i) { return q5_value(b.qs, b.qh, i) - 16; }
+inline int iq4_nl_value(const BlockIQ4NL& b, int i) { return kIQ4NLValues[nibble(b.qs, i)]; }
+inline int q4_1_value(const BlockQ4_1& b, int i) { return nibble(b.qs, i); }
+inline int q5_1_value(const BlockQ5_1& b, int i) { return q5_value(b.qs, b.qh, i); }
 
 template <typename Block, int (*Value)(const Block&, int)>
 void dot_q_x_q8_0(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
@@ -47,6 +56,28 @@ void dot_q_x_q8_0(const std::byte* w_row, const std::byte* acts, int64_t stride_
       int sumi = 0;
       for (int i = 0; i < kQK; ++i) sumi += Value(w[b], i) * x[b].qs[i];
       sum += (f16_to_f32(w[b].d) * f16_to_f32(x[b].d)) * static_cast<float>(sumi);
+    }
+    out[t] = sum;
+  }
+}
+
+// Q4_1 / Q5_1 (value = q * d + m) against Q8_0 activations:
+//   y = sum_b (d_w[b] * d_x[b]) * sum_i q_w[b,i] * q_x[b,i] + (m_w[b] * d_x[b]) * sum_i q_x[b,i]
+template <typename Block, int (*Value)(const Block&, int)>
+void dot_qmin_x_q8_0(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
+                     int64_t cols, float* out) {
+  const Block* w = reinterpret_cast<const Block*>(w_row);
+  for (int t = 0; t < n_tok; ++t) {
+    const BlockQ8_0* x = at<BlockQ8_0>(acts, t * stride_bytes);
+    float sum = 0.f;
+    for (int64_t b = 0; b < cols / kQK; ++b) {
+      int sumi = 0, sumx = 0;
+      for (int i = 0; i < kQK; ++i) {
+        sumi += Value(w[b], i) * x[b].qs[i];
+        sumx += x[b].qs[i];
+      }
+      const float dx = f16_to_f32(x[b].d);
+      sum += (f16_to_f32(w[b].d) * dx) * static_cast<float>(sumi) + (f16_to_f32(w[b].m) * dx) * static_cast<float>(sumx);
     }
     out[t] = sum;
   }
@@ -124,6 +155,67 @@ void dot_q6k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes
   }
 }
 
+// Q3_K against Q8_K: isum = sum_g (scale[g] - 32) * sum_{i in g} q_w[i] * q_x[i], 16 elements a group.
+void dot_q3k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
+             int64_t cols, float* out) {
+  const BlockQ3K* w = reinterpret_cast<const BlockQ3K*>(w_row);
+  for (int t = 0; t < n_tok; ++t) {
+    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride_bytes);
+    float sum = 0.f;
+    for (int64_t b = 0; b < cols / kQKK; ++b) {
+      int32_t isum = 0;
+      for (int g = 0; g < 16; ++g) {
+        int32_t s = 0;
+        for (int i = 16 * g; i < 16 * g + 16; ++i) s += q3k_value(w[b], i) * x[b].qs[i];
+        isum += (q3k_scale(w[b], g) - 32) * s;
+      }
+      sum += finish_block(f16_to_f32(w[b].d), 0.f, x[b].d, isum, 0);
+    }
+    out[t] = sum;
+  }
+}
+
+// Q2_K against Q8_K: as Q4_K with a scale and a min per 16 elements.
+void dot_q2k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
+             int64_t cols, float* out) {
+  const BlockQ2K* w = reinterpret_cast<const BlockQ2K*>(w_row);
+  for (int t = 0; t < n_tok; ++t) {
+    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride_bytes);
+    float sum = 0.f;
+    for (int64_t b = 0; b < cols / kQKK; ++b) {
+      int32_t isum = 0, msum = 0;
+      for (int g = 0; g < 16; ++g) {
+        int32_t s = 0;
+        for (int i = 16 * g; i < 16 * g + 16; ++i) s += q2k_value(w[b], i) * x[b].qs[i];
+        isum += (w[b].scales[g] & 0xF) * s;
+        msum += (w[b].scales[g] >> 4) * x[b].bsums[g];
+      }
+      sum += finish_block(f16_to_f32(w[b].d), f16_to_f32(w[b].dmin), x[b].d, isum, msum);
+    }
+    out[t] = sum;
+  }
+}
+
+// IQ4_XS against Q8_K: isum = sum_b (scale[b] - 32) * sum_{i in b} value[i] * q_x[i].
+void dot_iq4_xs(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
+                int64_t cols, float* out) {
+  const BlockIQ4XS* w = reinterpret_cast<const BlockIQ4XS*>(w_row);
+  for (int t = 0; t < n_tok; ++t) {
+    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride_bytes);
+    float sum = 0.f;
+    for (int64_t sb = 0; sb < cols / kQKK; ++sb) {
+      int32_t isum = 0;
+      for (int b = 0; b < kQKK / kQK; ++b) {
+        int32_t s = 0;
+        for (int i = 0; i < kQK; ++i) s += kIQ4NLValues[nibble(w[sb].qs + 16 * b, i)] * x[sb].qs[kQK * b + i];
+        isum += (iq4xs_scale(w[sb], b) - 32) * s;
+      }
+      sum += finish_block(f16_to_f32(w[sb].d), 0.f, x[sb].d, isum, 0);
+    }
+    out[t] = sum;
+  }
+}
+
 void dot_q8k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
              int64_t cols, float* out) {
   const BlockQ8K* w = reinterpret_cast<const BlockQ8K*>(w_row);
@@ -150,6 +242,13 @@ RowKernels make_scalar() {
   k.fn[static_cast<int>(DType::kQ5_K)] = dot_q45k<BlockQ5K, q5k_value>;
   k.fn[static_cast<int>(DType::kQ6_K)] = dot_q6k;
   k.fn[static_cast<int>(DType::kQ8_K)] = dot_q8k;
+  k.fn[static_cast<int>(DType::kQ4_1)] = dot_qmin_x_q8_0<BlockQ4_1, q4_1_value>;
+  k.fn[static_cast<int>(DType::kQ5_0)] = dot_q_x_q8_0<BlockQ5_0, q5_0_value>;
+  k.fn[static_cast<int>(DType::kQ5_1)] = dot_qmin_x_q8_0<BlockQ5_1, q5_1_value>;
+  k.fn[static_cast<int>(DType::kIQ4_NL)] = dot_q_x_q8_0<BlockIQ4NL, iq4_nl_value>;
+  k.fn[static_cast<int>(DType::kIQ4_XS)] = dot_iq4_xs;
+  k.fn[static_cast<int>(DType::kQ3_K)] = dot_q3k;
+  k.fn[static_cast<int>(DType::kQ2_K)] = dot_q2k;
   return k;
 }
 

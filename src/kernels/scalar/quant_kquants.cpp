@@ -15,7 +15,9 @@ constexpr float kGroupMaxEps = 1e-15f;
 // Asymmetric fit of n values to L in [0, nmax]: x ~ scale * L - the_min.
 // ggml's make_qkx2_quants (weighted least squares over a few candidate scales).
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
-                       float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep) {
+                       float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad = false) {
+  // use_mad: weigh |error| instead of error^2 (Q2_K's reference)
+  const auto err = [use_mad](float diff) { return use_mad ? std::fabs(diff) : diff * diff; };
   float min = x[0], max = x[0];
   float sum_w = weights[0];
   float sum_x = sum_w * x[0];
@@ -38,7 +40,7 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
     const int l = nearest_int(iscale * (x[i] - min));
     L[i] = static_cast<uint8_t>(std::clamp(l, 0, nmax));
     const float diff = scale * L[i] + min - x[i];
-    best_error += weights[i] * diff * diff;
+    best_error += weights[i] * err(diff);
   }
   for (int is = 0; is <= nstep; ++is) {
     iscale = (rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax)) / (max - min);
@@ -62,7 +64,7 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
     float cur_error = 0;
     for (int i = 0; i < n; ++i) {
       const float diff = this_scale * Laux[i] + this_min - x[i];
-      cur_error += weights[i] * diff * diff;
+      cur_error += weights[i] * err(diff);
     }
     if (cur_error < best_error) {
       std::memcpy(L, Laux, static_cast<size_t>(n));
@@ -302,6 +304,60 @@ void dequantize_q6_k(const BlockQ6K* x, float* y, int64_t n) {
         y[l + 64] = d * static_cast<float>(sc[is + 4]) * static_cast<float>(q3);
         y[l + 96] = d * static_cast<float>(sc[is + 6]) * static_cast<float>(q4);
       }
+    }
+  }
+}
+
+// ggml's quantize_row_q2_K_ref: per 16 values an asymmetric 2-bit fit (weights |x|, absolute
+// error), the 16 scales and mins as 4-bit multiples of d = max scale / 15 and dmin = max min / 15.
+void quantize_q2_k(const float* x, BlockQ2K* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQKK; ++b, x += kQKK) {
+    BlockQ2K& out = y[b];
+    uint8_t L[kQKK], Laux[16];
+    float weights[16], mins[16], scales[16];
+    float max_scale = 0.f, max_min = 0.f;
+    for (int j = 0; j < 16; ++j) {
+      for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[16 * j + l]);
+      scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
+      max_scale = std::max(max_scale, scales[j]);
+      max_min = std::max(max_min, mins[j]);
+    }
+    if (max_scale > 0) {
+      const float iscale = 15.f / max_scale;
+      for (int j = 0; j < 16; ++j) out.scales[j] = static_cast<uint8_t>(nearest_int(iscale * scales[j]));
+      out.d = f32_to_f16(max_scale / 15.f);
+    } else {
+      for (int j = 0; j < 16; ++j) out.scales[j] = 0;
+      out.d = f32_to_f16(0.f);
+    }
+    if (max_min > 0) {
+      const float iscale = 15.f / max_min;
+      for (int j = 0; j < 16; ++j) out.scales[j] = static_cast<uint8_t>(out.scales[j] | (nearest_int(iscale * mins[j]) << 4));
+      out.dmin = f32_to_f16(max_min / 15.f);
+    } else {
+      out.dmin = f32_to_f16(0.f);
+    }
+    for (int j = 0; j < 16; ++j) {
+      const float d = f16_to_f32(out.d) * static_cast<float>(out.scales[j] & 0xF);
+      if (d == 0.f) continue;
+      const float dm = f16_to_f32(out.dmin) * static_cast<float>(out.scales[j] >> 4);
+      for (int i = 0; i < 16; ++i) L[16 * j + i] = static_cast<uint8_t>(std::clamp(nearest_int((x[16 * j + i] + dm) / d), 0, 3));
+    }
+    for (int h = 0; h < 2; ++h) {
+      const uint8_t* l = L + 128 * h;
+      for (int i = 0; i < 32; ++i) {
+        out.qs[32 * h + i] = static_cast<uint8_t>(l[i] | (l[i + 32] << 2) | (l[i + 64] << 4) | (l[i + 96] << 6));
+      }
+    }
+  }
+}
+
+void dequantize_q2_k(const BlockQ2K* x, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQKK; ++b, y += kQKK) {
+    const float d = f16_to_f32(x[b].d), dmin = f16_to_f32(x[b].dmin);
+    for (int e = 0; e < kQKK; ++e) {
+      const uint8_t sc = x[b].scales[e / 16];
+      y[e] = d * static_cast<float>(sc & 0xF) * static_cast<float>(q2k_value(x[b], e)) - dmin * static_cast<float>(sc >> 4);
     }
   }
 }

@@ -44,6 +44,22 @@ TEST(Generate, OurF32ConversionMatchesReferenceByteForByte) {
   EXPECT_EQ(generate("--model " + out + " -n 256"), read_file(stories_path("greedy_from_bos_256_steps.txt")));
 }
 
+// `plimsoll convert --random --dtype <type>` for the types past Q4_0 (bench/models.sh's way of
+// making models): the file loads and generates, greedy, the number of tokens asked for.
+TEST(Generate, RandomModelsInEachNewQuantTypeLoadAndGenerate) {
+  const std::string dir = testing::make_temp_dir();
+  for (const char* dtype : {"q4_1", "q5_0", "q5_1", "iq4_nl", "iq4_xs", "q3_k", "q2_k"}) {
+    const std::string out = dir + "/" + dtype + ".gguf";
+    auto r = run_command(plimsoll_binary() + " convert --random --dim 256 --layers 2 --heads 4 --kv-heads 2 --ffn 512 " +
+                         "--vocab-size 512 --context 64 --dtype " + dtype + " -o " + out + " 2>&1");
+    ASSERT_EQ(r.exit_code, 0) << dtype << ": " << r.out;
+    auto g = run_command(plimsoll_binary() + " generate --model " + out +
+                         " -p 'Once upon a time' -n 12 --temperature 0 --ignore-eos 2>&1");
+    EXPECT_EQ(g.exit_code, 0) << dtype << ": " << g.out;
+    EXPECT_FALSE(g.out.empty()) << dtype;
+  }
+}
+
 // tests/data/llama2c_reference_prompts.txt: what llama2.c's run.c prints for prompts.
 struct PromptCase {
   std::string prompt;

@@ -15,9 +15,25 @@ TEST(DType, GeometryMatchesGgml) {
   EXPECT_EQ(dtype_row_bytes(DType::kF16, 10), 20);
   EXPECT_EQ(dtype_from_ggml(8), DType::kQ8_0);
   EXPECT_EQ(dtype_from_ggml(30), DType::kBF16);
-  EXPECT_FALSE(dtype_from_ggml(3).has_value());  // Q4_1: not supported
+  EXPECT_FALSE(dtype_from_ggml(16).has_value());  // IQ2_XXS: not supported
+  // the GGUF ids and block geometry of ggml-common.h
+  EXPECT_EQ(dtype_from_ggml(3), DType::kQ4_1);
+  EXPECT_EQ(dtype_from_ggml(6), DType::kQ5_0);
+  EXPECT_EQ(dtype_from_ggml(7), DType::kQ5_1);
+  EXPECT_EQ(dtype_from_ggml(20), DType::kIQ4_NL);
+  EXPECT_EQ(dtype_from_ggml(23), DType::kIQ4_XS);
+  EXPECT_EQ(dtype_from_ggml(11), DType::kQ3_K);
+  EXPECT_EQ(dtype_row_bytes(DType::kQ3_K, 512), 220);
+  EXPECT_EQ(dtype_from_ggml(10), DType::kQ2_K);
+  EXPECT_EQ(dtype_row_bytes(DType::kQ2_K, 512), 168);
+  EXPECT_EQ(dtype_row_bytes(DType::kQ4_1, 64), 40);
+  EXPECT_EQ(dtype_row_bytes(DType::kQ5_0, 64), 44);
+  EXPECT_EQ(dtype_row_bytes(DType::kQ5_1, 64), 48);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ4_NL, 64), 36);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ4_XS, 512), 272);
+  EXPECT_EQ(dtype_from_name("IQ4_XS"), DType::kIQ4_XS);
   EXPECT_EQ(dtype_from_name("Q4_K"), DType::kQ4_K);
-  EXPECT_FALSE(dtype_from_name("q3_k").has_value());
+  EXPECT_FALSE(dtype_from_name("iq2_xxs").has_value());
 }
 
 TEST(Half, F16RoundTripsEveryHalf) {

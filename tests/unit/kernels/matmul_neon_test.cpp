@@ -102,14 +102,16 @@ TEST(MatmulNeon, MatmulRunsThePanelKernel) {
   }
 }
 
-// The K-quant row kernels (arm/neon_matmul.inc: the scalar twin's integer sums per
-// super-block, then its f32 finish) at 1..4 tokens and 1..5 super-blocks: against the
+// The K-quant and IQ4_XS row kernels (arm/neon_matmul.inc: the scalar twin's integer sums per
+// super-block, then its f32 finish), and Q4_1 / Q5_0 / Q5_1 / IQ4_NL's, at 1..4 tokens and 1..5
+// super-blocks: against the
 // scalar twin within the f32 bound, and plain NEON against SDOT bit for bit.
 TEST(MatmulNeon, KQuantRowKernelsMatchScalarTwin) {
   IsaGuard guard;
   const bool has_dot = set_isa(Isa::kNeonDot);
   uint32_t seed = 7500;
-  for (DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS, DType::kQ3_K, DType::kQ2_K, DType::kQ4_1, DType::kQ5_0,
+                      DType::kQ5_1, DType::kIQ4_NL}) {
     const int idx = static_cast<int>(dtype);
     ASSERT_NE(neon_row_kernels().fn[idx], scalar_row_kernels().fn[idx]) << dtype_name(dtype);
     for (int64_t cols : {256, 768, 1280}) {

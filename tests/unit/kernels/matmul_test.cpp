@@ -26,7 +26,7 @@ struct Shape {
 };
 
 // Column counts per dtype: any count for floats, multiples of 32 (not always
-// of 256) for Q8_0/Q4_0, multiples of 256 for K-quants.
+// of 256) for the 32-element block types, multiples of 256 for K-quants and IQ4_XS.
 std::vector<Shape> shapes_for(DType dtype) {
   const int64_t block = dtype_traits(dtype).block_elems;
   std::vector<int64_t> cols;
@@ -50,8 +50,9 @@ std::vector<Shape> shapes_for(DType dtype) {
   return shapes;
 }
 
-const DType kAllDTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0, DType::kQ4_0,
-                            DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ8_K};
+const DType kAllDTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16,   DType::kQ8_0,   DType::kQ4_0,
+                            DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,   DType::kIQ4_NL, DType::kQ4_K,
+                            DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS, DType::kQ3_K,   DType::kQ2_K, DType::kQ8_K};
 
 
 
@@ -108,14 +109,14 @@ double act_quant_bound(const Weights& w, const std::vector<float>& x, int64_t r,
 // weights. Float weights: only f32 rounding (float_bound: 1e-5 of sum |w*x|,
 // 2^-15 for AMX's bf16 splits). Quantized
 // weights: the activation rounding bound above (Q8_0 activations for
-// Q8_0/Q4_0, Q8_K for K-quants) plus the same float term.
+// the 32-element block types, Q8_K for K-quants and IQ4_XS) plus the same float term.
 TEST(Matmul, MatchesDequantizedProduct) {
   IsaGuard guard;
   uint32_t seed = 1000;
   for (DType dtype : kAllDTypes) {
-    const DType act = dtype == DType::kQ8_0 || dtype == DType::kQ4_0 ? DType::kQ8_0
-                      : dtype_is_quantized(dtype)                    ? DType::kQ8_K
-                                                                     : DType::kF32;
+    // Q8_0 activations for the 32-element block types, Q8_K for the 256-element ones
+    const int64_t w_block = dtype_traits(dtype).block_elems;
+    const DType act = w_block == 32 ? DType::kQ8_0 : w_block == 256 ? DType::kQ8_K : DType::kF32;
     const int64_t act_block = dtype_traits(act).block_elems;
     for (const Shape& s : shapes_for(dtype)) {
       const Weights w = make_weights(dtype, s.rows, s.cols, seed++);

@@ -161,6 +161,128 @@ TEST(Rows, Q6_KDecodesHandBuiltBlock) {
   }
 }
 
+// The 32-element blocks past Q4_0, built by hand from ggml-common.h's layout: element i < 16
+// in the low nibble of qs[i], i >= 16 in the high nibble of qs[i - 16], the 5th bit of
+// element i in bit i of qh (little-endian), IQ4_NL's nibble an index into kvalues_iq4nl.
+TEST(Rows, Q4_1Q5_0Q5_1AndIQ4_NLDecodeHandBuiltBlocks) {
+  const float d = 0.25f, m = -1.5f;
+  auto q5 = [](int i) { return (i * 7 + 3) % 32; };  // a 5-bit value per element
+  BlockQ4_1 a{};
+  BlockQ5_0 b{};
+  BlockQ5_1 c{};
+  BlockIQ4NL n{};
+  a.d = b.d = c.d = n.d = f32_to_f16(d);
+  a.m = c.m = f32_to_f16(m);
+  uint32_t qh = 0;
+  for (int i = 0; i < 32; ++i) {
+    const int shift = i < 16 ? 0 : 4;
+    a.qs[i % 16] |= uint8_t((q5(i) & 15) << shift);
+    b.qs[i % 16] |= uint8_t((q5(i) & 15) << shift);
+    c.qs[i % 16] |= uint8_t((q5(i) & 15) << shift);
+    n.qs[i % 16] |= uint8_t((q5(i) & 15) << shift);
+    qh |= uint32_t(q5(i) >> 4) << i;
+  }
+  std::memcpy(b.qh, &qh, 4);
+  std::memcpy(c.qh, &qh, 4);
+  float ya[32], yb[32], yc[32], yn[32];
+  dequantize_row(DType::kQ4_1, &a, ya, 32);
+  dequantize_row(DType::kQ5_0, &b, yb, 32);
+  dequantize_row(DType::kQ5_1, &c, yc, 32);
+  dequantize_row(DType::kIQ4_NL, &n, yn, 32);
+  const int8_t table[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  for (int i = 0; i < 32; ++i) {
+    EXPECT_EQ(ya[i], float(q5(i) & 15) * d + m) << i;
+    EXPECT_EQ(yb[i], float(q5(i) - 16) * d) << i;
+    EXPECT_EQ(yc[i], float(q5(i)) * d + m) << i;
+    EXPECT_EQ(yn[i], float(table[q5(i) & 15]) * d) << i;
+  }
+}
+
+// IQ4_XS: 8 blocks of 32 with 6-bit scales (low 4 bits: nibble b % 2 of scales_l[b / 2],
+// high 2: bits 2b, 2b+1 of scales_h), each block's nibbles as IQ4_NL's; value =
+// d * (scale - 32) * kvalues_iq4nl[nibble].
+TEST(Rows, IQ4_XSDecodesHandBuiltBlock) {
+  BlockIQ4XS b{};
+  b.d = f32_to_f16(0.125f);
+  const int scale[8] = {0, 63, 32, 31, 17, 48, 5, 40};
+  for (int k = 0; k < 8; ++k) {
+    b.scales_l[k / 2] |= uint8_t((scale[k] & 15) << (4 * (k % 2)));
+    b.scales_h = uint16_t(b.scales_h | ((scale[k] >> 4) << (2 * k)));
+  }
+  auto idx = [](int e) { return (e * 5 + e / 32) % 16; };
+  for (int e = 0; e < 256; ++e) {
+    const int k = e / 32, i = e % 32;
+    b.qs[16 * k + i % 16] |= uint8_t(idx(e) << (i < 16 ? 0 : 4));
+  }
+  float y[256];
+  dequantize_row(DType::kIQ4_XS, &b, y, 256);
+  for (int e = 0; e < 256; ++e) {
+    EXPECT_EQ(y[e], 0.125f * float(scale[e / 32] - 32) * float(kIQ4NLValues[idx(e)])) << e;
+  }
+}
+
+// Q3_K, built by hand as ggml's dequantize_row_q3_K walks it: per half (128 elements, qs[32h..])
+// and shift 2j (j = 0..3), 16 elements from qs[l] and 16 from qs[l + 16], the high bit from
+// hmask[l] bit 4h + j (clear: -4), and the next scale for each 16; scales as 16 six-bit values
+// (low nibbles in scales[0..7], low then high nibble; high 2 bits in scales[8..11]).
+TEST(Rows, Q3_KDecodesHandBuiltBlock) {
+  BlockQ3K b{};
+  b.d = f32_to_f16(0.5f);
+  int sc[16];
+  for (int j = 0; j < 16; ++j) {
+    sc[j] = (j * 23 + 5) % 64;
+    if (j < 8) b.scales[j] |= uint8_t(sc[j] & 15);
+    else b.scales[j - 8] |= uint8_t((sc[j] & 15) << 4);
+    b.scales[8 + j % 4] |= uint8_t((sc[j] >> 4) << (2 * (j / 4)));
+  }
+  auto value = [](int e) { return (e * 5 + e / 7) % 8 - 4; };  // -4..3
+  std::vector<float> want;
+  int is = 0;
+  for (int h = 0; h < 2; ++h) {
+    for (int j = 0; j < 4; ++j) {
+      for (int half = 0; half < 2; ++half, ++is) {
+        for (int l = 0; l < 16; ++l) {
+          const int e = int(want.size()), i = l + 16 * half;
+          const int v = value(e) + 4;  // 0..7: bit 2 the high bit, set for v >= 4
+          b.qs[32 * h + i] |= uint8_t((v & 3) << (2 * j));
+          if (v >= 4) b.hmask[i] |= uint8_t(1 << (4 * h + j));
+          want.push_back(0.5f * float(sc[is] - 32) * float(value(e)));
+        }
+      }
+    }
+  }
+  float y[256];
+  dequantize_row(DType::kQ3_K, &b, y, 256);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
+}
+
+// Q2_K, built by hand as ggml's dequantize_row_q2_K walks it: per half (qs[32h..]) and shift
+// 2j, 16 elements from qs[l] and 16 from qs[l + 16], each 16 with the next scales byte (scale
+// in the low nibble, min in the high): d * scale * q - dmin * min.
+TEST(Rows, Q2_KDecodesHandBuiltBlock) {
+  BlockQ2K b{};
+  b.d = f32_to_f16(0.5f);
+  b.dmin = f32_to_f16(0.25f);
+  for (int j = 0; j < 16; ++j) b.scales[j] = uint8_t(((j * 7 + 2) % 16) | (((j * 5 + 1) % 16) << 4));
+  auto value = [](int e) { return (e * 3 + e / 9) % 4; };
+  std::vector<float> want;
+  int is = 0;
+  for (int h = 0; h < 2; ++h) {
+    for (int j = 0; j < 4; ++j) {
+      for (int half = 0; half < 2; ++half, ++is) {
+        for (int l = 0; l < 16; ++l) {
+          const int e = int(want.size());
+          b.qs[32 * h + l + 16 * half] |= uint8_t(value(e) << (2 * j));
+          want.push_back(0.5f * float(b.scales[is] & 15) * float(value(e)) - 0.25f * float(b.scales[is] >> 4));
+        }
+      }
+    }
+  }
+  float y[256];
+  dequantize_row(DType::kQ2_K, &b, y, 256);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
+}
+
 // Round trip: max error per element relative to the block's max |x|.
 //   Q8_0: half a step of amax/127 plus f16 rounding of d -> 0.0045
 //   Q4_0: the signed max sits at -8, so the other sign clips at +7 steps of
@@ -171,11 +293,23 @@ TEST(Rows, Q6_KDecodesHandBuiltBlock) {
 //   Q4_K/Q5_K/Q6_K: scales are themselves quantized, so we bound the RMS error
 //   relative to the RMS of x instead: 4 bits ~0.09, 5 bits ~0.045, 6 bits ~0.02
 //   (llama.cpp's reference quantizers on Gaussian data land around 0.07/0.035/0.017).
+//   Q4_1 / Q5_1: half a step of (max - min) / 15 or 31 plus f16 rounding of d and m
+//         -> 0.07 / 0.035 [measured 0.0667 / 0.0321; RMS 0.077 / 0.037]
+//   Q5_0: as Q4_0 with steps of amax/16                      -> 0.065 [0.059; RMS 0.042]
+//   IQ4_NL: half the widest gap of its table (24 of 127) at the fitted scale
+//         -> 0.12 [0.108; RMS 0.078]; IQ4_XS: its block scales are 6-bit, so as the
+//         K-quants a looser max and the RMS bound [0.075; RMS 0.075].
+//   Q3_K: 8 levels per 16 values, 6-bit signed scales: RMS ~2x Q4_K's [0.150].
+//   Q2_K: 4 levels per 16 values with a min, 4-bit scales and mins: ~2x Q3_K's [0.292].
 TEST(Rows, RoundTripErrorBounds) {
   struct Case { DType dtype; double max_rel; double rms_rel; };
   const Case cases[] = {{DType::kQ8_0, 0.0045, 0.006},  {DType::kQ4_0, 0.126, 0.09},
                         {DType::kQ8_K, 0.004, 0.008},   {DType::kQ4_K, 1.0, 0.09},
-                        {DType::kQ5_K, 1.0, 0.045},     {DType::kQ6_K, 1.0, 0.02}};
+                        {DType::kQ5_K, 1.0, 0.045},     {DType::kQ6_K, 1.0, 0.02},
+                        {DType::kQ4_1, 0.07, 0.085},    {DType::kQ5_0, 0.065, 0.046},
+                        {DType::kQ5_1, 0.035, 0.041},   {DType::kIQ4_NL, 0.12, 0.086},
+                        {DType::kIQ4_XS, 0.15, 0.083},  {DType::kQ3_K, 1.0, 0.165},
+                        {DType::kQ2_K, 1.0, 0.32}};
   for (const Case& c : cases) {
     const int64_t n = 4096;
     const int64_t block = dtype_traits(c.dtype).block_elems;
@@ -197,7 +331,8 @@ TEST(Rows, RoundTripErrorBounds) {
 }
 
 TEST(Rows, ZeroRowsStayZero) {
-  for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ8_K}) {
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ8_K,
+                      DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL, DType::kIQ4_XS, DType::kQ3_K, DType::kQ2_K}) {
     const std::vector<float> x(512, 0.f);
     const std::vector<float> y = dequantize(dtype, quantize(dtype, x), 512);
     for (float v : y) ASSERT_EQ(v, 0.f) << dtype_name(dtype);

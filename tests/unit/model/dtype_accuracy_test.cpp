@@ -142,7 +142,10 @@ TEST(DtypeAccuracy, ExportedFileTypeIsLlamaCppsNumberForTheDtype) {
   const std::string dir = testing::make_temp_dir();
   const std::pair<DType, uint32_t> cases[] = {{DType::kF32, 0},   {DType::kF16, 1},   {DType::kQ4_0, 2},
                                               {DType::kQ8_0, 7},  {DType::kQ4_K, 15}, {DType::kQ5_K, 17},
-                                              {DType::kQ6_K, 18}, {DType::kBF16, 32}};
+                                              {DType::kQ6_K, 18}, {DType::kBF16, 32}, {DType::kQ4_1, 3},
+                                              {DType::kQ5_0, 8},  {DType::kQ5_1, 9},  {DType::kIQ4_NL, 25},
+                                              {DType::kIQ4_XS, 30}, {DType::kQ3_K, 12},
+                                              {DType::kQ2_K, 10}};
   for (const auto& [dtype, want] : cases) {
     convert(*f32, *f32->vocab, dtype, dir + "/m.gguf");
     auto file = MappedFile::open(dir + "/m.gguf");
@@ -180,6 +183,53 @@ TEST(DtypeAccuracy, KquantsOnARandomModelWithRowsOf256) {
     const double err = relative_error(logits_along(m, tokens), want);
     std::printf("random 256-wide %s: max logit error %.5f of max |logit|\n", std::string(dtype_name(k.dtype)).c_str(), err);
     EXPECT_LE(err, k.tolerance) << dtype_name(k.dtype);
+  }
+}
+
+// Q4_1 / Q5_0 / Q5_1 / IQ4_NL / IQ4_XS / Q3_K / Q2_K on the random 256-wide model: written by the
+// exporter (ggml's reference quantizers), loaded, run. Two figures per dtype: against the f32
+// model it was quantized from (the format's accuracy; tolerances as above, ~1.5-2.5x the
+// error measured when this test was written, in brackets), and against the same quantized
+// weights dequantized to f32 (what the kernels add: only the activations' Q8_0 / Q8_K
+// rounding, as q8_0's row above) -> 0.04.
+//   q5_1 / q5_0: 32 levels per 32 values (q5_0 symmetric)        -> 0.25 [0.147] / 0.25 [0.154]
+//   q4_1: 16 levels between the block's min and max             -> 0.5  [0.289]
+//   iq4_nl / iq4_xs: 16 non-linear levels per 32 values          -> 0.5  [0.261] / 0.5 [0.298]
+//   q3_k: 8 levels per 16 values, 6-bit scales (~2x q4_k)        -> 0.9  [0.598]
+//   q2_k: 4 levels per 16 values with a min, 4-bit scales         -> 1.5  [0.833]
+//   against their own weights in f32 (every dtype)               -> 0.04 [0.018-0.027]
+TEST(DtypeAccuracy, LegacyAndIQ4TypesOnARandomModel) {
+  ModelConfig c;
+  c.dim = 256;
+  c.n_layers = 2;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.ffn_dim = 512;
+  c.vocab_size = 512;
+  c.max_seq_len = 64;
+  auto f32 = random_llama_in_memory(c, DType::kF32, 5);
+  ASSERT_TRUE(f32.ok());
+  std::vector<int32_t> tokens;
+  for (int i = 0; i < 32; ++i) tokens.push_back((i * 37 + 11) % 512);
+  const auto want = logits_along(*f32, tokens);
+  const std::string dir = testing::make_temp_dir();
+  const Case cases[] = {{DType::kQ5_1, 0.25}, {DType::kQ5_0, 0.25}, {DType::kQ4_1, 0.5}, {DType::kIQ4_NL, 0.5},
+                        {DType::kIQ4_XS, 0.5},  {DType::kQ3_K, 0.9},   {DType::kQ2_K, 1.5}};
+  for (const Case& k : cases) {
+    const LoadedModel m = convert(*f32, *f32->vocab, k.dtype, dir + "/m.gguf");
+    for (const TensorView& t : m.tensors.tensors()) {
+      if (t.shape.size() == 2) {
+        EXPECT_EQ(t.dtype, k.dtype) << t.name;  // nothing fell back
+      }
+    }
+    const auto got = logits_along(m, tokens);
+    const double err = relative_error(got, want);
+    const LoadedModel deq = convert(m, *m.vocab, DType::kF32, dir + "/deq.gguf");
+    const double kernel_err = relative_error(got, logits_along(deq, tokens));
+    std::printf("random 256-wide %s: max logit error %.5f of max |logit| (%.5f against its own weights in f32)\n",
+                std::string(dtype_name(k.dtype)).c_str(), err, kernel_err);
+    EXPECT_LE(err, k.tolerance) << dtype_name(k.dtype);
+    EXPECT_LE(kernel_err, 0.04) << dtype_name(k.dtype);
   }
 }
 
