@@ -95,19 +95,36 @@ const Order = z4.object({
   customer: z4.object({ name: z4.string().max(16), tier: z4.enum(["gold", "silver"]).nullable() }),
 });
 
-test("openai: zodResponseFormat of a nested zod 4 model parses to valid objects", async () => {
-  const format = zodResponseFormat(Order, "order");
-  const validateOrder = new Ajv({ strict: false }).compile(format.json_schema.schema);
-  for (const seed of [0, 1, 2]) {
-    const r = await openai.chat.completions.parse({
-      model: "m", messages: [{ role: "user", content: "Tim's order" }], response_format: format, temperature: 1, seed,
-    });
-    const choice = r.choices[0];
-    assert.equal(choice.finish_reason, "stop");
-    assert.ok(validateOrder(choice.message.parsed), JSON.stringify(validateOrder.errors) + " in " + choice.message.content);
-    assert.deepEqual(choice.message.parsed, Order.parse(JSON.parse(choice.message.content)));
-  }
+// The schema corpus's other zod 4 shapes (tests/grammar_corpus/make_corpus.mjs): a
+// recursive tree through z.lazy and a discriminated union (optional fields
+// nullable, as OpenAI's strict mode asks).
+const Category = z4.lazy(() =>
+  z4.object({ name: z4.string().min(1).max(40), weight: z4.number().int().min(0).max(10), children: z4.array(Category).max(3) }));
+const Tree = z4.object({ root: Category });
+const Drawing = z4.object({
+  title: z4.string().max(60),
+  shapes: z4.array(z4.discriminatedUnion("kind", [
+    z4.object({ kind: z4.literal("circle"), radius: z4.number().positive() }),
+    z4.object({ kind: z4.literal("rect"), width: z4.number().int().min(1), height: z4.number().int().min(1) }),
+    z4.object({ kind: z4.literal("label"), text: z4.string().min(1).max(200), size: z4.number().int().min(6).max(72).nullable() }),
+  ])).min(1).max(4),
 });
+
+for (const [name, model] of [["order", Order], ["tree", Tree], ["drawing", Drawing]]) {
+  test(`openai: zodResponseFormat of the zod 4 ${name} model parses to ajv-valid objects for 10 seeds`, async () => {
+    const format = zodResponseFormat(model, name);
+    const validate = new Ajv({ strict: false }).compile(format.json_schema.schema);
+    for (let seed = 0; seed < 10; ++seed) {
+      const r = await openai.chat.completions.parse({
+        model: "m", messages: [{ role: "user", content: `Tim's ${name}` }], response_format: format, temperature: 1, seed,
+      });
+      const choice = r.choices[0];
+      assert.equal(choice.finish_reason, "stop", `seed ${seed}: ${choice.message.content}`);
+      assert.ok(validate(choice.message.parsed), `seed ${seed}: ` + JSON.stringify(validate.errors) + " in " + choice.message.content);
+      assert.deepEqual(choice.message.parsed, model.parse(JSON.parse(choice.message.content)));
+    }
+  });
+}
 
 test("openai: parse() gets finish_reason stop for a value completed exactly at max_tokens", async () => {
   // The shortest valid Person, then max_tokens set to what one answer took: the value ends with the budget.
