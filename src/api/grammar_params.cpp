@@ -13,9 +13,10 @@ using OrderedJson = nlohmann::ordered_json;
 
 Error invalid(std::string message) { return make_error(ErrorCode::kInvalidArgument, std::move(message)); }
 
-// The grammar's own error, prefixed with the field it came from.
+// The grammar's own error, prefixed with the field it came from; its code is
+// kept (a compile that found the request memory full is a 429, not a 400).
 Result<std::shared_ptr<const Grammar>> in_field(Result<std::shared_ptr<const Grammar>> g, const std::string& field) {
-  if (!g.ok()) return invalid("`" + field + "`: " + g.error().message);
+  if (!g.ok()) return g.error().with_context("`" + field + "`");
   return g;
 }
 

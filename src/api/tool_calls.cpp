@@ -222,6 +222,7 @@ Result<std::shared_ptr<const Grammar>> tool_call_grammar(ToolFormat format, cons
   auto grammar = grammar_from_sequences(alternatives, limits);
   if (grammar.ok()) return grammar;
   // "[k]: <what>" names the alternative; name the request's field instead.
+  if (grammar.error().code != ErrorCode::kInvalidArgument) return grammar.error().with_context("`tools`");  // 429s stay 429s
   std::string message = grammar.error().message;
   if (message.size() > 1 && message[0] == '[') {
     const size_t close = message.find("]: ");

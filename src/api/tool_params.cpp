@@ -129,6 +129,7 @@ Error generic_schema_error(const Error& e, const std::vector<ToolFunction>& func
 Result<std::shared_ptr<const Grammar>> generic_grammar(const std::vector<ToolFunction>& functions,
                                                        const GenericToolShape& shape, const GrammarLimits& limits) {
   auto grammar = grammar_from_json_schema(generic_tool_schema(functions, shape), limits);
+  if (!grammar.ok() && grammar.error().code != ErrorCode::kInvalidArgument) return grammar.error().with_context("`tools`");
   if (!grammar.ok()) return generic_schema_error(grammar.error(), functions);
   return grammar;
 }

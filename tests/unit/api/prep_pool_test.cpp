@@ -11,6 +11,7 @@
 
 #include "api/prep_pool.h"
 #include "core/work_control.h"
+#include "api/grammar_params.h"
 #include "engine/grammar/grammar_sources.h"
 
 namespace plimsoll::api {
@@ -168,6 +169,24 @@ TEST(PrepPool, ACompileReservesItsWorkspaceWhileItRuns) {
   EXPECT_TRUE(ok.ok());
   EXPECT_EQ(held_during, 0);
   EXPECT_EQ(held.load(), 0);
+}
+
+// A response_format whose compile found the request memory full is answered
+// 429 (kOverloaded, the field named), not 400: the client may retry.
+TEST(PrepPool, AFieldsCompileRefusedForMemoryStaysOverloaded) {
+  auto reserve = [](int64_t) -> Result<std::shared_ptr<void>> {
+    return make_error(ErrorCode::kOverloaded, "request memory is in use (--max-request-memory)");
+  };
+  PrepPool pool(1, 8, milliseconds(10000), 1, reserve);
+  const json body = json::parse(R"({"response_format":{"type":"json_schema","json_schema":{"name":"x",)"
+                                R"("schema":{"type":"object","properties":{"a":{"type":"integer"}}}}}})");
+  const Status refused = pool.run([&]() -> Status {
+    auto g = read_response_format(FieldReader(body), GrammarLimits{});
+    return g.ok() ? Status{} : Status(g.error());
+  }, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kOverloaded) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("`response_format.json_schema.schema`"), std::string::npos);
 }
 
 TEST(PrepPool, OneCompileSlotRunsCompilesOneAtATime) {
