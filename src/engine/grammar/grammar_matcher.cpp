@@ -1,10 +1,12 @@
 // GrammarMatcher: one sequence's position, its masks (the grammar's mask
 // cache, per-frame token classes, the trie walk) and its advance.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <limits>
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#include <xmmintrin.h>
 #endif
 
 #include "engine/grammar/token_trie.h"
@@ -272,6 +274,31 @@ bool GrammarMatcher::apply(std::span<float> logits, const std::vector<uint64_t>&
       std::fill(logits.begin() + static_cast<std::ptrdiff_t>(base), logits.begin() + static_cast<std::ptrdiff_t>(end), kRefused);
       continue;
     }
+#if defined(__SSE2__)
+    // Many refused: four logits at a time, kept where their bit is set.
+    if (end - base == 64 && std::popcount(~word) > 12) {
+      struct Lanes {
+        alignas(16) uint32_t v[16][4];
+      };
+      static const Lanes lanes = [] {
+        Lanes t{};
+        for (int m = 0; m < 16; ++m) {
+          for (int k = 0; k < 4; ++k) t.v[m][k] = (m >> k) & 1 ? ~0u : 0u;
+        }
+        return t;
+      }();
+      const __m128 refused = _mm_set1_ps(kRefused);
+      float* p = logits.data() + base;
+      for (size_t q = 0; q < 16; ++q) {
+        const auto m = static_cast<size_t>((word >> (4 * q)) & 15);
+        if (m == 15) continue;
+        const __m128 keep = _mm_load_ps(reinterpret_cast<const float*>(lanes.v[m]));
+        const __m128 v = _mm_loadu_ps(p + 4 * q);
+        _mm_storeu_ps(p + 4 * q, _mm_or_ps(_mm_and_ps(keep, v), _mm_andnot_ps(keep, refused)));
+      }
+      continue;
+    }
+#endif
     // Only the refused bits: one store each.
     for (uint64_t z = ~word & (end - base == 64 ? ~uint64_t{0} : (uint64_t{1} << (end - base)) - 1); z; z &= z - 1) {
       logits[base + static_cast<size_t>(std::countr_zero(z))] = kRefused;
