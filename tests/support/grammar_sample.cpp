@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
       break;
     }
     output += trie.text(best);
-    matcher.advance(best, trie);
+    matcher.advance(best, trie, scratch);
   }
   if (!matcher.complete()) {
     std::fprintf(stderr, "%s: seed %lu: no complete output within %lld tokens: %s\n", schema_path.c_str(), seed,
