@@ -218,7 +218,8 @@ const GrammarLazy::FrameClass* GrammarLazy::find_class(const std::vector<int32_t
 
 const GrammarLazy::FrameClass* GrammarLazy::keep_class(FrameClass c, uint64_t hash) {
   const int64_t bytes = kMaskEntryBytes + static_cast<int64_t>(sizeof(FrameClass)) +
-                        static_cast<int64_t>(c.key.size() * 4 + c.ids.size() * 4 + c.bits.size() * 8 + c.pops.size() * 4);
+                        static_cast<int64_t>(c.key.size() * 4 + c.ids.size() * 4 + c.bits.size() * 8 + c.pops.size() * 4 +
+                                             c.tok_j.size() + c.pop_j.size() + c.maxd_j.size() * 8);
   if (!make_room(bytes)) return nullptr;
   class_bytes_ += bytes;
   classes_.push_back(std::move(c));
@@ -305,6 +306,7 @@ bool StackWalk::close(std::vector<GTop>& seeds, std::vector<GTop>& out, size_t o
   const GrammarLimits& lim = g_.limits();
   if (out_begin > out.size()) out_begin = out.size();
   bool can_end = false;
+  ended_count = INT32_MAX;
   work_.assign(seeds.begin(), seeds.end());
   seen_.clear();
   while (!work_.empty()) {
@@ -355,6 +357,7 @@ bool StackWalk::close(std::vector<GTop>& seeds, std::vector<GTop>& out, size_t o
     }
     if (t.below < 0) {
       can_end = true;
+      ended_count = std::min(ended_count, t.f.count - (s.tail ? 1 : 0));
     } else {
       const GLink& l = pool[static_cast<size_t>(t.below)];
       work_.push_back({l.f, l.below, t.origin});

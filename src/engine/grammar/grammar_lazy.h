@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -92,6 +93,15 @@ class GrammarLazy {
     std::vector<uint32_t> pops;
     int64_t maxd = 0;  // the most bytes an accepted token leaves in the frame (clamped)
     bool usable = true;
+    // A counted frame's class walked once for every count it may have
+    // (items still needed 0, room j_room): per token, the items it restarts
+    // (tok_j [vocab], 255: refused), per pop the same (pop_j), and per room
+    // R <= j_room a bound on maxd (maxd_j). The class at room R is then the
+    // tokens and pops with j <= R: no walk per clamped counter.
+    std::vector<uint8_t> tok_j;
+    std::vector<uint8_t> pop_j;
+    std::vector<int64_t> maxd_j;
+    int32_t j_room = -1;
   };
 
   explicit GrammarLazy(const Grammar& g);
@@ -132,7 +142,8 @@ class GrammarLazy {
   int64_t mask_hits = 0, mask_misses = 0;
   bool exhausted = false;  // a DFA state was refused for the budget
   int64_t mask_drops = 0;  // times the masks (then the classes) were dropped to make room
-  int64_t classes_made = 0;
+  int64_t classes_made = 0;     // trie walks for frame classes
+  int64_t classes_derived = 0;  // classes taken from a counted class (no walk)
 
  private:
   int32_t step_slow(int32_t d, uint8_t byte);
@@ -203,6 +214,10 @@ class StackWalk {
   int32_t depth(const GTop& t) const { return t.below < 0 ? 1 : pool[static_cast<size_t>(t.below)].depth + 1; }
   GrammarLazy& lazy() { return lazy_; }
   bool limited = false;  // a stack was dropped for max_stack_depth / max_stacks
+  // Of the bottom frames that ended in the last close(), the least count
+  // (less one from the rule's tail: the items restarted, each needing room);
+  // INT32_MAX: none.
+  int32_t ended_count = INT32_MAX;
 
  private:
   int32_t push_link(GFrame f, int32_t below);

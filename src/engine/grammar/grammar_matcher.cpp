@@ -1,8 +1,13 @@
 // GrammarMatcher: one sequence's position, its masks (the grammar's mask
 // cache, per-frame token classes, the trie walk) and its advance.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <limits>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#endif
 
 #include "engine/grammar/token_trie.h"
 
@@ -59,14 +64,60 @@ uint64_t mask_key(const StackWalk& w, const std::vector<GTop>& tops, bool can_en
   return hash_key(key, lazy.grammar().id());
 }
 
-// The class of top frame `f` (lazily: a walk of the trie from f alone).
-const GrammarLazy::FrameClass* frame_class(StackWalk& w, GFrame f, const TokenTrie& trie, GrammarScratch& scratch,
-                                           GrammarLazy::FrameClass& local) {
+// Keeps `local` (its tokens from `accepted`, as a list of ids or a bitset,
+// whichever is smaller); the kept copy, or `local` when it does not fit.
+const GrammarLazy::FrameClass* finish_class(GrammarLazy& lazy, const TokenTrie& trie,
+                                            const std::vector<uint64_t>& accepted, uint64_t h,
+                                            GrammarLazy::FrameClass& local) {
+  const size_t words = trie.all_bits().size();
+  int64_t n_accepted = 0, total = 0;
+  for (size_t k = 0; k < words; ++k) {
+    n_accepted += std::popcount(accepted[k]);
+    total += std::popcount(trie.all_bits()[k]);
+  }
+  local.refused_list = 2 * n_accepted > total;
+  if (std::min(n_accepted, total - n_accepted) * 4 > static_cast<int64_t>(words) * 8) {
+    local.refused_list = false;
+    local.bits = accepted;
+  } else {
+    for (size_t k = 0; k < words; ++k) {
+      uint64_t word = local.refused_list ? trie.all_bits()[k] & ~accepted[k] : accepted[k];
+      for (; word; word &= word - 1) local.ids.push_back(static_cast<int32_t>(k * 64 + static_cast<size_t>(std::countr_zero(word))));
+    }
+  }
+  const GrammarLazy::FrameClass* kept = lazy.keep_class(local, h);
+  return kept ? kept : &local;
+}
+
+// Sets bits[k] to the tokens k*64.. whose j[] <= r (j padded to whole words).
+void tokens_at_most(const std::vector<uint8_t>& j, uint8_t r, std::vector<uint64_t>& bits) {
+  const size_t words = bits.size();
+#if defined(__SSE2__)
+  const __m128i limit = _mm_set1_epi8(static_cast<char>(r));
+  for (size_t k = 0; k < words; ++k) {
+    uint64_t word = 0;
+    for (size_t q = 0; q < 4; ++q) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(j.data() + k * 64 + q * 16));
+      const auto m = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x, limit), x)));
+      word |= static_cast<uint64_t>(m & 0xffffu) << (16 * q);
+    }
+    bits[k] = word;
+  }
+#else
+  for (size_t k = 0; k < words; ++k) {
+    uint64_t word = 0;
+    for (size_t b = 0; b < 64; ++b) word |= static_cast<uint64_t>(j[k * 64 + b] <= r) << b;
+    bits[k] = word;
+  }
+#endif
+}
+
+// Walks the trie from top frame `f` alone into `local` (kept under key
+// scratch.class_key, hash h). counted_room >= 0: a counted walk (FrameClass::tok_j)
+// for every room up to counted_room, f.count the least count that needs no more items.
+const GrammarLazy::FrameClass* walk_class(StackWalk& w, GFrame f, int64_t off, uint64_t h, int32_t counted_room,
+                                          const TokenTrie& trie, GrammarScratch& scratch, GrammarLazy::FrameClass& local) {
   GrammarLazy& lazy = w.lazy();
-  scratch.class_key.assign(1, static_cast<int32_t>(trie.id()));
-  const int64_t off = frame_key(lazy, f, trie.max_depth() + 1, scratch.class_key);
-  const uint64_t h = hash_key(scratch.class_key, 0x51);
-  if (const GrammarLazy::FrameClass* c = lazy.find_class(scratch.class_key, h)) return c;
   ++lazy.classes_made;
   local = GrammarLazy::FrameClass{};
   local.key = scratch.class_key;
@@ -75,6 +126,15 @@ const GrammarLazy::FrameClass* frame_class(StackWalk& w, GFrame f, const TokenTr
   const GTop top{f, -1, 0};
   scratch.class_offsets.assign(1, off);
   TokenTrie::WalkOut out{&scratch.class_bits, 0, &local.pops};
+  if (counted_room >= 0) {
+    local.j_room = counted_room;
+    local.tok_j.assign(words * 64, 255);
+    local.maxd_j.assign(static_cast<size_t>(counted_room) + 1, 0);
+    out.tok_j = &local.tok_j;
+    out.pop_j = &local.pop_j;
+    out.maxd_j = &local.maxd_j;
+    out.base_count = f.count;
+  }
   const bool was_limited = w.limited;
   w.limited = false;
   const size_t pool_mark = w.pool.size();
@@ -84,24 +144,48 @@ const GrammarLazy::FrameClass* frame_class(StackWalk& w, GFrame f, const TokenTr
   local.usable = !w.limited;
   w.limited = was_limited;
   local.maxd = out.maxd;
-  int64_t accepted = 0, total = 0;
-  for (size_t k = 0; k < words; ++k) {
-    accepted += std::popcount(scratch.class_bits[k]);
-    total += std::popcount(trie.all_bits()[k]);
+  for (size_t r = 1; r < local.maxd_j.size(); ++r) local.maxd_j[r] = std::max(local.maxd_j[r], local.maxd_j[r - 1]);
+  return finish_class(lazy, trie, scratch.class_bits, h, local);
+}
+
+// The class of top frame `f` (lazily: a walk of the trie from f alone). A
+// counted frame within one token of its maximum (a string near maxLength)
+// takes its class from the frame's counted class, walked once for all counts.
+const GrammarLazy::FrameClass* frame_class(StackWalk& w, GFrame f, const TokenTrie& trie, GrammarScratch& scratch,
+                                           GrammarLazy::FrameClass& local, GrammarLazy::FrameClass& counted_local) {
+  GrammarLazy& lazy = w.lazy();
+  const int64_t reach = trie.max_depth() + 1;
+  scratch.class_key.assign(1, static_cast<int32_t>(trie.id()));
+  const int64_t off = frame_key(lazy, f, reach, scratch.class_key);
+  const uint64_t h = hash_key(scratch.class_key, 0x51);
+  if (const GrammarLazy::FrameClass* c = lazy.find_class(scratch.class_key, h)) return c;
+  const GrammarLazy::DState& s = lazy.dstate(f.dstate);
+  const GrammarRule& r = lazy.grammar().rules()[static_cast<size_t>(s.rule)];
+  const int32_t need = scratch.class_key[2], room = scratch.class_key[3];
+  if (s.tail || r.max < 0 || need != 0 || room >= reach) return walk_class(w, f, off, h, -1, trie, scratch, local);
+  // Items needed 0 from count base on; room then shrinks from counted_room.
+  const auto base = static_cast<int32_t>(std::max<int64_t>(0, r.min - 1));
+  const auto counted_room = static_cast<int32_t>(std::min<int64_t>(reach, r.max - base - 1));
+  // At its first count: its own walk is the class (a later count derives from it only if it is
+  // walked counted, so walk counted where later counts exist).
+  if (room >= counted_room) return walk_class(w, f, off, h, -1, trie, scratch, local);
+  const std::vector<int32_t> key = scratch.class_key;
+  scratch.class_key = {static_cast<int32_t>(trie.id()), f.dstate, 0, counted_room, -7};
+  const uint64_t ch = hash_key(scratch.class_key, 0x51);
+  const GrammarLazy::FrameClass* c = lazy.find_class(scratch.class_key, ch);
+  if (!c) c = walk_class(w, GFrame{f.dstate, base}, 0, ch, counted_room, trie, scratch, counted_local);
+  // The class at `room`: the tokens and pops that restart at most `room` items.
+  local = GrammarLazy::FrameClass{};
+  local.key = key;
+  local.usable = c->usable;
+  local.maxd = c->maxd_j[static_cast<size_t>(room)];
+  for (size_t k = 0; k < c->pops.size(); ++k) {
+    if (c->pop_j[k] <= room) local.pops.push_back(c->pops[k]);
   }
-  local.refused_list = 2 * accepted > total;
-  if (std::min(accepted, total - accepted) * 4 > static_cast<int64_t>(words) * 8) {
-    local.refused_list = false;
-    local.bits = scratch.class_bits;
-    const GrammarLazy::FrameClass* kept = lazy.keep_class(local, h);
-    return kept ? kept : &local;
-  }
-  for (size_t k = 0; k < words; ++k) {
-    uint64_t word = local.refused_list ? trie.all_bits()[k] & ~scratch.class_bits[k] : scratch.class_bits[k];
-    for (; word; word &= word - 1) local.ids.push_back(static_cast<int32_t>(k * 64 + static_cast<size_t>(std::countr_zero(word))));
-  }
-  const GrammarLazy::FrameClass* kept = lazy.keep_class(local, h);
-  return kept ? kept : &local;
+  scratch.class_bits.assign(trie.all_bits().size(), 0);
+  tokens_at_most(c->tok_j, static_cast<uint8_t>(room), scratch.class_bits);
+  ++lazy.classes_derived;
+  return finish_class(lazy, trie, scratch.class_bits, h, local);
 }
 
 // The unbudgeted mask of the position's tops from their frames' classes:
@@ -115,9 +199,9 @@ bool mask_by_classes(StackWalk& w, const std::vector<GTop>& tops, const TokenTri
   for (const GTop& t : tops) {
     if (w.depth(t) + trie.max_depth() + 1 > max_depth) return false;
   }
-  GrammarLazy::FrameClass local;
+  GrammarLazy::FrameClass local, counted_local;
   for (const GTop& t : tops) {
-    const GrammarLazy::FrameClass* c = frame_class(w, t.f, trie, scratch, local);
+    const GrammarLazy::FrameClass* c = frame_class(w, t.f, trie, scratch, local, counted_local);
     if (!c->usable) return false;
     if (!c->bits.empty()) {
       for (size_t k = 0; k < bits.size(); ++k) bits[k] |= c->bits[k];
@@ -190,6 +274,31 @@ bool GrammarMatcher::apply(std::span<float> logits, const std::vector<uint64_t>&
       std::fill(logits.begin() + static_cast<std::ptrdiff_t>(base), logits.begin() + static_cast<std::ptrdiff_t>(end), kRefused);
       continue;
     }
+#if defined(__SSE2__)
+    // Many refused: four logits at a time, kept where their bit is set.
+    if (end - base == 64 && std::popcount(~word) > 12) {
+      struct Lanes {
+        alignas(16) uint32_t v[16][4];
+      };
+      static const Lanes lanes = [] {
+        Lanes t{};
+        for (int m = 0; m < 16; ++m) {
+          for (int k = 0; k < 4; ++k) t.v[m][k] = (m >> k) & 1 ? ~0u : 0u;
+        }
+        return t;
+      }();
+      const __m128 refused = _mm_set1_ps(kRefused);
+      float* p = logits.data() + base;
+      for (size_t q = 0; q < 16; ++q) {
+        const auto m = static_cast<size_t>((word >> (4 * q)) & 15);
+        if (m == 15) continue;
+        const __m128 keep = _mm_load_ps(reinterpret_cast<const float*>(lanes.v[m]));
+        const __m128 v = _mm_loadu_ps(p + 4 * q);
+        _mm_storeu_ps(p + 4 * q, _mm_or_ps(_mm_and_ps(keep, v), _mm_andnot_ps(keep, refused)));
+      }
+      continue;
+    }
+#endif
     // Only the refused bits: one store each.
     for (uint64_t z = ~word & (end - base == 64 ? ~uint64_t{0} : (uint64_t{1} << (end - base)) - 1); z; z &= z - 1) {
       logits[base + static_cast<size_t>(std::countr_zero(z))] = kRefused;

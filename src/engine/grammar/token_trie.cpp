@@ -108,6 +108,14 @@ void TokenTrie::walk(StackWalk& w, const GTop* tops, size_t n_tops, size_t first
   b.set_len[base] = static_cast<uint32_t>(n_tops);
   b.pool_at[base] = w.pool.size();
   std::vector<uint64_t>& bits = *out.bits;
+  // A counted walk: the items a stack's bottom frame restarted (tail frames
+  // count the item that entered the tail, which needed no room).
+  const auto items_of = [&](const GTop& t) -> int64_t {
+    GFrame f = t.f;
+    for (int32_t l = t.below; l >= 0; l = w.pool[static_cast<size_t>(l)].below) f = w.pool[static_cast<size_t>(l)].f;
+    return int64_t{f.count} - out.base_count - (w.lazy().dstate(f.dstate).tail ? 1 : 0);
+  };
+  const auto j_byte = [](int64_t j) { return static_cast<uint8_t>(std::clamp<int64_t>(j, 0, 254)); };
   size_t i = first;
   while (i < last) {
     const size_t d = depth_[i];
@@ -123,6 +131,7 @@ void TokenTrie::walk(StackWalk& w, const GTop* tops, size_t n_tops, size_t first
     } else if (fast == 2) {
       can_end = w.step(b.sets.data() + b.set_at[d - 1], b.set_len[d - 1], byte_[i], b.sets);
     }
+    const int64_t ended_j = can_end ? int64_t{w.ended_count} - out.base_count : 0;
     b.set_len[d] = static_cast<uint32_t>(b.sets.size() - parent_end);
     b.pool_at[d] = w.pool.size();
     if (b.set_len[d] == 0 && !can_end) {
@@ -130,7 +139,10 @@ void TokenTrie::walk(StackWalk& w, const GTop* tops, size_t n_tops, size_t first
       continue;
     }
     // A class walk: the top frame popped here; what follows needs the frames below.
-    if (can_end && out.pops && end_[i] > i + 1) out.pops->push_back(static_cast<uint32_t>(i));
+    if (can_end && out.pops && end_[i] > i + 1) {
+      out.pops->push_back(static_cast<uint32_t>(i));
+      if (out.pop_j) out.pop_j->push_back(j_byte(ended_j));
+    }
     if (tok_begin_[i] < tok_begin_[i + 1]) {
       int64_t left = can_end ? 0 : Grammar::kUnreachable;
       int64_t left_clamped = left;
@@ -144,6 +156,27 @@ void TokenTrie::walk(StackWalk& w, const GTop* tops, size_t n_tops, size_t first
         for (uint32_t t = tok_begin_[i]; t < tok_begin_[i + 1]; ++t) {
           const auto id = static_cast<size_t>(tokens_[t]);
           bits[id >> 6] |= uint64_t{1} << (id & 63);
+        }
+        if (out.tok_j) {
+          // The fewest items restarted on any path that takes the token, and
+          // the least bytes left among those paths: at a larger room more
+          // paths take it and leave no more than that.
+          int64_t min_j = can_end ? ended_j : Grammar::kUnreachable;
+          int64_t left_at = 0;
+          for (size_t k = parent_end; k < b.sets.size(); ++k) {
+            const int64_t j = items_of(b.sets[k]);
+            const int64_t dk = w.dist(b.sets[k]) - offsets[static_cast<size_t>(b.sets[k].origin)];
+            if (j < min_j) {
+              min_j = j;
+              left_at = dk;
+            } else if (j == min_j) {
+              left_at = std::min(left_at, dk);
+            }
+          }
+          const uint8_t jb = j_byte(min_j);
+          for (uint32_t t = tok_begin_[i]; t < tok_begin_[i + 1]; ++t) (*out.tok_j)[static_cast<size_t>(tokens_[t])] = jb;
+          int64_t& m = (*out.maxd_j)[std::min<size_t>(jb, out.maxd_j->size() - 1)];
+          m = std::max(m, left_at);
         }
       }
     }

@@ -30,6 +30,14 @@ class TokenTrie {
     std::vector<uint64_t>* bits;
     int64_t maxd = 0;
     std::vector<uint32_t>* pops = nullptr;
+    // A counted class walk (FrameClass::tok_j): the walk's bottom frame
+    // started at count base_count; per token and pop the fewest items it
+    // restarts (255: refused), per room a bound on maxd (maxd_j [room + 1],
+    // at the least room that takes the token: the caller takes prefix maxima).
+    std::vector<uint8_t>* tok_j = nullptr;
+    std::vector<uint8_t>* pop_j = nullptr;
+    std::vector<int64_t>* maxd_j = nullptr;
+    int32_t base_count = 0;
   };
   // Walks nodes [first, last) (a subtree below depth `base`, or the whole
   // trie from 0) from `tops`, allowing tokens at most budget_bytes from complete.

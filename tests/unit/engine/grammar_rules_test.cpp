@@ -250,6 +250,71 @@ TEST(GrammarRules, MaskEqualsTheNaiveOracleOnRandomWalks) {
   EXPECT_GT(g->lazy().mask_hits, 0);
 }
 
+// Counted frames near their maximum (strings within one token of maxLength,
+// arrays near maxItems) take their classes from one counted walk per rule
+// state (FrameClass::tok_j) instead of a walk per clamped counter: the masks
+// must stay exactly the oracle's.
+TEST(GrammarRules, CountedClassesNearTheMaximumEqualTheNaiveOracle) {
+  auto tok = Tokenizer::create(synthetic_vocab(900));
+  ASSERT_TRUE(tok.ok());
+  const TokenTrie trie = TokenTrie::build(*tok);
+  const json s = json::parse(R"({
+    "type": "object",
+    "properties": {"a": {"type": "string", "maxLength": 5}, "b": {"type": "string", "minLength": 2, "maxLength": 17},
+                   "c": {"type": ["string", "null"], "maxLength": 9},
+                   "d": {"type": "array", "items": {"type": "string", "maxLength": 3}, "minItems": 1, "maxItems": 6},
+                   "e": {"type": "string", "minLength": 4, "maxLength": 4}},
+    "required": ["a", "b", "c", "d", "e"], "additionalProperties": false
+  })");
+  auto g = schema(s);
+  ASSERT_TRUE(g);
+  GrammarScratch scratch, oracle;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  const int32_t eos = tok->eos_id();
+  const int32_t ends[1] = {eos};
+  int completed = 0;
+  for (int run = 0; run < 24; ++run) {
+    GrammarMatcher m(g);
+    const int64_t max_tokens = g->min_output_bytes() + 4 + run * 4;
+    std::string out;
+    for (int64_t t = 0; t < max_tokens; ++t) {
+      std::vector<float> logits(static_cast<size_t>(trie.vocab_size()));
+      for (float& l : logits) l = normal(rng);
+      // Favour long tokens: strings reach their maximum within a token.
+      for (int32_t id = 0; id < trie.vocab_size(); ++id) logits[static_cast<size_t>(id)] += 0.6f * static_cast<float>(trie.text(id).size());
+      std::vector<float> masked = logits;
+      ASSERT_TRUE(m.mask(masked, trie, max_tokens - t, ends, scratch)) << "run " << run << " step " << t << ": " << out;
+      for (int32_t id = 0; id < trie.vocab_size(); ++id) {
+        bool allowed = false;
+        if (id == eos) {
+          allowed = m.complete();
+        } else if (!trie.text(id).empty()) {
+          GrammarMatcher copy = m;
+          allowed = copy.advance_bytes(trie.text(id), oracle) && copy.min_bytes_left(oracle) <= max_tokens - t - 1;
+        }
+        ASSERT_EQ(masked[static_cast<size_t>(id)] > -1e30f, allowed)
+            << "run " << run << " step " << t << " token " << id << " '" << trie.text(id) << "' after " << out;
+      }
+      const auto id = static_cast<int32_t>(std::max_element(masked.begin(), masked.end()) - masked.begin());
+      if (id == eos) {
+        ++completed;
+        break;
+      }
+      out += trie.text(id);
+      m.advance(id, trie, scratch);
+    }
+    if (m.complete()) {
+      const json parsed = json::parse(out, nullptr, false);
+      ASSERT_FALSE(parsed.is_discarded()) << out;
+      EXPECT_EQ(test::schema_violation(parsed, s), "") << out;
+    }
+  }
+  EXPECT_GT(completed, 0);
+  const auto lock = g->lazy().lock();
+  EXPECT_GT(g->lazy().classes_derived, 0);
+}
+
 TEST(GrammarRules, ASmallLazyBudgetDropsMasksAndStaysValid) {
   auto tok = Tokenizer::create(synthetic_vocab(1200));
   ASSERT_TRUE(tok.ok());
