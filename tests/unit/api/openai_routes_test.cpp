@@ -268,7 +268,7 @@ TEST_F(ApiTest, SchemaPropertiesKeepTheClientsOrder) {
     auto r = post(route, body);
     ASSERT_TRUE(r);
     ASSERT_EQ(r->status, 200) << route << " " << body << " " << r->body;
-    const auto& grammar = service_.last_items()[0].params.grammar;
+    const std::shared_ptr<const Grammar> grammar = service_.last_items()[0].params.grammar;  // last_items() is a copy
     ASSERT_TRUE(grammar) << body;
     EXPECT_TRUE(grammar->matches(R"({"zeta": 1, "alpha": 2})")) << body;
     EXPECT_FALSE(grammar->matches(R"({"alpha": 2, "zeta": 1})")) << body;
