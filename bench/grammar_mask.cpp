@@ -89,7 +89,7 @@ void run(const char* name, const Grammar& g, const TokenTrie& trie, int32_t eos,
       advance_stats.us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a0).count());
     }
   }
-  int64_t hits = 0, misses = 0, dstates = 0, used = 0, classes = 0, derived = 0, drops = 0;
+  int64_t hits = 0, misses = 0, dstates = 0, used = 0, classes = 0, derived = 0, drops = 0, budgeted = 0, walks = 0;
   {
     const auto lock = g.lazy().lock();
     classes = g.lazy().classes_made;
@@ -97,13 +97,16 @@ void run(const char* name, const Grammar& g, const TokenTrie& trie, int32_t eos,
     drops = g.lazy().mask_drops;
     hits = g.lazy().mask_hits;
     misses = g.lazy().mask_misses;
+    budgeted = g.lazy().budget_masks;
+    walks = g.lazy().budget_walks;
     dstates = g.lazy().num_dstates();
     used = g.lazy().used_bytes();
   }
-  std::printf("  %-12s mask us/token: mean %8.1f p50 %8.1f p99 %8.1f max %8.1f (cache hits %.0f%%) | first output mean %8.1f | uncached walk mean %8.1f"
+  std::printf("  %-12s mask us/token: mean %8.1f p50 %8.1f p99 %8.1f max %8.1f (cache hits %.0f%%; %lld under a binding budget, %lld of them walked) | first output mean %8.1f | uncached walk mean %8.1f"
               " p99 %8.1f | advance mean %5.1f | allowed mean %zu | %lld DFA states, %lld frame classes walked + %lld derived, %lld drops, lazy %.2f MiB\n",
               name, trie_stats.mean(), trie_stats.pct(0.5), trie_stats.pct(0.99), trie_stats.pct(1.0),
               100.0 * static_cast<double>(hits) / static_cast<double>(std::max<int64_t>(1, hits + misses)),
+              static_cast<long long>(budgeted), static_cast<long long>(walks),
               cold_stats.mean(), walk_stats.mean(), walk_stats.pct(0.99), advance_stats.mean(),
               allowed_sum / std::max<size_t>(1, trie_stats.us.size()), static_cast<long long>(dstates),
               static_cast<long long>(classes), static_cast<long long>(derived), static_cast<long long>(drops),

@@ -219,7 +219,8 @@ const GrammarLazy::FrameClass* GrammarLazy::find_class(const std::vector<int32_t
 const GrammarLazy::FrameClass* GrammarLazy::keep_class(FrameClass c, uint64_t hash) {
   const int64_t bytes = kMaskEntryBytes + static_cast<int64_t>(sizeof(FrameClass)) +
                         static_cast<int64_t>(c.key.size() * 4 + c.ids.size() * 4 + c.bits.size() * 8 + c.pops.size() * 4 +
-                                             c.tok_j.size() + c.pop_j.size() + c.maxd_j.size() * 8);
+                                             c.tok_j.size() + c.pop_j.size() + c.maxd_j.size() * 8 +
+                                             (c.lv_vals.size() + c.lv_at.size() + c.lv_ids.size()) * 4);
   if (!make_room(bytes)) return nullptr;
   class_bytes_ += bytes;
   classes_.push_back(std::move(c));

@@ -102,6 +102,15 @@ class GrammarLazy {
     std::vector<uint8_t> pop_j;
     std::vector<int64_t> maxd_j;
     int32_t j_room = -1;
+    // Per accepted token the bytes it leaves in the frame (clamped like
+    // maxd; -1 where it may pop the frame at its last byte), as levels: the
+    // most common value lv_dom implicit, the others by value ascending
+    // (lv_vals[k]'s tokens: lv_ids[lv_at[k], lv_at[k + 1])). A binding length
+    // budget filters the class by them instead of walking the trie. Unset
+    // (has_levels false) for counted classes.
+    bool has_levels = false;
+    int32_t lv_dom = 0;
+    std::vector<int32_t> lv_vals, lv_at, lv_ids;
   };
 
   explicit GrammarLazy(const Grammar& g);
@@ -144,6 +153,8 @@ class GrammarLazy {
   int64_t mask_drops = 0;  // times the masks (then the classes) were dropped to make room
   int64_t classes_made = 0;     // trie walks for frame classes
   int64_t classes_derived = 0;  // classes taken from a counted class (no walk)
+  int64_t budget_masks = 0;     // masks under a length budget that may bind
+  int64_t budget_walks = 0;     // of those, whole-trie walks (no class levels)
 
  private:
   int32_t step_slow(int32_t d, uint8_t byte);

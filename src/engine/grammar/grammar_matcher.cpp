@@ -112,6 +112,40 @@ void tokens_at_most(const std::vector<uint8_t>& j, uint8_t r, std::vector<uint64
 #endif
 }
 
+// Sets c's levels (FrameClass::lv_*) from a class walk's bytes left per
+// accepted token (tok_d); none where the values span too far to count.
+void build_levels(GrammarLazy::FrameClass& c, const std::vector<uint64_t>& accepted, const std::vector<int32_t>& tok_d,
+                  std::vector<int32_t>& count) {
+  constexpr int64_t kMaxLevelValue = 1 << 16;
+  if (c.maxd > kMaxLevelValue) return;
+  count.assign(static_cast<size_t>(c.maxd) + 2, 0);  // value v at v + 1
+  const auto for_each_token = [&](auto&& f) {
+    for (size_t k = 0; k < accepted.size(); ++k) {
+      for (uint64_t word = accepted[k]; word; word &= word - 1) f(k * 64 + static_cast<size_t>(std::countr_zero(word)));
+    }
+  };
+  for_each_token([&](size_t id) { ++count[static_cast<size_t>(tok_d[id] + 1)]; });
+  const size_t dom = static_cast<size_t>(std::max_element(count.begin(), count.end()) - count.begin());
+  c.lv_dom = static_cast<int32_t>(dom) - 1;
+  int32_t at = 0;
+  for (size_t v = 0; v < count.size(); ++v) {
+    if (v == dom || count[v] == 0) continue;
+    c.lv_vals.push_back(static_cast<int32_t>(v) - 1);
+    c.lv_at.push_back(at);
+    const int32_t n = count[v];
+    count[v] = at;  // now the level's write cursor
+    at += n;
+  }
+  c.lv_at.push_back(at);
+  c.lv_ids.resize(static_cast<size_t>(at));
+  for_each_token([&](size_t id) {
+    const auto v = static_cast<size_t>(tok_d[id] + 1);
+    if (v != dom) c.lv_ids[static_cast<size_t>(count[v]++)] = static_cast<int32_t>(id);
+  });
+  c.lv_vals.shrink_to_fit();
+  c.has_levels = true;
+}
+
 // Walks the trie from top frame `f` alone into `local` (kept under key
 // scratch.class_key, hash h). counted_room >= 0: a counted walk (FrameClass::tok_j)
 // for every room up to counted_room, f.count the least count that needs no more items.
@@ -134,6 +168,9 @@ const GrammarLazy::FrameClass* walk_class(StackWalk& w, GFrame f, int64_t off, u
     out.pop_j = &local.pop_j;
     out.maxd_j = &local.maxd_j;
     out.base_count = f.count;
+  } else {
+    scratch.tok_d.resize(words * 64);
+    out.tok_d = &scratch.tok_d;
   }
   const bool was_limited = w.limited;
   w.limited = false;
@@ -145,6 +182,7 @@ const GrammarLazy::FrameClass* walk_class(StackWalk& w, GFrame f, int64_t off, u
   w.limited = was_limited;
   local.maxd = out.maxd;
   for (size_t r = 1; r < local.maxd_j.size(); ++r) local.maxd_j[r] = std::max(local.maxd_j[r], local.maxd_j[r - 1]);
+  if (out.tok_d) build_levels(local, scratch.class_bits, scratch.tok_d, scratch.level_count);
   return finish_class(lazy, trie, scratch.class_bits, h, local);
 }
 
@@ -188,13 +226,49 @@ const GrammarLazy::FrameClass* frame_class(StackWalk& w, GFrame f, const TokenTr
   return finish_class(lazy, trie, scratch.class_bits, h, local);
 }
 
-// The unbudgeted mask of the position's tops from their frames' classes:
-// each class's tokens, plus the walks after each pop against the frames
-// below. False where the classes cannot be trusted (a limit reached in a
-// class walk, or a stack within one token of max_stack_depth): the caller
-// walks the whole trie instead.
-bool mask_by_classes(StackWalk& w, const std::vector<GTop>& tops, const TokenTrie& trie, GrammarScratch& scratch,
-                     std::vector<uint64_t>& bits, int64_t& maxd) {
+// The class's tokens as a bitset [vocab / 64] in `out`.
+void class_tokens(const GrammarLazy::FrameClass& c, const TokenTrie& trie, std::vector<uint64_t>& out) {
+  if (!c.bits.empty()) {
+    out = c.bits;
+  } else if (c.refused_list) {
+    out = trie.all_bits();
+    for (int32_t id : c.ids) out[static_cast<size_t>(id) >> 6] &= ~(uint64_t{1} << (id & 63));
+  } else {
+    out.assign(trie.all_bits().size(), 0);
+    for (int32_t id : c.ids) out[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63);
+  }
+}
+
+// Keeps in `tokens` (the class's) those whose level fits: a level v >= 0
+// where v <= room_bytes, the popping level (-1) where pop_fits.
+void filter_levels(const GrammarLazy::FrameClass& c, int64_t room_bytes, bool pop_fits, std::vector<uint64_t>& tokens) {
+  const auto fits = [&](int32_t v) { return v < 0 ? pop_fits : v <= room_bytes; };
+  const bool dom_fits = fits(c.lv_dom);
+  if (!dom_fits) std::fill(tokens.begin(), tokens.end(), 0);
+  for (size_t k = 0; k < c.lv_vals.size(); ++k) {
+    const bool keep = fits(c.lv_vals[k]);
+    if (keep != dom_fits) {
+      for (int32_t a = c.lv_at[k]; a < c.lv_at[k + 1]; ++a) {
+        const auto id = static_cast<size_t>(c.lv_ids[static_cast<size_t>(a)]);
+        if (keep) {
+          tokens[id >> 6] |= uint64_t{1} << (id & 63);
+        } else {
+          tokens[id >> 6] &= ~(uint64_t{1} << (id & 63));
+        }
+      }
+    }
+  }
+}
+
+// The mask of the position's tops from their frames' classes: each class's
+// tokens, plus the walks after each pop against the frames below; with a
+// length budget (budget_bytes < Grammar::kUnreachable - 1) only the tokens
+// that leave at most budget_bytes, each class filtered by its levels. False
+// where the classes cannot be trusted (a limit reached in a class walk, a
+// stack within one token of max_stack_depth, or a budget that binds a class
+// without levels): the caller walks the whole trie instead.
+bool mask_by_classes(StackWalk& w, const std::vector<GTop>& tops, const TokenTrie& trie, int64_t budget_bytes,
+                     GrammarScratch& scratch, std::vector<uint64_t>& bits, int64_t& maxd) {
   const int64_t max_depth = w.lazy().grammar().limits().max_stack_depth;
   for (const GTop& t : tops) {
     if (w.depth(t) + trie.max_depth() + 1 > max_depth) return false;
@@ -203,18 +277,20 @@ bool mask_by_classes(StackWalk& w, const std::vector<GTop>& tops, const TokenTri
   for (const GTop& t : tops) {
     const GrammarLazy::FrameClass* c = frame_class(w, t.f, trie, scratch, local, counted_local);
     if (!c->usable) return false;
-    if (!c->bits.empty()) {
-      for (size_t k = 0; k < bits.size(); ++k) bits[k] |= c->bits[k];
-    } else if (c->refused_list) {
-      scratch.class_bits = trie.all_bits();
-      for (int32_t id : c->ids) scratch.class_bits[static_cast<size_t>(id) >> 6] &= ~(uint64_t{1} << (id & 63));
-      for (size_t k = 0; k < bits.size(); ++k) bits[k] |= scratch.class_bits[k];
-    } else {
-      for (int32_t id : c->ids) bits[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63);
-    }
     scratch.class_key.clear();
     const int64_t off_top = frame_key(w.lazy(), t.f, trie.max_depth() + 1, scratch.class_key);
     const int64_t below = t.below < 0 ? 0 : w.pool[static_cast<size_t>(t.below)].cum;
+    const bool binds = c->maxd + off_top + below > budget_bytes;
+    if (binds && !c->has_levels) return false;
+    if (!binds && !c->bits.empty()) {
+      for (size_t k = 0; k < bits.size(); ++k) bits[k] |= c->bits[k];
+    } else if (!binds && !c->refused_list) {
+      for (int32_t id : c->ids) bits[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63);
+    } else {
+      class_tokens(*c, trie, scratch.class_bits);
+      if (binds) filter_levels(*c, budget_bytes - off_top - below, below <= budget_bytes, scratch.class_bits);
+      for (size_t k = 0; k < bits.size(); ++k) bits[k] |= scratch.class_bits[k];
+    }
     maxd = std::max(maxd, c->maxd + off_top + below - scratch.offsets[static_cast<size_t>(t.origin)]);
     if (t.below < 0 || c->pops.empty()) continue;
     // Walks below may make DFA states (and drop the classes): copy the pops.
@@ -227,12 +303,14 @@ bool mask_by_classes(StackWalk& w, const std::vector<GTop>& tops, const TokenTri
     for (uint32_t p : scratch.pops) {
       TokenTrie::WalkOut out{&bits, maxd, nullptr};
       trie.walk(w, scratch.context.data(), scratch.context.size(), p + 1, trie.subtree_end(p), trie.depth(p),
-                Grammar::kUnreachable - 1, scratch.offsets, out, scratch.walk);
+                budget_bytes, scratch.offsets, out, scratch.walk);
       maxd = std::max(maxd, out.maxd);
     }
   }
   return true;
 }
+
+constexpr int64_t kNoBudget = Grammar::kUnreachable - 1;
 
 bool any_bit(const std::vector<uint64_t>& bits) {
   return std::any_of(bits.begin(), bits.end(), [](uint64_t w) { return w != 0; });
@@ -324,32 +402,44 @@ bool GrammarMatcher::mask(std::span<float> logits, const TokenTrie& trie, int64_
   const int64_t max_off =
       scratch.offsets.empty() ? 0 : *std::max_element(scratch.offsets.begin(), scratch.offsets.end());
   const int64_t budget = std::max<int64_t>(tokens_left - 1, 0);
-  if (const GrammarLazy::MaskEntry* e = lazy.find_mask(scratch.key, h); e && e->maxd + max_off <= budget) {
+  const size_t words = (static_cast<size_t>(trie.vocab_size()) + 63) / 64;
+  const GrammarLazy::MaskEntry* e = lazy.find_mask(scratch.key, h);
+  if (e && e->maxd + max_off <= budget) {
     ++lazy.mask_hits;
     return apply(logits, e->bits, end_ids);
   }
-  ++lazy.mask_misses;
-  const size_t words = (static_cast<size_t>(trie.vocab_size()) + 63) / 64;
-  scratch.bits.assign(words, 0);
-  int64_t maxd = 0;
-  if (!mask_by_classes(w, scratch.tops, trie, scratch, scratch.bits, maxd)) {
+  if (!e) {
+    ++lazy.mask_misses;
     scratch.bits.assign(words, 0);
-    maxd = 0;
-    trie.allowed(w, scratch.tops, Grammar::kUnreachable - 1, scratch.offsets, scratch.bits, maxd, scratch.walk);
+    int64_t maxd = 0;
+    if (!mask_by_classes(w, scratch.tops, trie, kNoBudget, scratch, scratch.bits, maxd)) {
+      scratch.bits.assign(words, 0);
+      maxd = 0;
+      trie.allowed(w, scratch.tops, kNoBudget, scratch.offsets, scratch.bits, maxd, scratch.walk);
+    }
+    if (!w.limited) {
+      GrammarLazy::MaskEntry entry;
+      entry.key = scratch.key;
+      entry.bits = scratch.bits;
+      entry.maxd = maxd;
+      entry.any = any_bit(scratch.bits);
+      lazy.keep_mask(std::move(entry), h);
+    }
+    if (maxd + max_off <= budget) return apply(logits, scratch.bits, end_ids);
   }
-  if (!w.limited) {
-    GrammarLazy::MaskEntry entry;
-    entry.key = scratch.key;
-    entry.bits = scratch.bits;
-    entry.maxd = maxd;
-    entry.any = any_bit(scratch.bits);
-    lazy.keep_mask(std::move(entry), h);
-  }
-  if (maxd + max_off <= budget) return apply(logits, scratch.bits, end_ids);
+  // The length budget may bind: the tokens that leave at most `budget` bytes.
+  ++lazy.budget_masks;
+  int64_t maxd = 0;
   scratch.bits.assign(words, 0);
   w.pool.resize(0);
   w.load(position_, scratch.tops);
-  trie.allowed(w, scratch.tops, budget, scratch.offsets, scratch.bits, maxd, scratch.walk);
+  if (!mask_by_classes(w, scratch.tops, trie, budget, scratch, scratch.bits, maxd)) {
+    ++lazy.budget_walks;
+    scratch.bits.assign(words, 0);
+    w.pool.resize(0);
+    w.load(position_, scratch.tops);
+    trie.allowed(w, scratch.tops, budget, scratch.offsets, scratch.bits, maxd, scratch.walk);
+  }
   return apply(logits, scratch.bits, end_ids);
 }
 

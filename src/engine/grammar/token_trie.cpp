@@ -157,6 +157,10 @@ void TokenTrie::walk(StackWalk& w, const GTop* tops, size_t n_tops, size_t first
           const auto id = static_cast<size_t>(tokens_[t]);
           bits[id >> 6] |= uint64_t{1} << (id & 63);
         }
+        if (out.tok_d) {
+          const auto v = static_cast<int32_t>(can_end ? -1 : std::min<int64_t>(left_clamped, Grammar::kUnreachable));
+          for (uint32_t t = tok_begin_[i]; t < tok_begin_[i + 1]; ++t) (*out.tok_d)[static_cast<size_t>(tokens_[t])] = v;
+        }
         if (out.tok_j) {
           // The fewest items restarted on any path that takes the token, and
           // the least bytes left among those paths: at a larger room more
@@ -212,6 +216,7 @@ void GrammarScratch::reserve(const TokenTrie& trie) {
   walk.set_at.reserve(levels);
   walk.set_len.reserve(levels);
   walk.pool_at.reserve(levels);
+  tok_d.reserve(vocab);
 }
 
 }  // namespace plimsoll

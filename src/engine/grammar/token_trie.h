@@ -38,6 +38,9 @@ class TokenTrie {
     std::vector<uint8_t>* pop_j = nullptr;
     std::vector<int64_t>* maxd_j = nullptr;
     int32_t base_count = 0;
+    // Per accepted token [vocab] the bytes it leaves, less its stack's
+    // offset; -1 where the walk's tops may end at its last byte.
+    std::vector<int32_t>* tok_d = nullptr;
   };
   // Walks nodes [first, last) (a subtree below depth `base`, or the whole
   // trie from 0) from `tops`, allowing tokens at most budget_bytes from complete.
@@ -107,6 +110,8 @@ struct GrammarScratch {
   std::vector<int64_t> class_offsets;
   std::vector<uint32_t> pops;
   std::vector<GTop> context;
+  std::vector<int32_t> tok_d;        // [vocab] a class walk's bytes left per token
+  std::vector<int32_t> level_count;  // [values] the class levels' counting sort
   void reserve(const TokenTrie& trie);
 };
 

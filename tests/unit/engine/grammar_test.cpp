@@ -14,6 +14,7 @@
 #include "engine/grammar/token_trie.h"
 #include "tokenizer/tokenizer.h"
 #include "schema_check.h"
+#include "test_paths.h"
 
 namespace plimsoll {
 namespace {
@@ -364,6 +365,53 @@ TEST(GrammarMaskCache, EqualsTheTrieWalkAtEveryStep) {
   }
   const auto lock = g->lazy().lock();
   EXPECT_GT(g->lazy().mask_hits, g->lazy().mask_misses);  // positions repeat inside strings and numbers
+}
+
+// Budgets that bind for most of each output (its shortest output + a few
+// tokens): the masks built from the frame classes' levels equal the walk's.
+TEST(GrammarMaskCache, BindingBudgetEqualsTheTrieWalk) {
+  auto tok = Tokenizer::create(synthetic_vocab(3000));
+  ASSERT_TRUE(tok.ok());
+  const TokenTrie trie = TokenTrie::build(*tok);
+  const std::vector<json> schemas = {
+      json::parse(R"({"type":"object","properties":{"name":{"type":"string","minLength":5,"maxLength":30},
+        "tags":{"type":"array","items":{"type":"string","maxLength":8},"minItems":1,"maxItems":4},
+        "k":{"enum":["alpha","beta"]},"n":{"type":"integer","minimum":-50,"maximum":5000},
+        "o":{"type":["string","null"]}},"required":["name","tags","k","n"]})"),
+      json::parse(testing::read_file(testing::source_dir() + "/tests/data/schemas/openai_order.json")),
+      json::parse(R"({"type":"array","items":{"type":"object","properties":{"x":{"type":"number"},
+        "y":{"type":"array","items":{"type":"boolean"}}},"required":["x","y"]},"minItems":2})")};
+  int64_t budgeted = 0, walked = 0;
+  for (size_t si = 0; si < schemas.size(); ++si) {
+    const json& js = schemas[si].contains("schema") ? schemas[si]["schema"] : schemas[si];
+    auto g = schema(js);
+    ASSERT_TRUE(g);
+    GrammarScratch cached, plain;
+    std::mt19937_64 rng(11 + si);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    const int32_t ends[1] = {tok->eos_id()};
+    for (int run = 0; run < 8; ++run) {
+      GrammarMatcher m(g);
+      const int64_t max_tokens = g->min_output_bytes() + 4 + 6 * run;
+      for (int64_t t = 0; t < max_tokens; ++t) {
+        std::vector<float> a(static_cast<size_t>(trie.vocab_size()));
+        for (float& l : a) l = normal(rng);
+        std::vector<float> b = a;
+        ASSERT_TRUE(m.mask(a, trie, max_tokens - t, ends, cached));
+        ASSERT_TRUE(m.mask_uncached(b, trie, max_tokens - t, ends, plain));
+        ASSERT_EQ(a, b) << "schema " << si << " run " << run << " step " << t;
+        const auto id = static_cast<int32_t>(std::max_element(a.begin(), a.end()) - a.begin());
+        if (id == tok->eos_id()) break;
+        m.advance(id, trie, plain);
+      }
+      EXPECT_TRUE(m.complete()) << "schema " << si << " run " << run;
+    }
+    const auto lock = g->lazy().lock();
+    budgeted += g->lazy().budget_masks;
+    walked += g->lazy().budget_walks;
+  }
+  EXPECT_GT(budgeted, 100);          // the budget bound
+  EXPECT_LT(walked * 4, budgeted);   // mostly without a whole-trie walk
 }
 
 TEST(GrammarRandomModel, TooShortABudgetStillEndsComplete) {
