@@ -168,10 +168,9 @@ const GrammarLazy::FrameClass* walk_class(StackWalk& w, GFrame f, int64_t off, u
     out.pop_j = &local.pop_j;
     out.maxd_j = &local.maxd_j;
     out.base_count = f.count;
-  } else {
-    scratch.tok_d.resize(words * 64);
-    out.tok_d = &scratch.tok_d;
   }
+  scratch.tok_d.resize(words * 64);
+  out.tok_d = &scratch.tok_d;
   const bool was_limited = w.limited;
   w.limited = false;
   const size_t pool_mark = w.pool.size();
@@ -182,8 +181,27 @@ const GrammarLazy::FrameClass* walk_class(StackWalk& w, GFrame f, int64_t off, u
   w.limited = was_limited;
   local.maxd = out.maxd;
   for (size_t r = 1; r < local.maxd_j.size(); ++r) local.maxd_j[r] = std::max(local.maxd_j[r], local.maxd_j[r - 1]);
-  if (out.tok_d) build_levels(local, scratch.class_bits, scratch.tok_d, scratch.level_count);
+  if (!out.tok_d_inexact) build_levels(local, scratch.class_bits, scratch.tok_d, scratch.level_count);
   return finish_class(lazy, trie, scratch.class_bits, h, local);
+}
+
+// A derived class's levels: the counted class's, kept to its tokens.
+void levels_at_most(const GrammarLazy::FrameClass& counted, const std::vector<uint64_t>& tokens,
+                    GrammarLazy::FrameClass& out) {
+  out.lv_dom = counted.lv_dom;
+  for (size_t k = 0; k < counted.lv_vals.size(); ++k) {
+    const size_t before = out.lv_ids.size();
+    for (int32_t a = counted.lv_at[k]; a < counted.lv_at[k + 1]; ++a) {
+      const auto id = static_cast<size_t>(counted.lv_ids[static_cast<size_t>(a)]);
+      if (tokens[id >> 6] >> (id & 63) & 1) out.lv_ids.push_back(static_cast<int32_t>(id));
+    }
+    if (out.lv_ids.size() == before) continue;
+    out.lv_vals.push_back(counted.lv_vals[k]);
+    out.lv_at.push_back(static_cast<int32_t>(before));
+  }
+  out.lv_at.push_back(static_cast<int32_t>(out.lv_ids.size()));
+  out.lv_ids.shrink_to_fit();
+  out.has_levels = true;
 }
 
 // The class of top frame `f` (lazily: a walk of the trie from f alone). A
@@ -222,6 +240,7 @@ const GrammarLazy::FrameClass* frame_class(StackWalk& w, GFrame f, const TokenTr
   }
   scratch.class_bits.assign(trie.all_bits().size(), 0);
   tokens_at_most(c->tok_j, static_cast<uint8_t>(room), scratch.class_bits);
+  if (c->has_levels) levels_at_most(*c, scratch.class_bits, local);
   ++lazy.classes_derived;
   return finish_class(lazy, trie, scratch.class_bits, h, local);
 }

@@ -167,18 +167,34 @@ void TokenTrie::walk(StackWalk& w, const GTop* tops, size_t n_tops, size_t first
           // paths take it and leave no more than that.
           int64_t min_j = can_end ? ended_j : Grammar::kUnreachable;
           int64_t left_at = 0;
+          bool pop_at_min = can_end;
           for (size_t k = parent_end; k < b.sets.size(); ++k) {
             const int64_t j = items_of(b.sets[k]);
             const int64_t dk = w.dist(b.sets[k]) - offsets[static_cast<size_t>(b.sets[k].origin)];
             if (j < min_j) {
               min_j = j;
               left_at = dk;
+              pop_at_min = false;
             } else if (j == min_j) {
               left_at = std::min(left_at, dk);
             }
           }
           const uint8_t jb = j_byte(min_j);
           for (uint32_t t = tok_begin_[i]; t < tok_begin_[i + 1]; ++t) (*out.tok_j)[static_cast<size_t>(tokens_[t])] = jb;
+          if (out.tok_d) {
+            // Levels hold only where the fewest-items paths leave the fewest bytes.
+            if (!pop_at_min) {
+              if (can_end && ended_j > min_j) out.tok_d_inexact = true;
+              for (size_t k = parent_end; k < b.sets.size(); ++k) {
+                if (items_of(b.sets[k]) > min_j &&
+                    w.dist(b.sets[k]) - offsets[static_cast<size_t>(b.sets[k].origin)] < left_at) {
+                  out.tok_d_inexact = true;
+                }
+              }
+            }
+            const auto v = static_cast<int32_t>(pop_at_min ? -1 : std::min<int64_t>(left_at, Grammar::kUnreachable));
+            for (uint32_t t = tok_begin_[i]; t < tok_begin_[i + 1]; ++t) (*out.tok_d)[static_cast<size_t>(tokens_[t])] = v;
+          }
           int64_t& m = (*out.maxd_j)[std::min<size_t>(jb, out.maxd_j->size() - 1)];
           m = std::max(m, left_at);
         }

@@ -39,8 +39,11 @@ class TokenTrie {
     std::vector<int64_t>* maxd_j = nullptr;
     int32_t base_count = 0;
     // Per accepted token [vocab] the bytes it leaves, less its stack's
-    // offset; -1 where the walk's tops may end at its last byte.
+    // offset; -1 where the walk's tops may end at its last byte. In a
+    // counted walk, on its paths that restart the fewest items; tok_d_inexact:
+    // some token leaves fewer bytes on a path that restarts more.
     std::vector<int32_t>* tok_d = nullptr;
+    bool tok_d_inexact = false;
   };
   // Walks nodes [first, last) (a subtree below depth `base`, or the whole
   // trie from 0) from `tops`, allowing tokens at most budget_bytes from complete.
