@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/grammar/token_trie.h"
 #include "kernels/attention.h"
 #include "kernels/kernels.h"
 #include "kernels/scratch.h"
@@ -43,6 +44,7 @@ StepWorkspaceSizes BatchEngine::workspace_sizes(const ModelConfig& c, int64_t st
   w.scores_floats = n_threads * max_seq_len;       // a score row per thread: attention keeps its online softmax on the stack, so this is margin
   w.rope_floats = rope_tables(c) * t * c.head_dim(); // rope_: global (and local) angles
   w.matmul_scratch_bytes = kernels::matmul_scratch_bytes(widest_matmul_cols(c), t, n_threads);
+  w.grammar_mask_bytes = b * (c.vocab_size + 63) / 64 * 8 + GrammarScratch::bytes_for_vocab(c.vocab_size);
   return w;
 }
 

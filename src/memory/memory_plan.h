@@ -29,10 +29,13 @@ struct StepWorkspaceSizes {
   int64_t scores_floats = 0;   // attention scores: [n_threads, max_seq_len]
   int64_t rope_floats = 0;     // rotary cos/sin of each token: [T, head_dim]
   int64_t matmul_scratch_bytes = 0;  // quantized activations of [T, max(dim, ffn, q_dim)] (~4.2 B each)
+  // Grammar masks computed beside the forward pass (sched/mask_ahead.h):
+  // [B, vocab / 64] words + the mask thread's scratch.
+  int64_t grammar_mask_bytes = 0;
 
   int64_t total_bytes() const {
     return (hidden_floats + qkv_floats + ffn_floats + logits_floats + scores_floats + rope_floats) * 4 +
-           matmul_scratch_bytes;
+           matmul_scratch_bytes + grammar_mask_bytes;
   }
 };
 

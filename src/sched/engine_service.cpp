@@ -43,7 +43,8 @@ EngineService::EngineService(EngineServiceConfig config, std::unique_ptr<BatchEn
       engine_(std::move(engine)),
       tokenizer_(tokenizer),
       scheduler_(config_.scheduler, *pool_, tokenizer),
-      output_(tokenizer, config_.extra_eos_ids, config_.token_trie),
+      output_(tokenizer, config_.extra_eos_ids, config_.token_trie,
+              std::min(config_.scheduler.step_seqs, config_.scheduler.step_tokens)),
       admission_(admission_limits(config_, *pool_, tokenizer, [this] { return check_memory_pressure(); })) {
   scheduler_.set_fault_hook(config_.fault_hook);
   output_.set_fault_hook(config_.fault_hook);
@@ -193,8 +194,10 @@ int64_t EngineService::step_once() {
     if (plan.empty()) return 0;
     scheduler_.inject_fault(FaultSite::kStep);
     PromptRows rows(output_, plan);
+    output_.start_masks(plan);
     auto logits = engine_->step(plan.steps, plan.wants_rows ? &rows : nullptr);
     if (!logits.ok()) {
+      output_.clear_masks();
       spdlog::error("step of {} sequences failed: {}; they end with an error", plan.steps.size(),
                     logits.error().message);
       scheduler_.fail_step(plan, Error{ErrorCode::kInternal, "generation failed: " + logits.error().message});
@@ -203,6 +206,7 @@ int64_t EngineService::step_once() {
     scheduler_.record_written(plan);
     scheduler_.deliver(output_.process(plan, *logits, engine_->config().vocab_size));
   } catch (...) {
+    output_.clear_masks();
     const std::string what = describe_current_exception();
     if (plan.empty()) {
       spdlog::error("engine fault while scheduling: {}; every queued and running request ends with an error, "

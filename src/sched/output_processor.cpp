@@ -26,16 +26,34 @@ void PromptRows::row(size_t seq, int64_t pos, std::span<const float> logits) {
 }
 
 OutputProcessor::OutputProcessor(const TextTokenizer& tokenizer, const std::vector<int32_t>& extra_eos_ids,
-                                 std::shared_ptr<const TokenTrie> trie)
+                                 std::shared_ptr<const TokenTrie> trie, int64_t mask_slots)
     : tokenizer_(tokenizer),
       trie_(trie ? std::move(trie) : std::make_shared<const TokenTrie>(TokenTrie::build(tokenizer))) {
   grammar_scratch_.reserve(*trie_);
+  if (mask_slots > 0) mask_ahead_ = std::make_unique<MaskAhead>(trie_, mask_slots);
   end_ids_.assign(extra_eos_ids.begin(), extra_eos_ids.end());
   end_ids_.push_back(tokenizer_.eos_id());
 }
 
+int64_t OutputProcessor::tokens_left(const Sequence& seq) {
+  return seq.request.params.max_new_tokens - seq.generated();
+}
+
 bool OutputProcessor::is_end_id(int32_t id) const {
   return std::find(end_ids_.begin(), end_ids_.end(), id) != end_ids_.end();
+}
+
+void OutputProcessor::start_masks(const StepPlan& plan) {
+  if (!mask_ahead_) return;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    Sequence& seq = *plan.owners[i];
+    if (!plan.steps[i].want_logits || !seq.grammar.active()) continue;
+    seq.mask_slot = mask_ahead_->start(seq.grammar, tokens_left(seq));
+  }
+}
+
+void OutputProcessor::clear_masks() {
+  if (mask_ahead_) mask_ahead_->clear();
 }
 
 StepOutputs& OutputProcessor::process(const StepPlan& plan, std::span<const float> logits, int64_t vocab_size) {
@@ -46,6 +64,7 @@ StepOutputs& OutputProcessor::process(const StepPlan& plan, std::span<const floa
     if (!plan.steps[i].want_logits) continue;
     outputs_.outputs.push_back(process_one(*plan.owners[i], logits.subspan(row++ * vocab, vocab)));
   }
+  clear_masks();  // before the scheduler releases any sequence
   return outputs_;
 }
 
@@ -84,8 +103,11 @@ SampledToken OutputProcessor::sample(Sequence& seq, std::span<const float> logit
 // Masks logits_copy_ to the tokens the sequence's grammar allows. When the
 // vocabulary cannot spell what the grammar needs, only the end token is left.
 void OutputProcessor::constrain(Sequence& seq) {
-  const int64_t left = seq.request.params.max_new_tokens - seq.generated();
-  if (seq.grammar.mask(logits_copy_, *trie_, left, end_ids_, grammar_scratch_)) return;
+  std::optional<bool> allowed;
+  if (mask_ahead_ && seq.mask_slot >= 0) allowed = mask_ahead_->finish(seq.mask_slot, logits_copy_, end_ids_);
+  seq.mask_slot = -1;
+  if (!allowed) allowed = seq.grammar.mask(logits_copy_, *trie_, tokens_left(seq), end_ids_, grammar_scratch_);
+  if (*allowed) return;
   spdlog::warn("request {} item {}: no token can continue its grammar; ending it", seq.owner->ticket, seq.index);
   const float end_logit = 0.0f;
   std::fill(logits_copy_.begin(), logits_copy_.end(), -std::numeric_limits<float>::infinity());

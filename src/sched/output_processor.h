@@ -15,6 +15,7 @@
 #include "engine/grammar/token_trie.h"
 #include "engine/sampler.h"
 #include "sched/fault.h"
+#include "sched/mask_ahead.h"
 #include "sched/step.h"
 
 namespace plimsoll::sched {
@@ -25,8 +26,16 @@ class OutputProcessor {
   // (generation_config.json eos_token_id, an id or a list); finish reason
   // eos_token, unless ignore_eos. `trie`: the tokenizer's TokenTrie, built at
   // start-up where the plan can count it (server/engine_setup); null: built here, now.
+  // `mask_slots`: grammar masks computed ahead of sampling at once (MaskAhead;
+  // the most sequences a step samples; 0: every mask on the engine thread).
   OutputProcessor(const TextTokenizer& tokenizer, const std::vector<int32_t>& extra_eos_ids,
-                  std::shared_ptr<const TokenTrie> trie = nullptr);
+                  std::shared_ptr<const TokenTrie> trie = nullptr, int64_t mask_slots = 0);
+
+  // Starts the grammar masks of the plan's constrained sequences that want
+  // logits, to run beside the forward pass; process() consumes them. Call
+  // clear_masks() before anything may release a sequence of the plan.
+  void start_masks(const StepPlan& plan);
+  void clear_masks();
 
   // logits: [n_want, vocab_size], rows in the order of plan entries with want_logits.
   // Returns one output per such entry (valid until the next call; its events may be moved out).
@@ -45,6 +54,7 @@ class OutputProcessor {
  private:
   SampledToken sample(Sequence& seq, std::span<const float> logits);
   void constrain(Sequence& seq);
+  static int64_t tokens_left(const Sequence& seq);  // the grammar's length budget, this token included
   TokenEvent build_event(Sequence& seq, const SampledToken& token);
   void set_finish(Sequence& seq, int32_t id, TokenEvent& ev);
   void fill_final(Sequence& seq, TokenEvent& ev);
@@ -54,6 +64,7 @@ class OutputProcessor {
   std::shared_ptr<const TokenTrie> trie_;          // the vocabulary as a prefix tree, for grammar masks
   SamplerScratch scratch_;
   GrammarScratch grammar_scratch_;
+  std::unique_ptr<MaskAhead> mask_ahead_;          // null without mask slots
   std::vector<float> logits_copy_;                 // [vocab] sampling works on a copy
   std::vector<SampledToken> alternatives_;         // [top_n] of the token being emitted
   StepOutputs outputs_;                            // the last step's, reused

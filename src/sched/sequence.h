@@ -48,6 +48,7 @@ struct Sequence {
   Sampler sampler;
   StopMatcher stops;
   GrammarMatcher grammar;            // inactive without request.params.grammar
+  int32_t mask_slot = -1;            // its mask being computed beside the step (OutputProcessor::start_masks)
   StreamDecoder decoder;
   std::vector<TokenInfo> prefill;                 // prompt_details: filled by the prefill's rows, sent with the first token
   std::vector<std::vector<TokenInfo>> prefill_top;  // prompt_top_n alternatives per prompt token

@@ -412,8 +412,22 @@ bool GrammarMatcher::apply(std::span<float> logits, const std::vector<uint64_t>&
 bool GrammarMatcher::mask(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left,
                           std::span<const int32_t> end_ids, GrammarScratch& scratch) const {
   if (!position_.alive()) return false;
+  const auto lock = grammar_->lazy().lock();
+  return apply(logits, allowed_bits(trie, tokens_left, scratch), end_ids);
+}
+
+bool GrammarMatcher::fill(const TokenTrie& trie, int64_t tokens_left, GrammarScratch& scratch,
+                          std::vector<uint64_t>& bits) const {
+  if (!position_.alive()) return false;
+  const auto lock = grammar_->lazy().lock();
+  const std::vector<uint64_t>& allowed = allowed_bits(trie, tokens_left, scratch);
+  bits.assign(allowed.begin(), allowed.end());
+  return true;
+}
+
+const std::vector<uint64_t>& GrammarMatcher::allowed_bits(const TokenTrie& trie, int64_t tokens_left,
+                                                          GrammarScratch& scratch) const {
   GrammarLazy& lazy = grammar_->lazy();
-  const auto lock = lazy.lock();
   StackWalk w(lazy, scratch.stack);
   w.load(position_, scratch.tops);
   const uint64_t h = mask_key(w, scratch.tops, position_.can_end, trie.max_depth() + 1, trie.id(),
@@ -425,7 +439,7 @@ bool GrammarMatcher::mask(std::span<float> logits, const TokenTrie& trie, int64_
   const GrammarLazy::MaskEntry* e = lazy.find_mask(scratch.key, h);
   if (e && e->maxd + max_off <= budget) {
     ++lazy.mask_hits;
-    return apply(logits, e->bits, end_ids);
+    return e->bits;
   }
   if (!e) {
     ++lazy.mask_misses;
@@ -444,7 +458,7 @@ bool GrammarMatcher::mask(std::span<float> logits, const TokenTrie& trie, int64_
       entry.any = any_bit(scratch.bits);
       lazy.keep_mask(std::move(entry), h);
     }
-    if (maxd + max_off <= budget) return apply(logits, scratch.bits, end_ids);
+    if (maxd + max_off <= budget) return scratch.bits;
   }
   // The length budget may bind: the tokens that leave at most `budget` bytes.
   ++lazy.budget_masks;
@@ -459,7 +473,7 @@ bool GrammarMatcher::mask(std::span<float> logits, const TokenTrie& trie, int64_
     w.load(position_, scratch.tops);
     trie.allowed(w, scratch.tops, budget, scratch.offsets, scratch.bits, maxd, scratch.walk);
   }
-  return apply(logits, scratch.bits, end_ids);
+  return scratch.bits;
 }
 
 bool GrammarMatcher::mask_uncached(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left,

@@ -116,6 +116,10 @@ struct GrammarScratch {
   std::vector<int32_t> tok_d;        // [vocab] a class walk's bytes left per token
   std::vector<int32_t> level_count;  // [values] the class levels' counting sort
   void reserve(const TokenTrie& trie);
+  // What reserve() and a mask's first use hold for a vocabulary (the plan's
+  // count of the mask thread's scratch): the per-token buffers (allowed,
+  // kept, tok_d, ~12 B per token), three bitsets, and stacks (256 KiB).
+  static int64_t bytes_for_vocab(int64_t vocab) { return vocab * 12 + 3 * (vocab + 63) / 64 * 8 + (256 << 10); }
 };
 
 class GrammarMatcher {
@@ -133,7 +137,14 @@ class GrammarMatcher {
   // budget provably cannot bind.
   bool mask(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left, std::span<const int32_t> end_ids,
             GrammarScratch& scratch) const;
-  // The same without the mask cache (the reference the cache is tested against).
+  // The tokens mask() allows, as a bitset [vocab / 64] in `bits` (end ids
+  // not included: apply() adds them); false when the output is dead. Another
+  // thread may fill while this matcher's grammar serves others (it locks).
+  bool fill(const TokenTrie& trie, int64_t tokens_left, GrammarScratch& scratch, std::vector<uint64_t>& bits) const;
+  // Applies `bits` (from fill() at this position) to logits, plus the end ids
+  // when the output is complete; false when nothing is allowed.
+  bool apply(std::span<float> logits, const std::vector<uint64_t>& bits, std::span<const int32_t> end_ids) const;
+  // The same as mask() without the mask cache (the reference the cache is tested against).
   bool mask_uncached(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left,
                      std::span<const int32_t> end_ids, GrammarScratch& scratch) const;
   // Moves past a sampled token (its trie text). End ids leave the state as is.
@@ -149,8 +160,9 @@ class GrammarMatcher {
   const GrammarPosition& position() const { return position_; }
 
  private:
-  // Applies `bits` (+ end ids when complete) to logits; false when nothing is allowed.
-  bool apply(std::span<float> logits, const std::vector<uint64_t>& bits, std::span<const int32_t> end_ids) const;
+  // The allowed tokens at this position (the mask cache's entry, or built in
+  // scratch.bits); the grammar's lock held.
+  const std::vector<uint64_t>& allowed_bits(const TokenTrie& trie, int64_t tokens_left, GrammarScratch& scratch) const;
   std::shared_ptr<const Grammar> grammar_;
   GrammarPosition position_;
 };
