@@ -93,6 +93,66 @@ int64_t TokenTrie::bytes() const {
                               offsets_.capacity() * 4 + all_bits_.capacity() * 8 + sizeof(TokenTrie));
 }
 
+namespace {
+
+uint64_t memo_hash(const GTop* tops, size_t n, uint8_t byte) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ byte;
+  for (size_t k = 0; k < n; ++k) {
+    for (int32_t v : {tops[k].f.dstate, tops[k].f.count, tops[k].below, tops[k].origin}) {
+      h ^= static_cast<uint32_t>(v);
+      h *= 0x100000001b3ULL;
+      h ^= h >> 29;
+    }
+  }
+  return h;
+}
+
+bool same_tops(const GTop* a, const GTop* b, size_t n) {
+  for (size_t k = 0; k < n; ++k) {
+    if (!(a[k].f == b[k].f) || a[k].below != b[k].below || a[k].origin != b[k].origin) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Steps the set at depth d - 1 by `byte` into b.sets (appended), through the
+// memo where the set and its result have no link made during this walk.
+bool TokenTrie::memo_step(StackWalk& w, WalkBuffers& b, size_t d, uint8_t byte, int32_t stable_links) {
+  const GTop* in = b.sets.data() + b.set_at[d - 1];
+  const size_t n_in = b.set_len[d - 1];
+  const auto stable = [&](const GTop* t, size_t n) {
+    return std::all_of(t, t + n, [&](const GTop& x) { return x.below < stable_links; });
+  };
+  if (n_in > WalkBuffers::kMemoTops || !stable(in, n_in)) return w.step(in, n_in, byte, b.sets);
+  const uint64_t h = memo_hash(in, n_in, byte);
+  WalkBuffers::MemoEntry& e = b.memo[h & (WalkBuffers::kMemoSlots - 1)];
+  if (e.walk == b.walk_id && e.byte == byte && e.n_in == n_in && same_tops(e.in, in, n_in)) {
+    b.sets.insert(b.sets.end(), e.out, e.out + e.n_out);
+    w.ended_count = e.ended_count;
+    return e.can_end;
+  }
+  const size_t out_begin = b.sets.size();
+  const bool was_limited = w.limited;
+  w.limited = false;
+  const bool can_end = w.step(in, n_in, byte, b.sets);
+  const size_t n_out = b.sets.size() - out_begin;
+  const GTop* out = b.sets.data() + out_begin;
+  if (!w.limited && n_out <= WalkBuffers::kMemoTops && stable(out, n_out)) {
+    in = b.sets.data() + b.set_at[d - 1];  // step() may have grown sets
+    e.walk = b.walk_id;
+    e.byte = byte;
+    e.n_in = static_cast<uint8_t>(n_in);
+    e.n_out = static_cast<uint8_t>(n_out);
+    e.can_end = can_end;
+    e.ended_count = w.ended_count;
+    std::copy(in, in + n_in, e.in);
+    std::copy(out, out + n_out, e.out);
+  }
+  w.limited = w.limited || was_limited;
+  return can_end;
+}
+
 void TokenTrie::walk(StackWalk& w, const GTop* tops, size_t n_tops, size_t first, size_t last, size_t base,
                      int64_t budget_bytes, const std::vector<int64_t>& offsets, WalkOut& out, WalkBuffers& b) const {
   const auto max_stacks = static_cast<size_t>(w.lazy().grammar().limits().max_stacks);
@@ -108,6 +168,12 @@ void TokenTrie::walk(StackWalk& w, const GTop* tops, size_t n_tops, size_t first
   b.set_len[base] = static_cast<uint32_t>(n_tops);
   b.pool_at[base] = w.pool.size();
   std::vector<uint64_t>& bits = *out.bits;
+  const auto stable_links = static_cast<int32_t>(w.pool.size());  // links below this index outlive the walk
+  if (b.memo.empty()) b.memo.resize(WalkBuffers::kMemoSlots);
+  if (++b.walk_id == 0) {  // wrapped: forget every entry
+    for (WalkBuffers::MemoEntry& e : b.memo) e.walk = 0;
+    b.walk_id = 1;
+  }
   // A counted walk: the items a stack's bottom frame restarted (tail frames
   // count the item that entered the tail, which needed no room).
   const auto items_of = [&](const GTop& t) -> int64_t {
@@ -129,7 +195,7 @@ void TokenTrie::walk(StackWalk& w, const GTop* tops, size_t n_tops, size_t first
     if (fast == 1) {
       b.sets.push_back(one);
     } else if (fast == 2) {
-      can_end = w.step(b.sets.data() + b.set_at[d - 1], b.set_len[d - 1], byte_[i], b.sets);
+      can_end = memo_step(w, b, d, byte_[i], stable_links);
     }
     const int64_t ended_j = can_end ? int64_t{w.ended_count} - out.base_count : 0;
     b.set_len[d] = static_cast<uint32_t>(b.sets.size() - parent_end);
@@ -232,6 +298,7 @@ void GrammarScratch::reserve(const TokenTrie& trie) {
   walk.set_at.reserve(levels);
   walk.set_len.reserve(levels);
   walk.pool_at.reserve(levels);
+  walk.memo.resize(TokenTrie::WalkBuffers::kMemoSlots);
   tok_d.reserve(vocab);
 }
 

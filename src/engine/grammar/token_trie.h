@@ -73,6 +73,7 @@ class TokenTrie {
   int64_t bytes() const;
 
  private:
+  static bool memo_step(StackWalk& w, WalkBuffers& b, size_t d, uint8_t byte, int32_t stable_links);
   std::vector<uint8_t> byte_;        // [nodes] the node's byte
   std::vector<uint16_t> depth_;      // [nodes] 1 = a child of the root
   std::vector<uint32_t> end_;        // [nodes] the first node after its subtree
@@ -86,12 +87,26 @@ class TokenTrie {
   bool has_all_bytes_ = false;
 };
 
-// The trie walk's sets of stacks, one region per depth.
+// The trie walk's sets of stacks, one region per depth, and a memo of
+// steps: a set of up to kMemoTops stacks whose links all predate the walk,
+// stepped by one byte, is the same set wherever the walk meets it (a JSON
+// string's characters: most of a class walk's nodes).
 struct TokenTrie::WalkBuffers {
+  static constexpr size_t kMemoTops = 4;
+  static constexpr size_t kMemoSlots = 2048;
+  struct MemoEntry {
+    uint32_t walk = 0;  // the walk that made it (older: empty)
+    uint8_t byte = 0, n_in = 0, n_out = 0;
+    bool can_end = false;
+    int32_t ended_count = 0;
+    GTop in[kMemoTops], out[kMemoTops];
+  };
   std::vector<GTop> sets;         // [(max_depth + 1) x max_stacks]
   std::vector<uint32_t> set_at;   // [max_depth + 1]
   std::vector<uint32_t> set_len;  // [max_depth + 1]
   std::vector<size_t> pool_at;    // [max_depth + 1]
+  std::vector<MemoEntry> memo;    // [kMemoSlots] (~290 KiB)
+  uint32_t walk_id = 0;
 };
 
 // Reusable buffers of the masking pass (one per engine thread), sized for the
@@ -118,8 +133,12 @@ struct GrammarScratch {
   void reserve(const TokenTrie& trie);
   // What reserve() and a mask's first use hold for a vocabulary (the plan's
   // count of the mask thread's scratch): the per-token buffers (allowed,
-  // kept, tok_d, ~12 B per token), three bitsets, and stacks (256 KiB).
-  static int64_t bytes_for_vocab(int64_t vocab) { return vocab * 12 + 3 * (vocab + 63) / 64 * 8 + (256 << 10); }
+  // kept, tok_d, ~12 B per token), three bitsets, stacks (256 KiB) and the
+  // walk's memo.
+  static int64_t bytes_for_vocab(int64_t vocab) {
+    return vocab * 12 + 3 * (vocab + 63) / 64 * 8 + (256 << 10) +
+           static_cast<int64_t>(TokenTrie::WalkBuffers::kMemoSlots * sizeof(TokenTrie::WalkBuffers::MemoEntry));
+  }
 };
 
 class GrammarMatcher {
