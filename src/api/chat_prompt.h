@@ -18,8 +18,15 @@ struct ChatMessage {
   std::string role;     // "system", "user", "assistant", "tool", ...
   std::string content;  // text (array-of-parts content joined by the route)
   bool content_null = false;   // sent as null (an assistant turn with tool_calls): the template sees none
-  OrderedJson tool_fields;     // an object of tool_calls (arguments as objects), tool_call_id, name; null: none
+  OrderedJson tool_fields;     // an object of tool_calls (arguments as sent), tool_call_id, name; null: none
+  // content sent as a list of parts: [{"type": "text", "text"}, ...], what templates that
+  // iterate content get (null: sent as a string; cleared by whoever rewrites `content`).
+  OrderedJson content_parts;
 };
+
+// A tool call's `arguments` as templates that print objects with tojson want them:
+// JSON text of an object parsed (as vLLM does); anything else unchanged.
+OrderedJson parsed_arguments(const OrderedJson& arguments);
 
 // The longest prompt a render may produce: a rendered text longer than this
 // could not pass max_input_tokens anyway (build_prompt refuses it by bytes).
@@ -56,7 +63,12 @@ struct ChatPromptFormat {
 
 // The model's own Jinja chat template (tokenizer_config.json chat_template or
 // GGUF tokenizer.chat_template): rendered with messages, bos_token, eos_token
-// add_generation_prompt=true and tools; raise_exception(msg) is an error (422) with
+// add_generation_prompt=true and tools. Content sent as text parts reaches the
+// template as that list when the template renders a list of text parts as it renders
+// the same text as a string (Gemma 3, which trims each part), else joined; tool-call
+// arguments sent as JSON text reach it as sent when the template prints such text
+// unchanged (Qwen3's `is string` test), else parsed (parsed_arguments). Both are
+// probed once here (template_traits); raise_exception(msg) is an error (422) with
 // the template's message. Its text is encoded with add_special=false, as
 // transformers' apply_chat_template(tokenize=True) does. Each render's
 // output budget is the request's max_prompt_bytes, its held-bytes budget

@@ -100,7 +100,7 @@ std::string calls_text(const OrderedJson& calls) {
   OrderedJson list = OrderedJson::array();
   for (const OrderedJson& c : calls) {
     const OrderedJson* fn = c.contains("function") ? &c["function"] : &c;
-    list.push_back({{"name", fn->value("name", OrderedJson(""))}, {"parameters", fn->value("arguments", OrderedJson::object())}});
+    list.push_back({{"name", fn->value("name", OrderedJson(""))}, {"parameters", parsed_arguments(fn->value("arguments", OrderedJson::object()))}});
   }
   return OrderedJson{{"tool_calls", std::move(list)}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -137,6 +137,7 @@ void add_generic_tools(const OrderedJson& tools, const GenericToolShape& shape, 
       const std::string calls = calls_text(m.tool_fields["tool_calls"]);
       m.content = m.content_null || m.content.empty() ? calls : m.content + "\n" + calls;
       m.content_null = false;
+      m.content_parts = OrderedJson();
       m.tool_fields = OrderedJson();
     } else if (m.role == "tool") {
       OrderedJson response = {{"tool_call_id", m.tool_fields.is_object() ? m.tool_fields.value("tool_call_id", OrderedJson()) : OrderedJson()},
@@ -144,6 +145,7 @@ void add_generic_tools(const OrderedJson& tools, const GenericToolShape& shape, 
       m.role = "user";
       m.content = OrderedJson{{"tool_response", std::move(response)}}.dump(-1, ' ', false,
                                                                            nlohmann::json::error_handler_t::replace);
+      m.content_parts = OrderedJson();
       m.tool_fields = OrderedJson();
     }
   }
@@ -151,6 +153,7 @@ void add_generic_tools(const OrderedJson& tools, const GenericToolShape& shape, 
   if (!messages->empty() && messages->front().role == "system") {
     ChatMessage& first = messages->front();
     first.content = first.content.empty() ? text : first.content + "\n\n" + text;
+    first.content_parts = OrderedJson();
     return;
   }
   messages->insert(messages->begin(), ChatMessage{"system", text, false, OrderedJson()});
@@ -160,6 +163,7 @@ bool fold_system_into_user(std::vector<ChatMessage>* messages) {
   if (messages->size() < 2 || (*messages)[0].role != "system" || (*messages)[1].role != "user") return false;
   ChatMessage& user = (*messages)[1];
   user.content = (*messages)[0].content + "\n\n" + user.content;
+  user.content_parts = OrderedJson();
   messages->erase(messages->begin());
   return true;
 }

@@ -258,13 +258,18 @@ Status read_prompts(const FieldReader& f, OpenAiCall* call) {
   return {};
 }
 
-// `content` may be null (absent). Read in place: a request tree is never copied.
-Result<std::string> message_text(const json* content_or_null) {
-  if (!content_or_null) return std::string();
+// `content` may be null (absent): the message's text, and, when it was sent as a
+// list of text parts, those parts ({"type": "text", "text"} each) for templates that
+// iterate them. Read in place: a request tree is never copied.
+Status read_content(const json* content_or_null, ChatMessage* message) {
+  if (!content_or_null) return {};
   const json& content = *content_or_null;
-  if (content.is_string()) return content.get<std::string>();
+  if (content.is_string()) {
+    message->content = content.get<std::string>();
+    return {};
+  }
   if (!content.is_array()) return invalid("`messages[].content` must be a string or a list of parts");
-  std::string text;
+  message->content_parts = OrderedJson::array();
   for (const json& part : content) {
     FieldReader f(part);
     PLIMSOLL_ASSIGN(auto type, f.string("type"));
@@ -272,14 +277,15 @@ Result<std::string> message_text(const json* content_or_null) {
     if (type.value_or("") != "text" || !part_text) {
       return invalid("`messages[].content` parts must be {\"type\": \"text\", \"text\": ...}");
     }
-    text += *part_text;
+    message->content += *part_text;
+    message->content_parts.push_back({{"type", "text"}, {"text", std::move(*part_text)}});
   }
-  return text;
+  return {};
 }
 
 // An assistant turn's tool_calls for the template: each call as sent, its
-// `arguments` JSON text parsed into an object (as vLLM passes them; templates
-// print them with tojson); text that is not a JSON object stays a string.
+// `arguments` JSON text kept as sent (chat_prompt parses it for templates that
+// only print objects: template_arguments).
 Result<OrderedJson> read_tool_calls(const json& calls) {
   if (!calls.is_array()) return invalid("`messages[].tool_calls` must be a list");
   OrderedJson out = OrderedJson::array();
@@ -293,13 +299,8 @@ Result<OrderedJson> read_tool_calls(const json& calls) {
     c["type"] = call.value("type", json("function"));
     OrderedJson f = {{"name", (*fn)["name"]}};
     const json arguments = fn->value("arguments", json("{}"));
-    if (arguments.is_string()) {
-      const std::string& text = arguments.get_ref<const std::string&>();
-      OrderedJson parsed = OrderedJson::parse(text, nullptr, false);
-      f["arguments"] = parsed.is_object() ? std::move(parsed) : OrderedJson(text);
-    } else {
-      f["arguments"] = OrderedJson::parse(arguments.dump());  // an object sent as one (HF's own form)
-    }
+    f["arguments"] = arguments.is_string() ? OrderedJson(arguments.get_ref<const std::string&>())
+                                           : OrderedJson::parse(arguments.dump());  // an object sent as one (HF's own form)
     c["function"] = std::move(f);
     out.push_back(std::move(c));
   }
@@ -337,8 +338,8 @@ Result<std::vector<ChatMessage>> read_messages(const FieldReader& f) {
     FieldReader mf(m);
     PLIMSOLL_ASSIGN(auto role, mf.string("role"));
     if (!role) return invalid("`messages[].role` is required");
-    PLIMSOLL_ASSIGN(std::string text, message_text(mf.raw("content")));
-    ChatMessage message{*role, std::move(text)};
+    ChatMessage message{*role, std::string()};
+    PLIMSOLL_TRY(read_content(mf.raw("content"), &message));
     message.content_null = mf.raw("content") == nullptr;
     if (const json* calls = mf.raw("tool_calls")) {
       PLIMSOLL_ASSIGN(OrderedJson list, read_tool_calls(*calls));

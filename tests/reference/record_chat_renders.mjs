@@ -12,7 +12,7 @@ const out = path.join(dir, "renders.jsonl");
 const check = process.argv.includes("--check");
 
 const specials = {
-  chatml: ["<s>", "</s>"], deepseek_coder: ["<｜begin▁of▁sentence｜>", "<|EOT|>"], gemma: ["<bos>", "<eos>"],
+  chatml: ["<s>", "</s>"], gemma3: ["<bos>", "<eos>"], deepseek_coder: ["<｜begin▁of▁sentence｜>", "<|EOT|>"], gemma: ["<bos>", "<eos>"],
   llama2: ["<s>", "</s>"], llama3: ["<|begin_of_text|>", "<|eot_id|>"], mistral: ["<s>", "</s>"],
   mistral_v01: ["<s>", "</s>"], qwen2_5: ["", "<|im_end|>"], zephyr: ["<s>", "</s>"],
 };

@@ -8,6 +8,15 @@ what Plimsoll's /v1/chat/completions passes a template: `tools` as the request's
 list, assistant `tool_calls` with their `arguments` parsed from JSON text into
 an object, `content` null where the client sent null.
 
+Also records OPENAI_CASES into tests/data/chat_templates/openai_renders.jsonl:
+messages as an OpenAI client sends them (content as a list of text parts, tool-call
+`arguments` as JSON text with unusual spacing and key order) and jinja2's rendering
+of what Plimsoll hands the template for them (`passed`): HF's exact input (the parts
+list, the arguments text as sent) where the template renders it as transformers'
+users expect, else the parts joined / the arguments parsed (see docs/api.md,
+"POST /v1/chat/completions"). test_api ModelChatTest.OpenAiMessagesRenderAsRecorded
+sends `request` through /v1/chat/completions and compares.
+
 Also renders SNIPPETS, small templates of the builtins where Python's behaviour is
 the reference (str.strip's Unicode whitespace, ...), into
 tests/data/chat_templates/python_snippets.jsonl (test_chat: ChatReference).
@@ -31,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
 OUT = os.path.join(DATA, "tool_templates", "renders.jsonl")
 SNIPPETS_OUT = os.path.join(DATA, "chat_templates", "python_snippets.jsonl")
+OPENAI_OUT = os.path.join(DATA, "chat_templates", "openai_renders.jsonl")
 
 # name: (template source, variables). Whitespace as Python's str.isspace() has it:
 # U+00A0, U+2003, U+3000, U+0085 and U+1680 are stripped, U+FEFF and U+200B are not.
@@ -121,9 +131,80 @@ def snippet_records():
         yield record
 
 
+def parts(*texts):
+    return [{"type": "text", "text": t} for t in texts]
+
+
+def joined(messages):
+    """The messages with each list of text parts joined into one string."""
+    return [dict(m, content="".join(p["text"] for p in m["content"])) if isinstance(m.get("content"), list) else m
+            for m in messages]
+
+
+def parsed_arguments(messages):
+    """The messages with each tool call's arguments JSON text parsed into an object."""
+    out = []
+    for m in messages:
+        if "tool_calls" in m:
+            calls = [dict(c, function=dict(c["function"], arguments=json.loads(c["function"]["arguments"])))
+                     for c in m["tool_calls"]]
+            m = dict(m, tool_calls=calls)
+        out.append(m)
+    return out
+
+
+# Arguments as a client sends them back: the model's own text, spacing and key order kept.
+ARGUMENTS = "{\"unit\":\"celsius\",  \"city\": \"Z\u00fcrich\"}"
+TOOL_TURN = [{"role": "user", "content": "Weather in Z\u00fcrich?"},
+             {"role": "assistant", "content": None,
+              "tool_calls": [call("call12345", "get_weather", ARGUMENTS)]},
+             {"role": "tool", "tool_call_id": "call12345", "name": "get_weather", "content": "{\"temperature\": 21}"}]
+PARTS_TURN = [{"role": "system", "content": parts("Be brief. ", " Answer in French.")},
+              {"role": "user", "content": parts("  Hello ", "\n\nworld  ")},
+              {"role": "assistant", "content": parts("Bonjour")},
+              {"role": "user", "content": parts("Again", "  please")}]
+
+# name: (template, bos, eos, request messages, tools, what Plimsoll passes the template)
+OPENAI_CASES = {
+    "gemma3_content_parts": ("gemma3", PARTS_TURN, None, lambda m: m),
+    "gemma3_string_content": ("gemma3", joined(PARTS_TURN), None, lambda m: m),
+    "llama3_content_parts_joined": ("llama3", PARTS_TURN, None, joined),
+    "qwen3_content_parts_joined": ("qwen3", PARTS_TURN, None, joined),
+    "qwen3_arguments_as_sent": ("qwen3", TOOL_TURN, [WEATHER], lambda m: m),
+    "qwen2_5_arguments_parsed": ("qwen2_5", TOOL_TURN, [WEATHER], parsed_arguments),
+    "mistral_nemo_arguments_parsed": ("mistral_nemo", TOOL_TURN, [WEATHER], parsed_arguments),
+}
+OPENAI_TEMPLATES = {  # name: (file, bos_token, eos_token)
+    "gemma3": (os.path.join(DATA, "chat_templates", "gemma3.jinja"), "<bos>", "<eos>"),
+    "llama3": (os.path.join(DATA, "chat_templates", "llama3.jinja"), "<|begin_of_text|>", "<|eot_id|>"),
+    "qwen3": (os.path.join(DATA, "tool_templates", "qwen3.jinja"), "", "<|im_end|>"),
+    "qwen2_5": TEMPLATES["qwen2_5"],
+    "mistral_nemo": TEMPLATES["mistral_nemo"],
+}
+
+
+def openai_records():
+    env = environment()
+    for name, (template_name, messages, tools, passed) in OPENAI_CASES.items():
+        path, bos, eos = OPENAI_TEMPLATES[template_name]
+        with open(path, encoding="utf-8") as f:
+            template = env.from_string(f.read())
+        context = {"messages": passed(messages), "tools": tools, "add_generation_prompt": True,
+                   "bos_token": bos, "eos_token": eos, "date_string": "26 Jul 2024"}
+        record = {"case": name, "template": template_name, "bos_token": bos, "eos_token": eos,
+                  "request": {"messages": messages, "tools": tools}, "passed": context["messages"]}
+        record["output"] = template.render(**context)
+        # What transformers' apply_chat_template renders for the request as sent (no joining, no parsing).
+        try:
+            record["transformers"] = template.render(**dict(context, messages=messages))
+        except (jinja2.exceptions.TemplateError, TypeError) as e:
+            record["transformers_error"] = type(e).__name__ + ": " + str(e)
+        yield record
+
+
 def main():
     failed = 0
-    for path, recs in ((OUT, records()), (SNIPPETS_OUT, snippet_records())):
+    for path, recs in ((OUT, records()), (SNIPPETS_OUT, snippet_records()), (OPENAI_OUT, openai_records())):
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)
         if "--check" not in sys.argv:
             with open(path, "w", encoding="utf-8") as f:

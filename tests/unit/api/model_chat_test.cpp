@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -46,8 +47,12 @@ class ModelChatTest : public ::testing::Test {
     ASSERT_TRUE(t.ok()) << t.error().message;
     tokenizer_ = std::make_unique<HfTokenizer>(std::move(t).value());
     service_ = std::make_unique<FakeService>(*tokenizer_);
-    const std::string eos = family == "qwen2_5" ? "<|im_end|>" : "<|eot_id|>";
-    const std::string bos = family == "qwen2_5" ? "" : "<|begin_of_text|>";
+    if (long_prompts_) {
+      service_->limits_.max_input_tokens = 4096;
+      service_->limits_.max_total_tokens = 4200;
+    }
+    const std::string eos = eos_ ? *eos_ : family == "qwen2_5" ? "<|im_end|>" : "<|eot_id|>";
+    const std::string bos = bos_ ? *bos_ : family == "qwen2_5" ? "" : "<|begin_of_text|>";
     auto format = api::model_chat_format(source, template_name + ".jinja", bos, eos);
     ASSERT_TRUE(format.ok()) << format.error().message;
     config.hostname = "127.0.0.1";
@@ -69,6 +74,8 @@ class ModelChatTest : public ::testing::Test {
     return items.empty() ? sched::GenerationRequest{} : items.at(0);
   }
 
+  bool long_prompts_ = false;           // prompts up to 4096 tokens (FakeService: 64)
+  std::optional<std::string> bos_, eos_;  // the template's bos_token / eos_token (unset: the family's)
   metrics::MetricsRegistry registry_;
   metrics::ServerMetrics metrics_{registry_};
   std::unique_ptr<HfTokenizer> tokenizer_;
@@ -102,6 +109,41 @@ TEST_F(ModelChatTest, PromptIdsEqualTheReferenceRenderingsIds) {
     ++checked;
   }
   EXPECT_GE(checked, 8);
+}
+
+// Messages as OpenAI clients send them (content as text parts, tool-call arguments
+// as JSON text) against Python jinja2's rendering of what the route hands the
+// template (tests/data/chat_templates/openai_renders.jsonl, recorded by
+// tests/reference/record_tool_renders.py): Gemma 3 iterates the parts (and trims
+// each), templates that only print strings get them joined, Qwen3's `is string`
+// test prints the arguments as sent, tojson-only templates get them parsed.
+TEST_F(ModelChatTest, OpenAiMessagesRenderAsRecorded) {
+  std::ifstream in(kDataDir / "chat_templates" / "openai_renders.jsonl");
+  ASSERT_TRUE(in) << "openai_renders.jsonl missing";
+  long_prompts_ = true;
+  int checked = 0;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::ordered_json r = nlohmann::ordered_json::parse(line);  // the tools in document order
+    const std::string name = r["template"];
+    const std::string family = name.starts_with("qwen") ? "qwen2_5" : "llama3";
+    const fs::path file = name == "qwen3" || name == "mistral_nemo" ? kDataDir / "tool_templates" / (name + ".jinja")
+                                                                : kDataDir / "chat_templates" / (name + ".jinja");
+    bos_ = r["bos_token"].get<std::string>();
+    eos_ = r["eos_token"].get<std::string>();
+    server_.reset();
+    serve_source(family, read_text(file), name);
+    nlohmann::ordered_json body = {{"messages", r["request"]["messages"]}, {"max_tokens", 1}};
+    if (!r["request"]["tools"].is_null()) body["tools"] = r["request"]["tools"];
+    auto res = client_->Post("/v1/chat/completions", body.dump(), "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << r["case"] << ": " << res->body;
+    const std::string want = r["output"];
+    const auto ids = service_->last_items().at(0).prompt_ids;
+    EXPECT_EQ(ids, tokenizer_->encode(want, false))
+        << r["case"] << ": rendered\n" << tokenizer_->decode(ids) << "\nwant\n" << want;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 7);
 }
 
 TEST_F(ModelChatTest, RaiseExceptionIs400WithTheTemplatesMessage) {
