@@ -257,7 +257,7 @@ Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, std::vect
     n_calls += st.calls.size();
   }
   // The grammar's arrays (kept; charged again at admission by bytes()).
-  const auto kept = static_cast<int64_t>(n * 4 * 5 + n + n_eps * 4 + n_edges * sizeof(Nfa::Edge) +
+  const auto kept = static_cast<int64_t>(n * 4 * 6 + n + n_eps * 4 + n_edges * sizeof(Nfa::Edge) +
                                          n_calls * sizeof(Nfa::Call) + rules.size() * (sizeof(GrammarRule) + 4)) +
                     1024;
   if (!meter.charge(kept)) return meter.failure();
@@ -325,10 +325,60 @@ Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, std::vect
   if (g->rule_min(root) >= Grammar::kUnreachable) {
     return make_error(ErrorCode::kInvalidArgument, "the grammar accepts no output at all");
   }
+  if (!g->find_canonical_rules(meter)) return meter.failure();
   static std::atomic<uint64_t> next_id{1};
   g->id_ = next_id.fetch_add(1);
   g->lazy_ = std::make_unique<GrammarLazy>(*g);
   return std::shared_ptr<const Grammar>(std::move(g));
+}
+
+bool Grammar::find_canonical_rules(CompileMeter& meter) {
+  const size_t n = owner_.size();
+  canon_rule_.resize(rules_.size());
+  canon_state_.resize(n);
+  for (size_t s = 0; s < n; ++s) canon_state_[s] = static_cast<int32_t>(s);
+  // Each rule's states in order, then its shape relative to its lowest state.
+  std::vector<std::vector<int32_t>> members(rules_.size());
+  for (size_t s = 0; s < n; ++s) {
+    if (owner_[s] >= 0) members[static_cast<size_t>(owner_[s])].push_back(static_cast<int32_t>(s));
+  }
+  const auto transient = static_cast<int64_t>((n + eps_.size() + 3 * edges_.size() + 2 * calls_.size() +
+                                               16 * rules_.size()) * 8 * 3);
+  if (!meter.charge(transient)) return false;
+  struct Release {
+    CompileMeter& m;
+    int64_t b;
+    ~Release() { m.release(b); }
+  } release{meter, transient};
+  std::map<std::vector<int64_t>, int32_t> first_alike;
+  std::vector<int64_t> shape;
+  for (size_t r = 0; r < rules_.size(); ++r) {
+    const std::vector<int32_t>& m = members[r];
+    canon_rule_[r] = static_cast<int32_t>(r);
+    if (m.empty()) continue;
+    const int64_t base = m.front();
+    const auto rel = [&](int32_t s) { return owner_[static_cast<size_t>(s)] == static_cast<int32_t>(r) ? s - base : -1 - int64_t{s}; };
+    const GrammarRule& rule = rules_[r];
+    shape.assign({static_cast<int64_t>(m.size()), rel(rule.first), rel(rule.next), rel(rule.end),
+                  rule.tail < 0 ? -1 : rel(rule.tail), rule.tail_end < 0 ? -1 : rel(rule.tail_end)});
+    for (int32_t s : m) {
+      shape.push_back(s - base);
+      shape.push_back(tail_[static_cast<size_t>(s)]);
+      for (int32_t t : eps(s)) shape.push_back(rel(t));
+      shape.push_back(-7);
+      for (const Nfa::Edge& e : edges(s)) shape.insert(shape.end(), {e.lo, e.hi, rel(e.to)});
+      shape.push_back(-7);
+      for (const Nfa::Call& c : calls(s)) shape.insert(shape.end(), {c.rule, rel(c.to)});
+      shape.push_back(-7);
+    }
+    if (!meter.step(static_cast<int64_t>(shape.size()))) return false;
+    const auto [it, added] = first_alike.emplace(shape, static_cast<int32_t>(r));
+    if (added) continue;
+    const auto c = static_cast<size_t>(it->second);
+    canon_rule_[r] = it->second;
+    for (size_t k = 0; k < m.size(); ++k) canon_state_[static_cast<size_t>(m[k])] = members[c][k];
+  }
+  return true;
 }
 
 Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, Nfa::Frag root, const GrammarLimits& limits) {

@@ -196,6 +196,12 @@ class Grammar {
   }
   // The state is in its rule's tail.
   bool in_tail(int32_t s) const { return tail_[static_cast<size_t>(s)] != 0; }
+  // Rules built alike (the same states, edges and calls relative to their
+  // lowest state: strings with other length bounds) have one canonical rule,
+  // the first of them; a state's counterpart in its rule's canonical rule.
+  // Frames of alike rules with the same clamped counts take the same tokens.
+  int32_t canonical_rule(int32_t rule) const { return canon_rule_[static_cast<size_t>(rule)]; }
+  int32_t canonical_state(int32_t s) const { return canon_state_[static_cast<size_t>(s)]; }
   template <typename T>
   struct Span {
     const T* b;
@@ -211,12 +217,15 @@ class Grammar {
   friend Result<std::shared_ptr<const Grammar>> compile_grammar(const Nfa& nfa, std::vector<GrammarRule> rules,
                                                                 int32_t root, const GrammarLimits& limits);
   Grammar() = default;
+  bool find_canonical_rules(CompileMeter& meter);
   GrammarLimits limits_;
   std::vector<GrammarRule> rules_;
   std::vector<int32_t> rule_min_;   // [rules]
   std::vector<int32_t> owner_;      // [states] the rule a state belongs to
   std::vector<int32_t> dist_;       // [states] fewest bytes to its item's end (tail states: the tail's end)
   std::vector<uint8_t> tail_;       // [states] 1: in its rule's tail
+  std::vector<int32_t> canon_rule_;   // [rules]
+  std::vector<int32_t> canon_state_;  // [states]
   std::vector<uint32_t> eps_at_, edges_at_, calls_at_;  // [states + 1]
   std::vector<int32_t> eps_;
   std::vector<Nfa::Edge> edges_;

@@ -140,8 +140,16 @@ int32_t GrammarLazy::intern(std::vector<int32_t>& seeds, int32_t rule) {
   st.chain = chain;
   next_.insert(next_.end(), 256, kNotMade);
   const auto id = static_cast<int32_t>(states_.size());
+  st.canon = id;
   states_.push_back(st);
   by_hash_[h] = id;
+  const int32_t canonical = g_.canonical_rule(rule);
+  if (canonical != rule) {
+    std::vector<int32_t> mapped(sets_.begin() + st.set_at, sets_.begin() + st.set_at + st.set_len);
+    for (int32_t& s : mapped) s = g_.canonical_state(s);
+    const int32_t c = intern(mapped, canonical);
+    if (c >= 0) states_[static_cast<size_t>(id)].canon = states_[static_cast<size_t>(c)].canon;
+  }
   return id;
 }
 

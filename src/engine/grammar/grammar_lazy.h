@@ -65,6 +65,9 @@ class GrammarLazy {
     uint32_t calls_at = 0, calls_len = 0;  // into calls_
     int32_t row = 0;                       // into next_ (256 entries)
     int32_t chain = -1;                    // next state with the same hash
+    // Its counterpart in its rule's canonical rule (Grammar::canonical_rule):
+    // the id the mask cache and frame classes key on.
+    int32_t canon = 0;
   };
   // The calls of one rule from a state, merged: one frame returns to the set
   // of every return state (sets_[ret_at, ret_at + ret_len)).

@@ -22,12 +22,12 @@ int64_t frame_key(const GrammarLazy& lazy, GFrame f, int64_t reach, std::vector<
   const int32_t rule = s.rule;
   const GrammarRule& r = g.rules()[static_cast<size_t>(rule)];
   if (s.tail) {  // the count no longer matters
-    key.insert(key.end(), {f.dstate, 0, 0});
+    key.insert(key.end(), {s.canon, 0, 0});
     return 0;
   }
   const int64_t need = std::max<int64_t>(0, r.min - (f.count + 1));
   const int64_t room = r.max < 0 ? reach : std::min<int64_t>(reach, r.max - (f.count + 1));
-  key.push_back(f.dstate);
+  key.push_back(s.canon);
   key.push_back(static_cast<int32_t>(std::min(need, reach)));
   key.push_back(static_cast<int32_t>(room));
   return need > reach ? (need - reach) * g.next_item_min(rule) : 0;
@@ -226,7 +226,7 @@ const GrammarLazy::FrameClass* frame_class(StackWalk& w, GFrame f, const TokenTr
   // walked counted, so walk counted where later counts exist).
   if (room >= counted_room) return walk_class(w, f, off, h, -1, trie, scratch, local);
   const std::vector<int32_t> key = scratch.class_key;
-  scratch.class_key = {static_cast<int32_t>(trie.id()), f.dstate, 0, counted_room, -7};
+  scratch.class_key = {static_cast<int32_t>(trie.id()), s.canon, 0, counted_room, -7};
   const uint64_t ch = hash_key(scratch.class_key, 0x51);
   const GrammarLazy::FrameClass* c = lazy.find_class(scratch.class_key, ch);
   if (!c) c = walk_class(w, GFrame{f.dstate, base}, 0, ch, counted_room, trie, scratch, counted_local);
