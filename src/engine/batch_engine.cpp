@@ -335,13 +335,24 @@ Status BatchEngine::warm_up() {
     table.blocks.push_back(*block);
   }
   if (table.blocks.empty()) return make_error(ErrorCode::kInternal, "warm-up needs a free KV block");
+  // The one-token sequences each at its own position of their own blocks (no
+  // two threads write one row); as many as the pool has room for.
+  BlockTable extra;
+  for (int64_t b = 0; b < blocks_for_tokens(extra_seqs, bt); ++b) {
+    std::optional<int32_t> block = pool_.allocate();
+    if (!block) break;
+    extra.blocks.push_back(*block);
+  }
   const int64_t long_len = std::min(sizes_.step_tokens - extra_seqs, table.capacity_tokens(bt));
   std::vector<int32_t> tokens(static_cast<size_t>(long_len), 0);
   std::vector<SeqStep> seqs;
   seqs.push_back(SeqStep{tokens, 0, &table, true});
-  for (int64_t s = 0; s < extra_seqs; ++s) seqs.push_back(SeqStep{std::span(tokens).first(1), 0, &table, true});
+  for (int64_t s = 0; s < std::min(extra_seqs, extra.capacity_tokens(bt)); ++s) {
+    seqs.push_back(SeqStep{std::span(tokens).first(1), s, &extra, true});
+  }
   auto r = step(seqs);
   for (int32_t b : table.blocks) pool_.release(b);
+  for (int32_t b : extra.blocks) pool_.release(b);
   if (!r.ok()) return r.error();
   // The step above sized the caller's buffers, but a worker's panel buffer only
   // for the chunks it happened to claim: size every thread's now.
