@@ -248,6 +248,7 @@ int32_t StackWalk::push_link(GFrame f, int32_t below) {
   l.depth = below < 0 ? 1 : pool[static_cast<size_t>(below)].depth + 1;
   const int64_t under = below < 0 ? 0 : pool[static_cast<size_t>(below)].cum;
   l.cum = static_cast<int32_t>(std::min<int64_t>(lazy_.frame_dist(f) + under, Grammar::kUnreachable));
+  deepest_link = std::max(deepest_link, l.depth);
   pool.push_back(l);
   return static_cast<int32_t>(pool.size() - 1);
 }

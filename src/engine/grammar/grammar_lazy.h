@@ -113,6 +113,10 @@ class GrammarLazy {
     // (has_levels false) for counted classes.
     bool has_levels = false;
     int32_t lv_dom = 0;
+    // The most frames a stack of the class walk held (1: the frame alone):
+    // a top at depth D takes the class only where D - 1 + frames stays
+    // within max_stack_depth (else the real walk would have been cut).
+    int32_t frames = 1;
     std::vector<int32_t> lv_vals, lv_at, lv_ids;
   };
 
@@ -228,6 +232,7 @@ class StackWalk {
   int32_t depth(const GTop& t) const { return t.below < 0 ? 1 : pool[static_cast<size_t>(t.below)].depth + 1; }
   GrammarLazy& lazy() { return lazy_; }
   bool limited = false;  // a stack was dropped for max_stack_depth / max_stacks
+  int32_t deepest_link = 0;  // the deepest link pushed (GLink::depth) since the caller reset it
   // Of the bottom frames that ended in the last close(), the least count
   // (less one from the rule's tail: the items restarted, each needing room);
   // INT32_MAX: none.

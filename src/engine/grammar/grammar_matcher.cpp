@@ -172,13 +172,17 @@ const GrammarLazy::FrameClass* walk_class(StackWalk& w, GFrame f, int64_t off, u
   scratch.tok_d.resize(words * 64);
   out.tok_d = &scratch.tok_d;
   const bool was_limited = w.limited;
+  const int32_t was_deepest = w.deepest_link;
   w.limited = false;
+  w.deepest_link = 0;
   const size_t pool_mark = w.pool.size();
   trie.walk(w, &top, 1, 0, static_cast<size_t>(trie.num_nodes()), 0, Grammar::kUnreachable - 1,
             scratch.class_offsets, out, scratch.walk);
   w.pool.resize(pool_mark);
   local.usable = !w.limited;
+  local.frames = w.deepest_link + 1;
   w.limited = was_limited;
+  w.deepest_link = std::max(was_deepest, w.deepest_link);
   local.maxd = out.maxd;
   for (size_t r = 1; r < local.maxd_j.size(); ++r) local.maxd_j[r] = std::max(local.maxd_j[r], local.maxd_j[r - 1]);
   if (!out.tok_d_inexact) build_levels(local, scratch.class_bits, scratch.tok_d, scratch.level_count);
@@ -234,6 +238,7 @@ const GrammarLazy::FrameClass* frame_class(StackWalk& w, GFrame f, const TokenTr
   local = GrammarLazy::FrameClass{};
   local.key = key;
   local.usable = c->usable;
+  local.frames = c->frames;
   local.maxd = c->maxd_j[static_cast<size_t>(room)];
   for (size_t k = 0; k < c->pops.size(); ++k) {
     if (c->pop_j[k] <= room) local.pops.push_back(c->pops[k]);
@@ -284,18 +289,15 @@ void filter_levels(const GrammarLazy::FrameClass& c, int64_t room_bytes, bool po
 // length budget (budget_bytes < Grammar::kUnreachable - 1) only the tokens
 // that leave at most budget_bytes, each class filtered by its levels. False
 // where the classes cannot be trusted (a limit reached in a class walk, a
-// stack within one token of max_stack_depth, or a budget that binds a class
+// stack too deep for what its class walk pushed, or a budget that binds a class
 // without levels): the caller walks the whole trie instead.
 bool mask_by_classes(StackWalk& w, const std::vector<GTop>& tops, const TokenTrie& trie, int64_t budget_bytes,
                      GrammarScratch& scratch, std::vector<uint64_t>& bits, int64_t& maxd) {
   const int64_t max_depth = w.lazy().grammar().limits().max_stack_depth;
-  for (const GTop& t : tops) {
-    if (w.depth(t) + trie.max_depth() + 1 > max_depth) return false;
-  }
   GrammarLazy::FrameClass local, counted_local;
   for (const GTop& t : tops) {
     const GrammarLazy::FrameClass* c = frame_class(w, t.f, trie, scratch, local, counted_local);
-    if (!c->usable) return false;
+    if (!c->usable || w.depth(t) - 1 + c->frames > max_depth) return false;
     scratch.class_key.clear();
     const int64_t off_top = frame_key(w.lazy(), t.f, trie.max_depth() + 1, scratch.class_key);
     const int64_t below = t.below < 0 ? 0 : w.pool[static_cast<size_t>(t.below)].cum;

@@ -442,6 +442,41 @@ TEST(GrammarMaskCache, BindingBudgetEqualsTheTrieWalkOnLlamaVocabulary) {
   EXPECT_EQ(walked, 0) << budgeted;
 }
 
+// One token longer than max_stack_depth (real vocabularies have 128-byte runs
+// of spaces or dashes) must not turn every mask into a whole-trie walk: a
+// class is usable wherever the frames its own walk pushed fit on the stack.
+TEST(GrammarMaskCache, ALongTokenKeepsTheClassesInUse) {
+  Vocab v = synthetic_vocab(2000);
+  v.pieces.push_back(std::string(130, '-'));
+  v.scores.push_back(0.0f);
+  v.types.push_back(v.types.back());
+  auto tok = Tokenizer::create(v);
+  ASSERT_TRUE(tok.ok());
+  const TokenTrie trie = TokenTrie::build(*tok);
+  ASSERT_GE(trie.max_depth(), 130);
+  auto g = schema(json::parse(R"({"type":"object","properties":{"s":{"type":"string","maxLength":300},
+                                   "xs":{"type":"array","items":{"type":"integer"}}},"required":["s","xs"]})"));
+  ASSERT_TRUE(g);
+  GrammarScratch cached, plain;
+  std::mt19937_64 rng(9);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  const int32_t ends[1] = {tok->eos_id()};
+  GrammarMatcher m(g);
+  for (int64_t t = 0; t < 60; ++t) {
+    std::vector<float> a(static_cast<size_t>(trie.vocab_size()));
+    for (float& l : a) l = normal(rng);
+    std::vector<float> b = a;
+    ASSERT_TRUE(m.mask(a, trie, 400 - t, ends, cached));
+    ASSERT_TRUE(m.mask_uncached(b, trie, 400 - t, ends, plain));
+    ASSERT_EQ(a, b) << "step " << t;
+    const auto id = static_cast<int32_t>(std::max_element(a.begin(), a.end()) - a.begin());
+    if (id == tok->eos_id()) break;
+    m.advance(id, trie, plain);
+  }
+  const auto lock = g->lazy().lock();
+  EXPECT_GT(g->lazy().classes_made, 0);
+}
+
 TEST(GrammarRandomModel, TooShortABudgetStillEndsComplete) {
   // Ten tokens for "{"a":...}": the mask steers to the shortest completion.
   auto tok = Tokenizer::create(synthetic_vocab(600));
