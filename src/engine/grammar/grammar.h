@@ -32,6 +32,11 @@ struct GrammarLimits {
   int64_t max_rule_states = 16384;
   int64_t max_rules = 4096;
   int64_t max_repeat = 100000;       // minLength/maxLength/minItems/maxItems (counted, not copied)
+  // One integer `multipleOf` automaton (its own rule): states of (digits
+  // left, remainder), each a DFA state (~2 KiB) when reached at run time.
+  // multipleOf 86400 over +-(10^15 - 1) takes ~1,200; a large prime over
+  // wide bounds needs ~m x digits and is refused.
+  int64_t max_multiple_of_states = 4096;
   // At run time: frames in one stack, stacks in one position. A token that
   // would pass either is masked off (the output stays valid).
   int64_t max_stack_depth = 128;
