@@ -32,11 +32,13 @@ struct GrammarLimits {
   int64_t max_rule_states = 16384;
   int64_t max_rules = 4096;
   int64_t max_repeat = 100000;       // minLength/maxLength/minItems/maxItems (counted, not copied)
-  // One integer `multipleOf` automaton (its own rule): states of (digits
-  // left, remainder), each a DFA state (~2 KiB) when reached at run time.
-  // multipleOf 86400 over +-(10^15 - 1) takes ~1,200; a large prime over
-  // wide bounds needs ~m x digits and is refused.
-  int64_t max_multiple_of_states = 4096;
+  // Every integer `multipleOf` automaton of one grammar together: states of
+  // (digits left, remainder), each its own DFA state (~2 KiB of
+  // max_lazy_bytes) once reached, so all of them take at most half of it.
+  // multipleOf 7 or 86400 over +-(10^15 - 1) takes under 100 states; m
+  // coprime to 10 takes ~m x digits (97 over 10 digits: ~800), so a prime
+  // near 10^9 is refused after 2,048 states, not built.
+  int64_t max_multiple_of_states = 2048;
   // At run time: frames in one stack, stacks in one position. A token that
   // would pass either is masked off (the output stays valid).
   int64_t max_stack_depth = 128;

@@ -124,6 +124,7 @@ class MultiplesBuilder {
     }
   }
   int32_t accept() const { return accept_; }
+  int64_t states() const { return states_; }
   bool over_limit() const { return over_limit_; }
   bool stopped() const { return over_limit_ || nfa_.failed(); }
 
@@ -242,7 +243,7 @@ Frag json_integer_range(Nfa& nfa, int64_t lo, int64_t hi) {
   return options.size() == 1 ? options[0] : nfa.alt(options);
 }
 
-Result<Frag> json_integer_multiples(Nfa& nfa, int64_t lo, int64_t hi, int64_t m, int64_t max_states) {
+Result<IntegerMultiples> json_integer_multiples(Nfa& nfa, int64_t lo, int64_t hi, int64_t m, int64_t max_states) {
   const auto refuse = [&](const std::string& what) {
     return make_error(ErrorCode::kInvalidArgument, "`multipleOf` " + std::to_string(m) + " between " +
                                                        std::to_string(lo) + " and " + std::to_string(hi) + " " + what);
@@ -254,8 +255,7 @@ Result<Frag> json_integer_multiples(Nfa& nfa, int64_t lo, int64_t hi, int64_t m,
   if (lo < 0) b.add_unsigned(hi < 0 ? magnitude(hi) : 1, magnitude(lo), negative);
   if (nfa.failed()) return nfa.meter().failure();
   if (b.over_limit()) {
-    return refuse("needs more than " + std::to_string(max_states) +
-                  " automaton states (the limit); narrow the bounds or use a smaller multipleOf");
+    return refuse("needs more than " + std::to_string(max_states) + " automaton states");
   }
   if (positive.empty() && negative.empty()) return refuse("has no multiple in that range");
   const int32_t start = nfa.add_state();
@@ -266,7 +266,7 @@ Result<Frag> json_integer_multiples(Nfa& nfa, int64_t lo, int64_t hi, int64_t m,
     for (const int32_t r : negative) nfa.add_epsilon(minus.end, r);
   }
   if (nfa.failed()) return nfa.meter().failure();
-  return Frag{start, b.accept()};
+  return IntegerMultiples{Frag{start, b.accept()}, b.states()};
 }
 
 std::optional<std::pair<int64_t, int64_t>> integer_bounds(const std::optional<NumberBound>& lo,

@@ -404,21 +404,28 @@ class SchemaCompiler {
     return m;
   }
 
-  // The multiples of m in [lo, hi], a rule of their own (their automaton
-  // counts against max_multiple_of_states, not the enclosing rule's states),
-  // shared by every schema with the same three numbers.
+  // The multiples of m in [lo, hi], a rule of their own, shared by every
+  // schema with the same three numbers. Every automaton of the schema
+  // together stays within max_multiple_of_states (each state becomes a DFA
+  // state in the lazy budget when reached).
   Result<Frag> multiples(int64_t lo, int64_t hi, int64_t m, const std::string& path) {
-    int32_t& rule = multiples_[{lo, hi, m}];
-    if (rule == 0) {
-      Result<Frag> f = json_integer_multiples(nfa_, lo, hi, m, limits_.max_multiple_of_states);
-      if (!f.ok()) {
-        multiples_.erase({lo, hi, m});
-        if (nfa_.failed()) return f.error();
-        return bad(path + "/multipleOf", f.error().message);
+    const auto key = std::make_tuple(lo, hi, m);
+    if (const auto it = multiples_.find(key); it != multiples_.end()) return nfa_.call(it->second);
+    const int64_t left = limits_.max_multiple_of_states - multiple_states_;
+    Result<IntegerMultiples> f = json_integer_multiples(nfa_, lo, hi, m, left);
+    if (!f.ok()) {
+      if (nfa_.failed()) return f.error();
+      std::string what = f.error().message;
+      if (what.find("automaton states") != std::string::npos) {
+        what += " (the limit: " + std::to_string(limits_.max_multiple_of_states) +
+                " for every multipleOf of the schema together); narrow the bounds or use a smaller multipleOf";
       }
-      rule = new_rule();
-      link(rule, *f);
+      return bad(path + "/multipleOf", what);
     }
+    multiple_states_ += f->states;
+    const int32_t rule = new_rule();
+    link(rule, f->frag);
+    multiples_[key] = rule;
     return nfa_.call(rule);
   }
 
@@ -619,7 +626,8 @@ class SchemaCompiler {
   std::deque<json> owned_;  // merged allOf schemas (stable addresses)
   int32_t any_value_ = -1, any_object_ = -1, any_array_ = -1, string_rule_ = -1;
   std::map<std::pair<int64_t, int64_t>, int32_t> counted_strings_;  // (minLength, maxLength) -> rule (never 0: the root)
-  std::map<std::tuple<int64_t, int64_t, int64_t>, int32_t> multiples_;  // (lo, hi, multipleOf) -> rule (never 0)
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int32_t> multiples_;  // (lo, hi, multipleOf) -> rule
+  int64_t multiple_states_ = 0;  // of every multiples_ automaton
 };
 
 Error source_too_big(int64_t bytes, const GrammarLimits& limits, const char* what) {

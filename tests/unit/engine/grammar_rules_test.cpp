@@ -178,13 +178,24 @@ TEST(GrammarRules, HostileMultipleOfIsRefusedWithinAFewSteps) {
   GrammarLimits limits;
   limits.max_compile_steps = 400'000;
   for (const json& s : {json::parse(R"({"type":"integer","multipleOf":999999937,"minimum":-9007199254740991,"maximum":9007199254740991})"),
-                        json::parse(R"({"type":"integer","multipleOf":1000003})"),
+                        json::parse(R"({"type":"integer","multipleOf":10007})"),
                         json::parse(R"({"properties":{"a":{"type":"number","multipleOf":999983}}})")}) {
     auto g = grammar_from_json_schema(s, limits);
     ASSERT_FALSE(g.ok()) << s.dump();
     EXPECT_NE(g.error().message.find("/multipleOf: `multipleOf`"), std::string::npos) << g.error().message;
-    EXPECT_NE(g.error().message.find("more than 4096 automaton states (the limit)"), std::string::npos) << g.error().message;
+    EXPECT_NE(g.error().message.find("more than 2048 automaton states (the limit: 2048 for every multipleOf"), std::string::npos)
+        << g.error().message;
   }
+  // The limit is for the whole schema: two automata of ~1,100 states each are too many.
+  auto two = grammar_from_json_schema(json::parse(R"({"type":"object","properties":{
+      "a":{"type":"integer","multipleOf":97,"minimum":-1000000000000,"maximum":1000000000000},
+      "b":{"type":"integer","multipleOf":89,"minimum":-1000000000000,"maximum":1000000000000}}})"), limits);
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.error().message.find("/properties/b/multipleOf: `multipleOf` 89"), std::string::npos) << two.error().message;
+  auto one = schema(json::parse(R"({"type":"object","properties":{
+      "a":{"type":"integer","multipleOf":97,"minimum":-1000000000000,"maximum":1000000000000},
+      "b":{"type":"integer","multipleOf":97,"minimum":-1000000000000,"maximum":1000000000000}}})"));
+  EXPECT_TRUE(one) << "the same automaton twice is one rule";
   // A huge multipleOf over bounds that hold few of its multiples is cheap.
   auto few = schema(json::parse(R"({"type":"integer","multipleOf":1000000000000000000,"minimum":-9223372036854775808,"maximum":9223372036854775807})"));
   ASSERT_TRUE(few);
