@@ -152,8 +152,8 @@ TEST(GrammarRules, IntegerMultiplesAtInt64Magnitudes) {
       std::vector<int64_t> samples;
       for (int64_t d = 0; d <= 300; ++d) {
         for (const int64_t edge : {lo, hi, kSafe, -kSafe, int64_t{0}}) {
-          if (edge - kMin >= d) samples.push_back(edge - d);
-          if (kMax - edge >= d) samples.push_back(edge + d);
+          if (edge >= kMin + d) samples.push_back(edge - d);
+          if (edge <= kMax - d) samples.push_back(edge + d);
         }
       }
       for (int i = 0; i < 2000; ++i) {
