@@ -35,8 +35,8 @@ struct GrammarLimits {
   // Every integer `multipleOf` automaton of one grammar together: states of
   // (digits left, remainder), each its own DFA state (~2 KiB of
   // max_lazy_bytes) once reached, so all of them take at most half of it.
-  // multipleOf 7 or 86400 over +-(10^15 - 1) takes under 100 states; m
-  // coprime to 10 takes ~m x digits (97 over 10 digits: ~800), so a prime
+  // multipleOf 7 over +-(10^15 - 1) takes ~110 states, 86400 ~420; m
+  // coprime to 10 takes ~m x digits (97 over 10 digits: ~620), so a prime
   // near 10^9 is refused after 2,048 states, not built.
   int64_t max_multiple_of_states = 2048;
   // At run time: frames in one stack, stacks in one position. A token that

@@ -101,16 +101,21 @@ class MultiplesBuilder {
   MultiplesBuilder(const MultiplesBuilder&) = delete;
   MultiplesBuilder& operator=(const MultiplesBuilder&) = delete;
 
-  // The memo table: [pow2 >= 2 x max_states] slots, charged before it is allocated.
+  // The memo table ([pow2 >= 2 x max_states] slots, charged before it is
+  // allocated) and the accept state. False: the meter's failure (the state
+  // limit, even 0, shows in over_limit()).
   bool init() {
     size_t slots = 16;
-    while (static_cast<int64_t>(slots) < 2 * max_states_) slots *= 2;
+    while (static_cast<int64_t>(slots) < 2 * max_states_) {
+      slots *= 2;
+      --shift_;
+    }
     const auto bytes = static_cast<int64_t>(slots * sizeof(Slot)) + 32;
     if (!nfa_.meter().charge(bytes)) return false;
     table_bytes_ = bytes;
     table_.assign(slots, Slot{});
     accept_ = new_state();
-    return accept_ >= 0;
+    return !nfa_.failed();
   }
   // The entry states of the multiples in [a, b] (non-negative), one per length with any.
   void add_unsigned(uint64_t a, uint64_t b, std::vector<int32_t>& roots) {
@@ -192,6 +197,13 @@ class MultiplesBuilder {
   int32_t tight(const std::string& a, const std::string& b, size_t i, bool lo_tight, bool hi_tight, uint64_t r) {
     const size_t left = a.size() - i;
     if (left == 0) return r == 0 ? accept_ : -1;
+    // A bound whose rest is 0...0 (a) or 9...9 (b) bounds nothing: the free
+    // states serve (so 10^(L-1)..10^L - 1, every length of an unbounded side, costs no chain).
+    const auto rest_is = [&](const std::string& x, char c) {
+      return std::all_of(x.begin() + static_cast<std::ptrdiff_t>(i), x.end(), [c](char d) { return d == c; });
+    };
+    lo_tight = lo_tight && !rest_is(a, '0');
+    hi_tight = hi_tight && !rest_is(b, '9');
     if (!lo_tight && !hi_tight) {
       const uint64_t t = neg_mod(mul_mod(r, pow10_mod_[left]));
       return live(left, t) ? free_state(left, t) : -1;
@@ -207,10 +219,11 @@ class MultiplesBuilder {
     return state_to(next);
   }
 
-  // Open addressing: at most max_states entries in >= 2 x max_states slots.
+  // Open addressing: at most max_states entries in >= 2 x max_states slots,
+  // hashed by the product's top bits (t is often a multiple of 2^j: its low bits are not).
   Slot* find(size_t k, uint64_t t) {
     const size_t mask = table_.size() - 1;
-    size_t at = static_cast<size_t>((t * 0x9E3779B97F4A7C15ULL) ^ (k * 0xC2B2AE3D27D4EB4FULL)) & mask;
+    size_t at = static_cast<size_t>(((t ^ (static_cast<uint64_t>(k) << 58)) * 0x9E3779B97F4A7C15ULL) >> shift_);
     while (table_[at].k >= 0 && !(table_[at].k == static_cast<int32_t>(k) && table_[at].t == t)) at = (at + 1) & mask;
     return &table_[at];
   }
@@ -223,6 +236,7 @@ class MultiplesBuilder {
   int32_t accept_ = -1;
   std::array<uint64_t, 21> pow10_mod_{};  // [k] 10^k mod m
   std::vector<Slot> table_;
+  int shift_ = 60;  // 64 - log2(table_.size())
   int64_t table_bytes_ = 0;
 };
 

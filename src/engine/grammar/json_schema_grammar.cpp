@@ -411,16 +411,16 @@ class SchemaCompiler {
   Result<Frag> multiples(int64_t lo, int64_t hi, int64_t m, const std::string& path) {
     const auto key = std::make_tuple(lo, hi, m);
     if (const auto it = multiples_.find(key); it != multiples_.end()) return nfa_.call(it->second);
+    // The greatest multiple <= hi (128 bits: no overflow at int64's ends).
+    const __int128 top = static_cast<__int128>(hi) - ((static_cast<__int128>(hi) % m) + m) % m;
+    if (top < lo) return bad(path + "/multipleOf", "no multiple of " + std::to_string(m) + " lies within `minimum`/`maximum`");
     const int64_t left = limits_.max_multiple_of_states - multiple_states_;
     Result<IntegerMultiples> f = json_integer_multiples(nfa_, lo, hi, m, left);
     if (!f.ok()) {
       if (nfa_.failed()) return f.error();
-      std::string what = f.error().message;
-      if (what.find("automaton states") != std::string::npos) {
-        what += " (the limit: " + std::to_string(limits_.max_multiple_of_states) +
-                " for every multipleOf of the schema together); narrow the bounds or use a smaller multipleOf";
-      }
-      return bad(path + "/multipleOf", what);
+      // (some multiple lies within: the state limit)
+      return bad(path + "/multipleOf", f.error().message + " (the limit: " + std::to_string(limits_.max_multiple_of_states) +
+                                           " for every multipleOf of the schema together); narrow the bounds or use a smaller multipleOf");
     }
     multiple_states_ += f->states;
     const int32_t rule = new_rule();

@@ -112,7 +112,7 @@ TEST(GrammarRules, IntegerMultiplesEqualTheArithmeticOracle) {
       s["multipleOf"] = m;
       const int64_t top = b.hi - ((b.hi % m) + m) % m;  // the greatest multiple <= hi
       if (top < b.lo) {
-        EXPECT_NE(refusal(s).find("/multipleOf: `multipleOf` " + std::to_string(m)), std::string::npos) << s.dump();
+        EXPECT_NE(refusal(s).find("/multipleOf: no multiple of " + std::to_string(m)), std::string::npos) << s.dump();
         continue;
       }
       auto g = schema(s);
@@ -186,12 +186,22 @@ TEST(GrammarRules, HostileMultipleOfIsRefusedWithinAFewSteps) {
     EXPECT_NE(g.error().message.find("more than 2048 automaton states (the limit: 2048 for every multipleOf"), std::string::npos)
         << g.error().message;
   }
-  // The limit is for the whole schema: two automata of ~1,100 states each are too many.
-  auto two = grammar_from_json_schema(json::parse(R"({"type":"object","properties":{
+  GrammarLimits none;
+  none.max_multiple_of_states = 0;
+  auto zero = grammar_from_json_schema(json::parse(R"({"type":"integer","multipleOf":2})"), none);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().message,
+            "schema at /multipleOf: `multipleOf` 2 between -999999999999999 and 999999999999999 needs more than 0 automaton "
+            "states (the limit: 0 for every multipleOf of the schema together); narrow the bounds or use a smaller multipleOf");
+  // The limit is for the whole schema: three automata of ~1,000 states each are too many.
+  auto three = grammar_from_json_schema(json::parse(R"({"type":"object","properties":{
       "a":{"type":"integer","multipleOf":97,"minimum":-1000000000000,"maximum":1000000000000},
-      "b":{"type":"integer","multipleOf":89,"minimum":-1000000000000,"maximum":1000000000000}}})"), limits);
-  ASSERT_FALSE(two.ok());
-  EXPECT_NE(two.error().message.find("/properties/b/multipleOf: `multipleOf` 89"), std::string::npos) << two.error().message;
+      "b":{"type":"integer","multipleOf":89,"minimum":-1000000000000,"maximum":1000000000000},
+      "c":{"type":"integer","multipleOf":83,"minimum":-1000000000000,"maximum":1000000000000}}})"), limits);
+  ASSERT_FALSE(three.ok());
+  EXPECT_NE(three.error().message.find("(the limit: 2048 for every multipleOf of the schema together)"), std::string::npos)
+      << three.error().message;
+  EXPECT_EQ(three.error().message.rfind("schema at /properties/", 0), 0u) << three.error().message;
   auto one = schema(json::parse(R"({"type":"object","properties":{
       "a":{"type":"integer","multipleOf":97,"minimum":-1000000000000,"maximum":1000000000000},
       "b":{"type":"integer","multipleOf":97,"minimum":-1000000000000,"maximum":1000000000000}}})"));
@@ -202,6 +212,25 @@ TEST(GrammarRules, HostileMultipleOfIsRefusedWithinAFewSteps) {
   for (int64_t k = -9; k <= 9; ++k) EXPECT_TRUE(few->matches(std::to_string(k * 1'000'000'000'000'000'000))) << k;
   EXPECT_FALSE(few->matches("1000000000000000001"));
   EXPECT_FALSE(few->matches("999999999999999999"));
+  auto top = schema(json::parse(R"({"type":"integer","multipleOf":9223372036854775807,"minimum":-9223372036854775808,"maximum":9223372036854775807})"));
+  ASSERT_TRUE(top);
+  for (const char* ok : {"-9223372036854775807", "0", "9223372036854775807"}) EXPECT_TRUE(top->matches(ok)) << ok;
+  for (const char* no : {"-9223372036854775808", "9223372036854775806", "1", "-1"}) EXPECT_FALSE(top->matches(no)) << no;
+}
+
+TEST(GrammarRules, CommonMultipleOfStepsTakeFewStates) {
+  // NFA states beyond a grammar of one literal (docs/api.md quotes these).
+  const int64_t base = schema(json::parse(R"({"const":0})"))->num_nfa_states();
+  const auto extra = [&](const char* text) {
+    auto g = schema(json::parse(text));
+    return g ? g->num_nfa_states() - base : int64_t{-1};
+  };
+  EXPECT_LT(extra(R"({"type":"integer","multipleOf":7})"), 150);
+  EXPECT_LT(extra(R"({"type":"integer","multipleOf":86400})"), 500);
+  EXPECT_LT(extra(R"({"type":"integer","multipleOf":1000,"minimum":0,"maximum":9223372036854775807})"), 100);
+  const int64_t prime = extra(R"({"type":"integer","multipleOf":97,"minimum":-1000000000,"maximum":1000000000})");
+  EXPECT_GT(prime, 500);  // ~620: 97 remainders x 8 digits, the short ones pruned
+  EXPECT_LT(prime, 900);
 }
 
 TEST(GrammarRules, MultipleOfRefusalsNameThePath) {
@@ -214,7 +243,9 @@ TEST(GrammarRules, MultipleOfRefusalsNameThePath) {
       {R"({"type":"integer","multipleOf":"3"})", "schema at /multipleOf: `multipleOf` must be a number"},
       {R"({"type":"integer","multipleOf":1e20})", "schema at /multipleOf: `multipleOf` 1e+20 is over int64"},
       {R"({"items":{"type":"integer","multipleOf":7,"minimum":1,"maximum":6}})",
-       "schema at /items/multipleOf: `multipleOf` 7 between 1 and 6 has no multiple in that range"},
+       "schema at /items/multipleOf: no multiple of 7 lies within `minimum`/`maximum`"},
+      {R"({"type":"integer","multipleOf":9223372036854775807,"minimum":-9223372036854775806,"maximum":-1})",
+       "schema at /multipleOf: no multiple of 9223372036854775807 lies within `minimum`/`maximum`"},
   };
   for (const auto& [s, want] : cases) EXPECT_EQ(refusal(json::parse(s)), want) << s;
 }
