@@ -93,15 +93,27 @@ function drawing(z, absent = (s) => s.optional()) {
   return z.object({ title: z.string().max(100), shapes: z.array(shape).min(1).max(4) });
 }
 
+// Counts in fixed steps (multipleOf): integers only, the sizes of a shipment.
+function pack(z) {
+  return z.object({
+    boxes: z.number().int().multipleOf(6).min(6).max(600),
+    weight_grams: z.number().int().multipleOf(250).nonnegative(),
+    slots: z.array(z.number().int().multipleOf(7)).max(4),
+    window_minutes: z.number().multipleOf(15).min(0).max(1440),
+  });
+}
+
 // zod 4: z.toJSONSchema, its defaults (draft 2020-12).
 write("zod4_order", z4.toJSONSchema(order(z4)));
 write("zod4_tree", z4.toJSONSchema(tree(z4)));
 write("zod4_drawing", z4.toJSONSchema(drawing(z4)));
+write("zod4_pack", z4.toJSONSchema(pack(z4)));
 
 // zod 3 API: zod-to-json-schema, its defaults (draft-07, $ref to the first use).
 write("zod3_order", zodToJsonSchema(order(z3)));
 write("zod3_tree", zodToJsonSchema(tree(z3)));
 write("zod3_drawing", zodToJsonSchema(drawing(z3)));
+write("zod3_pack", zodToJsonSchema(pack(z3)));
 
 // A fetch that keeps each request's JSON body and answers with a chat
 // completion whose content is `{}` (what the clients do with it is not our

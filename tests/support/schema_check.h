@@ -65,6 +65,11 @@ inline std::string schema_violation(const nlohmann::json& v, const nlohmann::jso
     };
     if (s.contains("maximum") && above("maximum")) return "above maximum";
     if (s.contains("exclusiveMaximum") && at_least("exclusiveMaximum")) return "not below exclusiveMaximum";
+    // Integer multipleOf only (what the grammar supports), checked exactly.
+    if (s.contains("multipleOf")) {
+      if (!v.is_number_integer()) return "not an integer multiple: " + v.dump();
+      if (v.get<int64_t>() % s["multipleOf"].get<int64_t>() != 0) return "not a multiple: " + v.dump();
+    }
   }
   if (v.is_string()) {
     const size_t n = utf8_length(v.get<std::string>());

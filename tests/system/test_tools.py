@@ -174,7 +174,7 @@ class ToolCallingTest(unittest.TestCase):
         self.assertIn("tools[0].function.name", error(tools=[{"type": "function", "function": {"name": "a b"}}]))
         self.assertIn("tools[0].function.parameters", error(
             tools=[{"type": "function", "function": {"name": "f", "parameters": {
-                "type": "object", "properties": {"s": {"type": "integer", "multipleOf": 9}}}}}], tool_choice="required"))
+                "type": "object", "properties": {"s": {"type": "integer", "not": {"const": 9}}}}}}], tool_choice="required"))
         self.assertIn("tools", error(functions=[tool["function"]]))
         # "none": tools are neither rendered nor parsed.
         status, body, _ = self.chat(tools=self.tools, tool_choice="none", max_tokens=2)

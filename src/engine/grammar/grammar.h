@@ -32,6 +32,13 @@ struct GrammarLimits {
   int64_t max_rule_states = 16384;
   int64_t max_rules = 4096;
   int64_t max_repeat = 100000;       // minLength/maxLength/minItems/maxItems (counted, not copied)
+  // Every integer `multipleOf` automaton of one grammar together: states of
+  // (digits left, remainder), each its own DFA state (~2 KiB of
+  // max_lazy_bytes) once reached, so all of them take at most half of it.
+  // multipleOf 7 over +-(10^15 - 1) takes ~110 states, 86400 ~420; m
+  // coprime to 10 takes ~m x digits (97 over 10 digits: ~620), so a prime
+  // near 10^9 is refused after 2,048 states, not built.
+  int64_t max_multiple_of_states = 2048;
   // At run time: frames in one stack, stacks in one position. A token that
   // would pass either is masked off (the output stays valid).
   int64_t max_stack_depth = 128;

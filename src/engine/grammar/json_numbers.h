@@ -22,6 +22,18 @@ struct NumberBound {
 
 // Integers in [lo, hi] as JSON writes them (no leading zeros, no "-0").
 Nfa::Frag json_integer_range(Nfa& nfa, int64_t lo, int64_t hi);
+// The multiples of m (m >= 1) in [lo, hi] as JSON integers ("-" then the
+// magnitude's digits). A digit automaton: besides a few states per digit on
+// the bounds' edges, one state per (digits left k, remainder t that those k
+// digits must have mod m), live only when t < 10^k, shared by every length and
+// both signs. Errors: kInvalidArgument when no multiple lies in [lo, hi] or
+// the automaton needs more than max_states states (the message names both),
+// else the meter's failure (its table is charged before it is allocated).
+struct IntegerMultiples {
+  Nfa::Frag frag;
+  int64_t states = 0;  // of the automaton, <= max_states
+};
+Result<IntegerMultiples> json_integer_multiples(Nfa& nfa, int64_t lo, int64_t hi, int64_t m, int64_t max_states);
 // The int64 range an integer keeps under the bounds; nullopt when empty.
 // Missing bounds: +-(10^15 - 1), or int64's end past a bound beyond that.
 std::optional<std::pair<int64_t, int64_t>> integer_bounds(const std::optional<NumberBound>& lo,

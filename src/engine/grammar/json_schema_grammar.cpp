@@ -4,12 +4,14 @@
 // a copy; counted repetition (maxLength, maxItems) is a counted rule.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
 
 #include "core/work_control.h"
 #include "engine/grammar/grammar_sources.h"
@@ -35,7 +37,7 @@ const std::set<std::string>& known_keywords() {
       "writeOnly", "strict", "name", "$defs", "definitions", "required", "additionalProperties", "properties",
       "type", "items", "prefixItems", "minItems", "maxItems", "enum", "const", "anyOf", "oneOf", "allOf", "$ref",
       "minLength", "maxLength", "nullable", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-      "uniqueItems", "pattern", "format"};
+      "uniqueItems", "pattern", "format", "multipleOf"};
   return k;
 }
 
@@ -235,7 +237,8 @@ class SchemaCompiler {
       types.push_back("array");
     } else if (s.contains("minLength") || s.contains("maxLength") || s.contains("pattern") || s.contains("format")) {
       types.push_back("string");
-    } else if (s.contains("minimum") || s.contains("maximum") || s.contains("exclusiveMinimum") || s.contains("exclusiveMaximum")) {
+    } else if (s.contains("minimum") || s.contains("maximum") || s.contains("exclusiveMinimum") || s.contains("exclusiveMaximum") ||
+               s.contains("multipleOf")) {
       types.push_back("number");
     } else {
       return nfa_.call(any_value_rule());
@@ -378,16 +381,66 @@ class SchemaCompiler {
     return b;
   }
 
+  // `multipleOf` as a positive int64 (1 when absent); a fraction (0.01) is refused.
+  static Result<int64_t> multiple_of(const json& s, const std::string& path) {
+    const auto it = s.find("multipleOf");
+    if (it == s.end()) return int64_t{1};
+    const std::string p = path + "/multipleOf";
+    if (!it->is_number()) return bad(p, "`multipleOf` must be a number");
+    constexpr double kInt64End = 9223372036854775808.0;  // 2^63
+    if (it->is_number_unsigned()) {
+      if (it->get<uint64_t>() >= static_cast<uint64_t>(kInt64End)) return bad(p, "`multipleOf` " + it->dump() + " is over int64");
+    } else if (it->is_number_integer()) {
+      if (it->get<int64_t>() <= 0) return bad(p, "`multipleOf` must be greater than 0");
+    } else {
+      const double v = it->get<double>();
+      if (!(v > 0)) return bad(p, "`multipleOf` must be greater than 0");
+      if (v != std::floor(v)) return bad(p, "`multipleOf` " + it->dump() + " is not an integer: only integer multiples are supported");
+      if (v >= kInt64End) return bad(p, "`multipleOf` " + it->dump() + " is over int64");
+      return static_cast<int64_t>(v);
+    }
+    const int64_t m = it->get<int64_t>();
+    if (m <= 0) return bad(p, "`multipleOf` must be greater than 0");
+    return m;
+  }
+
+  // The multiples of m in [lo, hi], a rule of their own, shared by every
+  // schema with the same three numbers. Every automaton of the schema
+  // together stays within max_multiple_of_states (each state becomes a DFA
+  // state in the lazy budget when reached).
+  Result<Frag> multiples(int64_t lo, int64_t hi, int64_t m, const std::string& path) {
+    const auto key = std::make_tuple(lo, hi, m);
+    if (const auto it = multiples_.find(key); it != multiples_.end()) return nfa_.call(it->second);
+    // The greatest multiple <= hi (128 bits: no overflow at int64's ends).
+    const __int128 top = static_cast<__int128>(hi) - ((static_cast<__int128>(hi) % m) + m) % m;
+    if (top < lo) return bad(path + "/multipleOf", "no multiple of " + std::to_string(m) + " lies within `minimum`/`maximum`");
+    const int64_t left = limits_.max_multiple_of_states - multiple_states_;
+    Result<IntegerMultiples> f = json_integer_multiples(nfa_, lo, hi, m, left);
+    if (!f.ok()) {
+      if (nfa_.failed()) return f.error();
+      // (some multiple lies within: the state limit)
+      return bad(path + "/multipleOf", f.error().message + " (the limit: " + std::to_string(limits_.max_multiple_of_states) +
+                                           " for every multipleOf of the schema together); narrow the bounds or use a smaller multipleOf");
+    }
+    multiple_states_ += f->states;
+    const int32_t rule = new_rule();
+    link(rule, f->frag);
+    multiples_[key] = rule;
+    return nfa_.call(rule);
+  }
+
   Result<Frag> typed(const json& s, const std::string& t, const std::string& path, int depth) {
     if (t == "null") return lit("null");
     if (t == "boolean") return nfa_.alt({lit("true"), lit("false")});
     if (t == "integer" || t == "number") {
-      if (s.contains("multipleOf")) return bad(path + "/multipleOf", "keyword `multipleOf` is not supported");
+      PLIMSOLL_ASSIGN(const int64_t m, multiple_of(s, path));
       PLIMSOLL_ASSIGN(const auto lo, bound(s, "minimum", "exclusiveMinimum", path));
       PLIMSOLL_ASSIGN(const auto hi, bound(s, "maximum", "exclusiveMaximum", path));
-      if (t == "integer") {
+      // A number with an (integer) multipleOf is written as an integer.
+      if (t == "integer" || s.contains("multipleOf")) {
         const auto r = integer_bounds(lo, hi);
         if (!r) return bad(path, "no integer lies within `minimum`/`maximum`");
+        if (m > 1) return multiples(r->first, r->second, m, path);
         return json_integer_range(nfa_, r->first, r->second);
       }
       if (!lo && !hi) return json_number_any(nfa_, true);
@@ -573,6 +626,8 @@ class SchemaCompiler {
   std::deque<json> owned_;  // merged allOf schemas (stable addresses)
   int32_t any_value_ = -1, any_object_ = -1, any_array_ = -1, string_rule_ = -1;
   std::map<std::pair<int64_t, int64_t>, int32_t> counted_strings_;  // (minLength, maxLength) -> rule (never 0: the root)
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int32_t> multiples_;  // (lo, hi, multipleOf) -> rule
+  int64_t multiple_states_ = 0;  // of every multiples_ automaton
 };
 
 Error source_too_big(int64_t bytes, const GrammarLimits& limits, const char* what) {

@@ -148,9 +148,9 @@ TEST_F(ApiTest, ChatRefusesBadToolAndJsonRequestsClearly) {
                       400, bad, "`response_format` cannot be combined with `tools` on this model", "response_format");
   json limited = tool;
   limited["function"]["name"] = "g";
-  limited["function"]["parameters"] = {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}, {"multipleOf", 3}}}}}};
+  limited["function"]["parameters"] = {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}, {"not", {{"const", 3}}}}}}}};
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tools", json::array({tool, limited})}}),
-                      400, bad, "`tools[1].function.parameters`: schema at /properties/n/multipleOf: keyword `multipleOf`",
+                      400, bad, "`tools[1].function.parameters`: schema at /properties/n/not: keyword `not`",
                       "tools[1].function.parameters");
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"tool_choice", "required"}}), 400, bad,
                       "`tool_choice` \"required\" or a named function needs a non-empty `tools` list", "tool_choice");
@@ -158,9 +158,9 @@ TEST_F(ApiTest, ChatRefusesBadToolAndJsonRequestsClearly) {
       post("/v1/chat/completions", json{{"messages", hi}, {"response_format", {{"type", "json_schema"}}}}), 400, bad,
       "`response_format.json_schema` must be an object", "response_format.json_schema");
   const json unsupported = {{"type", "json_schema"},
-                            {"json_schema", {{"name", "x"}, {"schema", {{"type", "integer"}, {"multipleOf", 3}}}}}};
+                            {"json_schema", {{"name", "x"}, {"schema", {{"type", "integer"}, {"not", {{"const", 3}}}}}}}};
   expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"response_format", unsupported}}), 400,
-                      bad, "`response_format.json_schema.schema`: schema at /multipleOf: keyword `multipleOf` is not supported",
+                      bad, "`response_format.json_schema.schema`: schema at /not: keyword `not` is not supported",
                       "response_format.json_schema.schema");
   // What asks for nothing is accepted: text output, no tools, tool_choice none/auto (tools with "none"); and JSON output.
   for (const json& extra : {json{{"response_format", {{"type", "text"}}}}, json{{"tools", json::array()}},
@@ -174,11 +174,11 @@ TEST_F(ApiTest, ChatRefusesBadToolAndJsonRequestsClearly) {
     EXPECT_EQ(r->status, 200) << extra.dump() << r->body;
   }
   // TGI's response_format forms: a schema under `value` holds (json_object's is not ignored).
-  const json bounded = {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}, {"multipleOf", 3}}}}}};
+  const json bounded = {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}, {"not", {{"const", 3}}}}}}}};
   for (const char* type : {"json", "json_object"}) {
     expect_openai_error(post("/v1/chat/completions", json{{"messages", hi}, {"max_tokens", 4},
                                                           {"response_format", {{"type", type}, {"value", bounded}}}}),
-                        400, bad, "`response_format.value`: schema at /properties/n/multipleOf: keyword `multipleOf`",
+                        400, bad, "`response_format.value`: schema at /properties/n/not: keyword `not`",
                         "response_format.value");
   }
   for (const json& format : {json{{"type", "json"}, {"value", {{"type", "object"}}}},

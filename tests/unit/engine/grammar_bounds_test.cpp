@@ -121,12 +121,23 @@ TEST(GrammarBounds, HostileCompilesStayWithinTheirBytes) {
                              {"items", {{"type", "string"}, {"maxLength", 256}}},
                              {"maxItems", 256}};
   const std::string big_regex = repeated("[a-z0-9]", 8000);
+  const json prime_multiple = json::parse(
+      R"({"type":"integer","multipleOf":999999937,"minimum":-9007199254740991,"maximum":9007199254740991})");
+  // 16 different multiples near the state limit together (refused past it).
+  json many_multiples = {{"type", "object"}, {"properties", json::object()}};
+  for (int m = 101; m < 101 + 2 * 16; m += 2) {
+    std::string name = "p";  // (appended: GCC 12's -Wrestrict misfires on "p" + to_string(m))
+    name += std::to_string(m);
+    many_multiples["properties"][name] = {{"type", "integer"}, {"multipleOf", m}};
+  }
   const Case cases[] = {
       {"(?:(?:a?){1000}){25}", [&] { return grammar_from_regex("(?:(?:a?){1000}){25}", limits); }},
       {"$ref fan-out 8^16", [&] { return grammar_from_json_schema(fan, limits); }},
       {"256 strings of 256", [&] { return grammar_from_json_schema(long_strings, limits); }},
       {"8000 classes in a row", [&] { return grammar_from_regex(big_regex, limits); }},
       {"(a|b|c){1000}x", [&] { return grammar_from_regex("(?:a|b|c){1000}x", limits); }},
+      {"multipleOf 999999937 over +-(2^53 - 1)", [&] { return grammar_from_json_schema(prime_multiple, limits); }},
+      {"16 multipleOf of ~1,500 states", [&] { return grammar_from_json_schema(many_multiples, limits); }},
   };
   for (const Case& c : cases) {
     bool failed = false;

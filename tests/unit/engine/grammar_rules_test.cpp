@@ -2,6 +2,7 @@
 // `{}`), the keywords it covers, and the cached mask against a naive oracle.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 
@@ -85,6 +86,168 @@ TEST(GrammarRules, NumberBoundsHoldForEveryOutput) {
   ASSERT_TRUE(g);
   for (const char* ok : {"-2", "0", "9", "9.99", "-1.5", "-0.5", "3.25"}) EXPECT_TRUE(g->matches(ok)) << ok;
   for (const char* no : {"10", "10.5", "-3", "-2.75", "11", "1e3", "9.0"}) EXPECT_FALSE(g->matches(no)) << no;
+}
+
+// The arithmetic truth for multipleOf m under inclusive int64 bounds.
+bool multiple_within(int64_t v, int64_t lo, int64_t hi, int64_t m) { return v >= lo && v <= hi && v % m == 0; }
+
+TEST(GrammarRules, IntegerMultiplesEqualTheArithmeticOracle) {
+  struct Bounds {
+    json keys;
+    int64_t lo, hi;  // the inclusive integer range they mean
+  };
+  const Bounds bounds[] = {
+      {{{"minimum", -300}, {"maximum", 300}}, -300, 300},
+      {{{"exclusiveMinimum", -300}, {"exclusiveMaximum", 300}}, -299, 299},
+      {{{"minimum", -250}, {"exclusiveMaximum", -3}}, -250, -4},
+      {{{"exclusiveMinimum", 17}, {"maximum", 299}}, 18, 299},
+      {{{"minimum", 0}, {"maximum", 0}}, 0, 0},
+      {{{"minimum", -7.5}, {"maximum", 99.9}}, -7, 99},
+      {json::object(), -999'999'999'999'999, 999'999'999'999'999},
+  };
+  for (const int64_t m : {1, 2, 3, 7, 10, 25, 60, 128, 1000}) {
+    for (const Bounds& b : bounds) {
+      json s = b.keys;
+      s["type"] = "integer";
+      s["multipleOf"] = m;
+      const int64_t top = b.hi - ((b.hi % m) + m) % m;  // the greatest multiple <= hi
+      if (top < b.lo) {
+        EXPECT_NE(refusal(s).find("/multipleOf: no multiple of " + std::to_string(m)), std::string::npos) << s.dump();
+        continue;
+      }
+      auto g = schema(s);
+      ASSERT_TRUE(g) << s.dump();
+      for (int64_t v = -400; v <= 400; ++v) {
+        ASSERT_EQ(g->matches(std::to_string(v)), multiple_within(v, b.lo, b.hi, m)) << s.dump() << ": " << v;
+      }
+      // JSON's integer syntax, as the plain integer grammar writes it.
+      for (const char* no : {"007", "-0", "00", "-00", "1e2", "0e0", "+3", "3.0", "0.0", "", "-", "0 ", "1 2"}) {
+        EXPECT_FALSE(g->matches(no)) << s.dump() << ": " << no;
+      }
+    }
+  }
+  // A float that is an integer is that integer; `number` with it writes integers.
+  auto n = schema(json::parse(R"({"type":"number","multipleOf":3.0,"minimum":-10,"maximum":10})"));
+  ASSERT_TRUE(n);
+  for (int64_t v = -20; v <= 20; ++v) EXPECT_EQ(n->matches(std::to_string(v)), multiple_within(v, -10, 10, 3)) << v;
+  for (const char* no : {"6.0", "6.5", "1.5", "3e0"}) EXPECT_FALSE(n->matches(no)) << no;
+  // Without `type`, multipleOf means a number.
+  auto untyped = schema(json::parse(R"({"multipleOf":5})"));
+  ASSERT_TRUE(untyped);
+  EXPECT_TRUE(untyped->matches("-15"));
+  EXPECT_FALSE(untyped->matches("16"));
+}
+
+TEST(GrammarRules, IntegerMultiplesAtInt64Magnitudes) {
+  constexpr int64_t kSafe = 9007199254740991;  // zod 4: +-(2^53 - 1)
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  std::mt19937_64 rng(7);
+  for (const auto& [lo, hi] : {std::pair<int64_t, int64_t>{-kSafe, kSafe}, {kMin, kMax}, {kSafe - 1000, kSafe + 3'000'000'000}}) {
+    for (const int64_t m : {7, 86400, 1000000007}) {
+      if (m == 1000000007 && lo != kSafe - 1000) continue;  // wide: past the state limit (below)
+      auto g = schema(json{{"type", "integer"}, {"minimum", lo}, {"maximum", hi}, {"multipleOf", m}});
+      ASSERT_TRUE(g) << lo << ".." << hi << " % " << m;
+      EXPECT_LE(g->num_nfa_states(), GrammarLimits{}.max_multiple_of_states + 100);
+      std::vector<int64_t> samples;
+      for (int64_t d = 0; d <= 300; ++d) {
+        for (const int64_t edge : {lo, hi, kSafe, -kSafe, int64_t{0}}) {
+          if (edge >= kMin + d) samples.push_back(edge - d);
+          if (edge <= kMax - d) samples.push_back(edge + d);
+        }
+      }
+      for (int i = 0; i < 2000; ++i) {
+        const auto v = static_cast<int64_t>(rng());
+        samples.push_back(v);
+        samples.push_back(v - v % m);  // a multiple
+      }
+      for (const int64_t v : samples) {
+        ASSERT_EQ(g->matches(std::to_string(v)), multiple_within(v, lo, hi, m)) << lo << ".." << hi << " % " << m << ": " << v;
+      }
+      // One past int64's ends, and a leading zero near the top.
+      EXPECT_FALSE(g->matches("9223372036854775808"));
+      EXPECT_FALSE(g->matches("-9223372036854775809"));
+      EXPECT_FALSE(g->matches("09007199254740986"));
+    }
+  }
+}
+
+TEST(GrammarRules, HostileMultipleOfIsRefusedWithinAFewSteps) {
+  // A prime near 10^9 over +-(2^53 - 1) would need ~m x 16 states: refused at
+  // max_multiple_of_states, well inside a small step budget (not a timed test).
+  GrammarLimits limits;
+  limits.max_compile_steps = 400'000;
+  for (const json& s : {json::parse(R"({"type":"integer","multipleOf":999999937,"minimum":-9007199254740991,"maximum":9007199254740991})"),
+                        json::parse(R"({"type":"integer","multipleOf":10007})"),
+                        json::parse(R"({"properties":{"a":{"type":"number","multipleOf":999983}}})")}) {
+    auto g = grammar_from_json_schema(s, limits);
+    ASSERT_FALSE(g.ok()) << s.dump();
+    EXPECT_NE(g.error().message.find("/multipleOf: `multipleOf`"), std::string::npos) << g.error().message;
+    EXPECT_NE(g.error().message.find("more than 2048 automaton states (the limit: 2048 for every multipleOf"), std::string::npos)
+        << g.error().message;
+  }
+  GrammarLimits none;
+  none.max_multiple_of_states = 0;
+  auto zero = grammar_from_json_schema(json::parse(R"({"type":"integer","multipleOf":2})"), none);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().message,
+            "schema at /multipleOf: `multipleOf` 2 between -999999999999999 and 999999999999999 needs more than 0 automaton "
+            "states (the limit: 0 for every multipleOf of the schema together); narrow the bounds or use a smaller multipleOf");
+  // The limit is for the whole schema: three automata of ~1,000 states each are too many.
+  auto three = grammar_from_json_schema(json::parse(R"({"type":"object","properties":{
+      "a":{"type":"integer","multipleOf":97,"minimum":-1000000000000,"maximum":1000000000000},
+      "b":{"type":"integer","multipleOf":89,"minimum":-1000000000000,"maximum":1000000000000},
+      "c":{"type":"integer","multipleOf":83,"minimum":-1000000000000,"maximum":1000000000000}}})"), limits);
+  ASSERT_FALSE(three.ok());
+  EXPECT_NE(three.error().message.find("(the limit: 2048 for every multipleOf of the schema together)"), std::string::npos)
+      << three.error().message;
+  EXPECT_EQ(three.error().message.rfind("schema at /properties/", 0), 0u) << three.error().message;
+  auto one = schema(json::parse(R"({"type":"object","properties":{
+      "a":{"type":"integer","multipleOf":97,"minimum":-1000000000000,"maximum":1000000000000},
+      "b":{"type":"integer","multipleOf":97,"minimum":-1000000000000,"maximum":1000000000000}}})"));
+  EXPECT_TRUE(one) << "the same automaton twice is one rule";
+  // A huge multipleOf over bounds that hold few of its multiples is cheap.
+  auto few = schema(json::parse(R"({"type":"integer","multipleOf":1000000000000000000,"minimum":-9223372036854775808,"maximum":9223372036854775807})"));
+  ASSERT_TRUE(few);
+  for (int64_t k = -9; k <= 9; ++k) EXPECT_TRUE(few->matches(std::to_string(k * 1'000'000'000'000'000'000))) << k;
+  EXPECT_FALSE(few->matches("1000000000000000001"));
+  EXPECT_FALSE(few->matches("999999999999999999"));
+  auto top = schema(json::parse(R"({"type":"integer","multipleOf":9223372036854775807,"minimum":-9223372036854775808,"maximum":9223372036854775807})"));
+  ASSERT_TRUE(top);
+  for (const char* ok : {"-9223372036854775807", "0", "9223372036854775807"}) EXPECT_TRUE(top->matches(ok)) << ok;
+  for (const char* no : {"-9223372036854775808", "9223372036854775806", "1", "-1"}) EXPECT_FALSE(top->matches(no)) << no;
+}
+
+TEST(GrammarRules, CommonMultipleOfStepsTakeFewStates) {
+  // NFA states beyond a grammar of one literal (docs/api.md quotes these).
+  const int64_t base = schema(json::parse(R"({"const":0})"))->num_nfa_states();
+  const auto extra = [&](const char* text) {
+    auto g = schema(json::parse(text));
+    return g ? g->num_nfa_states() - base : int64_t{-1};
+  };
+  EXPECT_LT(extra(R"({"type":"integer","multipleOf":7})"), 150);
+  EXPECT_LT(extra(R"({"type":"integer","multipleOf":86400})"), 500);
+  EXPECT_LT(extra(R"({"type":"integer","multipleOf":1000,"minimum":0,"maximum":9223372036854775807})"), 100);
+  const int64_t prime = extra(R"({"type":"integer","multipleOf":97,"minimum":-1000000000,"maximum":1000000000})");
+  EXPECT_GT(prime, 500);  // ~620: 97 remainders x 8 digits, the short ones pruned
+  EXPECT_LT(prime, 900);
+}
+
+TEST(GrammarRules, MultipleOfRefusalsNameThePath) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"type":"integer","multipleOf":0})", "schema at /multipleOf: `multipleOf` must be greater than 0"},
+      {R"({"type":"integer","multipleOf":-3})", "schema at /multipleOf: `multipleOf` must be greater than 0"},
+      {R"({"type":"integer","multipleOf":-2.5})", "schema at /multipleOf: `multipleOf` must be greater than 0"},
+      {R"({"type":"number","multipleOf":0.01})",
+       "schema at /multipleOf: `multipleOf` 0.01 is not an integer: only integer multiples are supported"},
+      {R"({"type":"integer","multipleOf":"3"})", "schema at /multipleOf: `multipleOf` must be a number"},
+      {R"({"type":"integer","multipleOf":1e20})", "schema at /multipleOf: `multipleOf` 1e+20 is over int64"},
+      {R"({"items":{"type":"integer","multipleOf":7,"minimum":1,"maximum":6}})",
+       "schema at /items/multipleOf: no multiple of 7 lies within `minimum`/`maximum`"},
+      {R"({"type":"integer","multipleOf":9223372036854775807,"minimum":-9223372036854775806,"maximum":-1})",
+       "schema at /multipleOf: no multiple of 9223372036854775807 lies within `minimum`/`maximum`"},
+  };
+  for (const auto& [s, want] : cases) EXPECT_EQ(refusal(json::parse(s)), want) << s;
 }
 
 TEST(GrammarRules, LongStringsAreCountedNotCopied) {
@@ -180,8 +343,8 @@ TEST(GrammarRules, Formats) {
 TEST(GrammarRules, RefusalsNameTheKeywordAndItsPath) {
   EXPECT_EQ(refusal(json::parse(R"({"properties":{"a":{"type":"string","format":"foo"}}})")),
             "schema at /properties/a/format: format \"foo\" is not supported");
-  EXPECT_EQ(refusal(json::parse(R"({"properties":{"a":{"type":"integer","multipleOf":3}}})")),
-            "schema at /properties/a/multipleOf: keyword `multipleOf` is not supported");
+  EXPECT_EQ(refusal(json::parse(R"({"properties":{"a":{"type":"integer","multipleOf":0}}})")),
+            "schema at /properties/a/multipleOf: `multipleOf` must be greater than 0");
   EXPECT_EQ(refusal(json::parse(R"({"items":{"not":{}}})")), "schema at /items/not: keyword `not` is not supported");
   EXPECT_EQ(refusal(json::parse(R"({"allOf":[{"type":"string"},{"type":"object"}]})")),
             "schema at /allOf/0: `allOf` is supported for object schemas only (merged)");

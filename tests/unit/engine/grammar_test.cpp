@@ -132,9 +132,9 @@ TEST(GrammarSchema, RefusesUnsupportedKeywordsNamingThem) {
                                     GrammarLimits{});
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().message, "schema at /properties/a/format: format \"foo\" is not supported");
-  auto m = grammar_from_json_schema(json::parse(R"({"type":"integer","multipleOf":7})"), GrammarLimits{});
+  auto m = grammar_from_json_schema(json::parse(R"({"type":"number","multipleOf":0.5})"), GrammarLimits{});
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.error().message, "schema at /multipleOf: keyword `multipleOf` is not supported");
+  EXPECT_EQ(m.error().message, "schema at /multipleOf: `multipleOf` 0.5 is not an integer: only integer multiples are supported");
   GrammarLimits tiny;
   tiny.max_source_bytes = 10;
   auto big = grammar_from_json_schema(json::parse(R"({"type":"string"})"), tiny);
@@ -279,6 +279,40 @@ TEST(GrammarRandomModel, SchemaOutputIsAlwaysValid) {
     EXPECT_EQ(why, "") << "seed " << seed << ": " << out;
   }
   EXPECT_GT(ended_count, 0);
+}
+
+TEST(GrammarRandomModel, MultipleOfOutputIsAlwaysAMultiple) {
+  auto tok = Tokenizer::create(synthetic_vocab(1200));
+  ASSERT_TRUE(tok.ok());
+  const TokenTrie trie = TokenTrie::build(*tok);
+  // 97 over 10 digits: a ~800-state automaton, each state a DFA state when reached.
+  const json s = json::parse(R"({
+    "type": "object",
+    "properties": {
+      "a": {"type": "integer", "multipleOf": 7},
+      "b": {"type": "integer", "multipleOf": 97, "minimum": -1000000000, "maximum": 1000000000},
+      "c": {"type": "number", "multipleOf": 25, "exclusiveMinimum": 0, "maximum": 1000000},
+      "xs": {"type": "array", "items": {"type": "integer", "multipleOf": 3, "exclusiveMinimum": -100}, "maxItems": 4}
+    },
+    "required": ["a", "b", "c", "xs"],
+    "additionalProperties": false
+  })");
+  auto g = schema(s);
+  ASSERT_TRUE(g);
+  int ended_count = 0;
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    const int64_t max_tokens = 60 + static_cast<int64_t>(seed % 5) * 40;
+    bool ended = false;
+    const std::string out = run_random(*g, trie, tok->eos_id(), seed, max_tokens, &ended);
+    ended_count += ended;
+    const json parsed = json::parse(out, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << "seed " << seed << ": " << out;
+    EXPECT_EQ(test::schema_violation(parsed, s), "") << "seed " << seed << ": " << out;
+  }
+  EXPECT_GT(ended_count, 0);
+  const auto lock = g->lazy().lock();
+  EXPECT_LE(g->lazy().used_bytes(), g->limits().max_lazy_bytes);
+  EXPECT_LT(g->lazy().num_dstates(), 3000);
 }
 
 TEST(GrammarRandomModel, JsonObjectAndRegexOutputIsAlwaysValid) {
