@@ -3,6 +3,7 @@
 #include "tokenizer/hf_tokenizer.h"
 
 #include "tokenizer/hf_tokenizer_data.h"
+#include "tokenizer/stream_decoder.h"
 #include "tokenizer/utf8.h"
 
 namespace plimsoll {
@@ -78,7 +79,10 @@ std::string HfTokenizer::decode_tokens(std::span<const int32_t> ids) const {
   return out;
 }
 
-std::string HfTokenizer::decode(std::span<const int32_t> ids) const { return decode_tokens(ids); }
+std::string HfTokenizer::decode(std::span<const int32_t> ids) const {
+  std::string text = decode_tokens(ids);
+  return cleans_up_tokenization_spaces() ? clean_up_tokenization(text) : text;
+}
 
 // Text restarts after a special token (BOS, a chat header's end, ...): the
 // decoder's first-token rules (Strip, Metaspace) apply to the token after it,

@@ -30,6 +30,9 @@ struct HfTokenizerConfig {
   // (transformers' Llama and Gemma tokenizers rebuild their post-processor so).
   std::optional<bool> add_bos_token;
   std::optional<bool> add_eos_token;
+  // clean_up_tokenization_spaces: decode() applies clean_up_tokenization. Absent: false,
+  // transformers' default since 4.45.
+  bool clean_up_tokenization_spaces = false;
 };
 
 class HfTokenizer final : public TextTokenizer {
@@ -71,6 +74,7 @@ class HfTokenizer final : public TextTokenizer {
   int32_t bos_id() const override;
   int32_t eos_id() const override;
   bool is_special(int32_t id) const override;
+  bool cleans_up_tokenization_spaces() const override { return config().clean_up_tokenization_spaces; }
   // The longest token, in bytes of its stored form, times 4 (a normalizer may
   // shrink text, e.g. NFC), at least 1. Whitespace an added token's lstrip /
   // rstrip takes is not bounded by it.

@@ -51,6 +51,10 @@ class TextTokenizer {
   virtual int32_t eos_id() const = 0;  // -1 when there is none
   // Ids that stand for no ordinary text (control, unknown, special added tokens).
   virtual bool is_special(int32_t id) const = 0;
+  // Whether decode() applies transformers' clean_up_tokenization (" ." -> ".", " n't" ->
+  // "n't", ...; tokenizer_config.json clean_up_tokenization_spaces), which StreamDecoder
+  // then applies to the streamed text too.
+  virtual bool cleans_up_tokenization_spaces() const { return false; }
 
  protected:
   TextTokenizer() = default;
