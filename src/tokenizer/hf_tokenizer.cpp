@@ -3,7 +3,6 @@
 #include "tokenizer/hf_tokenizer.h"
 
 #include "tokenizer/hf_tokenizer_data.h"
-#include "tokenizer/stream_decoder.h"
 #include "tokenizer/utf8.h"
 
 namespace plimsoll {
@@ -79,10 +78,7 @@ std::string HfTokenizer::decode_tokens(std::span<const int32_t> ids) const {
   return out;
 }
 
-std::string HfTokenizer::decode(std::span<const int32_t> ids) const {
-  std::string text = decode_tokens(ids);
-  return cleans_up_tokenization_spaces() ? clean_up_tokenization(text) : text;
-}
+std::string HfTokenizer::decode_raw(std::span<const int32_t> ids) const { return decode_tokens(ids); }
 
 // Text restarts after a special token (BOS, a chat header's end, ...): the
 // decoder's first-token rules (Strip, Metaspace) apply to the token after it,

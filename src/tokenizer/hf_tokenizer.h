@@ -30,8 +30,8 @@ struct HfTokenizerConfig {
   // (transformers' Llama and Gemma tokenizers rebuild their post-processor so).
   std::optional<bool> add_bos_token;
   std::optional<bool> add_eos_token;
-  // clean_up_tokenization_spaces: decode() applies clean_up_tokenization. Absent: false,
-  // transformers' default since 4.45.
+  // clean_up_tokenization_spaces: decode() (not decode_raw()) and StreamDecoder apply
+  // clean_up_tokenization. Absent: false, transformers' default since 4.45.
   bool clean_up_tokenization_spaces = false;
 };
 
@@ -63,8 +63,9 @@ class HfTokenizer final : public TextTokenizer {
     return encode(text, add_special);
   }
   bool add_special_by_default() const override { return true; }
-  // HF's decode(ids, skip_special_tokens=true), except that bytes stay raw.
-  std::string decode(std::span<const int32_t> ids) const override;
+  // HF tokenizers' decode(ids, skip_special_tokens=true) (no clean-up), except that
+  // bytes stay raw.
+  std::string decode_raw(std::span<const int32_t> ids) const override;
   // After prev_id < 0 or a special token the text starts anew: the decoder's
   // first-token rules (e.g. Llama-2's Strip of one leading space) apply, as in
   // HF's streamers, which decode the generated ids alone.

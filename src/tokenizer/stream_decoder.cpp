@@ -2,39 +2,10 @@
 // the longest prefix that is decided (complete characters or invalid subparts).
 #include "tokenizer/stream_decoder.h"
 
+#include "tokenizer/clean_up.h"
 #include "tokenizer/utf8.h"
 
 namespace plimsoll {
-
-std::string clean_up_tokenization(std::string text) {
-  static constexpr std::string_view kRules[][2] = {
-      {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"},
-      {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
-  for (const auto& [from, to] : kRules) {
-    std::string out;
-    size_t pos = 0;
-    for (size_t at; (at = text.find(from, pos)) != std::string::npos; pos = at + from.size()) {
-      out.append(text, pos, at - pos);
-      out.append(to);
-    }
-    if (pos == 0) continue;
-    out.append(text, pos, std::string::npos);
-    text = std::move(out);
-  }
-  return text;
-}
-
-size_t clean_up_stable_prefix(std::string_view text) {
-  const size_t last = text.rfind(' ');
-  if (last == std::string_view::npos || last + 4 < text.size()) return text.size();
-  for (size_t s = last; s > 0;) {
-    if (text[s - 1] != '\'') return s;
-    const size_t before = text.rfind(' ', s - 1);
-    if (before == std::string_view::npos) break;
-    s = before;
-  }
-  return 0;
-}
 
 std::string StreamDecoder::push(int32_t id) {
   tokenizer_->append_piece_text(prev_id_, id, &pending_);
@@ -45,7 +16,7 @@ std::string StreamDecoder::push(int32_t id) {
 std::string StreamDecoder::finish() { return clean(drain(/*final=*/true), /*final=*/true); }
 
 std::string StreamDecoder::clean(std::string text, bool final) {
-  if (!tokenizer_->cleans_up_tokenization_spaces()) return text;
+  if (!clean_up_) return text;
   uncleaned_ += text;
   const size_t n = final ? uncleaned_.size() : clean_up_stable_prefix(uncleaned_);
   std::string out = clean_up_tokenization(uncleaned_.substr(0, n));
