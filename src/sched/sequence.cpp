@@ -14,7 +14,10 @@ Sequence::Sequence(Submission* owner_, size_t index_, GenerationRequest request_
       sampler(request.params, request.params.seed.value_or(random_seed())),
       stops(request.params.stop),
       grammar(request.params.grammar),
-      decoder(tokenizer, request.prompt_ids.empty() ? -1 : request.prompt_ids.back()) {
+      // A grammar constrains the raw text, token for token: its output is served as is, not
+      // cleaned up (clean_up_tokenization_spaces could change what the grammar matched).
+      decoder(tokenizer, request.prompt_ids.empty() ? -1 : request.prompt_ids.back(),
+              /*raw=*/request.params.grammar != nullptr) {
   tokens.reserve(static_cast<size_t>(total_tokens()));
   tokens = request.prompt_ids;
   sampler.observe_prompt(tokens);

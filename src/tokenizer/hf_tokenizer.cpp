@@ -78,7 +78,7 @@ std::string HfTokenizer::decode_tokens(std::span<const int32_t> ids) const {
   return out;
 }
 
-std::string HfTokenizer::decode(std::span<const int32_t> ids) const { return decode_tokens(ids); }
+std::string HfTokenizer::decode_raw(std::span<const int32_t> ids) const { return decode_tokens(ids); }
 
 // Text restarts after a special token (BOS, a chat header's end, ...): the
 // decoder's first-token rules (Strip, Metaspace) apply to the token after it,

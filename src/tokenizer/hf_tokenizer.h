@@ -30,6 +30,9 @@ struct HfTokenizerConfig {
   // (transformers' Llama and Gemma tokenizers rebuild their post-processor so).
   std::optional<bool> add_bos_token;
   std::optional<bool> add_eos_token;
+  // clean_up_tokenization_spaces: decode() (not decode_raw()) and StreamDecoder apply
+  // clean_up_tokenization. Absent: false, transformers' default since 4.45.
+  bool clean_up_tokenization_spaces = false;
 };
 
 class HfTokenizer final : public TextTokenizer {
@@ -60,8 +63,9 @@ class HfTokenizer final : public TextTokenizer {
     return encode(text, add_special);
   }
   bool add_special_by_default() const override { return true; }
-  // HF's decode(ids, skip_special_tokens=true), except that bytes stay raw.
-  std::string decode(std::span<const int32_t> ids) const override;
+  // HF tokenizers' decode(ids, skip_special_tokens=true) (no clean-up), except that
+  // bytes stay raw.
+  std::string decode_raw(std::span<const int32_t> ids) const override;
   // After prev_id < 0 or a special token the text starts anew: the decoder's
   // first-token rules (e.g. Llama-2's Strip of one leading space) apply, as in
   // HF's streamers, which decode the generated ids alone.
@@ -71,6 +75,7 @@ class HfTokenizer final : public TextTokenizer {
   int32_t bos_id() const override;
   int32_t eos_id() const override;
   bool is_special(int32_t id) const override;
+  bool cleans_up_tokenization_spaces() const override { return config().clean_up_tokenization_spaces; }
   // The longest token, in bytes of its stored form, times 4 (a normalizer may
   // shrink text, e.g. NFC), at least 1. Whitespace an added token's lstrip /
   // rstrip takes is not bounded by it.

@@ -198,6 +198,8 @@ Result<HfTokenizerConfig> parse_hf_tokenizer_config(std::string_view json_text,
   PLIMSOLL_ASSIGN(config.chat_template, hf::chat_template_of(json, where));
   PLIMSOLL_ASSIGN(config.add_bos_token, hf::optional_flag(json, "add_bos_token", where));
   PLIMSOLL_ASSIGN(config.add_eos_token, hf::optional_flag(json, "add_eos_token", where));
+  PLIMSOLL_ASSIGN(const auto cleanup, hf::optional_flag(json, "clean_up_tokenization_spaces", where));
+  config.clean_up_tokenization_spaces = cleanup.value_or(false);
   return config;
 }
 

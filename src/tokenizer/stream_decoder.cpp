@@ -2,6 +2,7 @@
 // the longest prefix that is decided (complete characters or invalid subparts).
 #include "tokenizer/stream_decoder.h"
 
+#include "tokenizer/clean_up.h"
 #include "tokenizer/utf8.h"
 
 namespace plimsoll {
@@ -9,10 +10,19 @@ namespace plimsoll {
 std::string StreamDecoder::push(int32_t id) {
   tokenizer_->append_piece_text(prev_id_, id, &pending_);
   prev_id_ = id;
-  return drain(/*final=*/false);
+  return clean(drain(/*final=*/false), /*final=*/false);
 }
 
-std::string StreamDecoder::finish() { return drain(/*final=*/true); }
+std::string StreamDecoder::finish() { return clean(drain(/*final=*/true), /*final=*/true); }
+
+std::string StreamDecoder::clean(std::string text, bool final) {
+  if (!clean_up_) return text;
+  uncleaned_ += text;
+  const size_t n = final ? uncleaned_.size() : clean_up_stable_prefix(uncleaned_);
+  std::string out = clean_up_tokenization(uncleaned_.substr(0, n));
+  uncleaned_.erase(0, n);
+  return out;
+}
 
 std::string StreamDecoder::drain(bool final) {
   std::string out;

@@ -27,11 +27,17 @@ class TextTokenizer {
   // Whether a plain prompt gets the special tokens (llama vocabularies: their
   // add_bos flag; tokenizer.json: true, its post-processor says which).
   virtual bool add_special_by_default() const = 0;
-  // Text of the ids, special tokens left out. May be invalid UTF-8 when the ids
+  // The tokenizer library's text of the ids, special tokens left out: Hugging Face
+  // tokenizers' Tokenizer.decode(ids, skip_special_tokens=True), which never cleans up
+  // (what tests/data/hf_tokenizer/*.ref.jsonl pin). May be invalid UTF-8 when the ids
   // split a character (see StreamDecoder).
-  virtual std::string decode(std::span<const int32_t> ids) const = 0;
+  virtual std::string decode_raw(std::span<const int32_t> ids) const = 0;
+  // The text served to users: transformers' tokenizer.decode(ids,
+  // skip_special_tokens=True), i.e. decode_raw() then clean_up_tokenization when
+  // cleans_up_tokenization_spaces().
+  std::string decode(std::span<const int32_t> ids) const;
   // Appends the bytes token `id` adds after `prev_id` (-1: none), such that the
-  // pieces of a sequence after its first token concatenate to decode()'s text.
+  // pieces of a sequence after its first token concatenate to decode_raw()'s text.
   virtual void append_piece_text(int32_t prev_id, int32_t id, std::string* out) const = 0;
   // The same as a string.
   std::string piece_string(int32_t prev_id, int32_t id) const {
@@ -51,6 +57,11 @@ class TextTokenizer {
   virtual int32_t eos_id() const = 0;  // -1 when there is none
   // Ids that stand for no ordinary text (control, unknown, special added tokens).
   virtual bool is_special(int32_t id) const = 0;
+  // Whether decode() applies transformers' clean_up_tokenization (" ." -> ".", " n't" ->
+  // "n't", ...; tokenizer_config.json clean_up_tokenization_spaces), which StreamDecoder
+  // then applies to the streamed text too. False for vocabularies read from GGUF or
+  // llama2.c files, which carry no such flag.
+  virtual bool cleans_up_tokenization_spaces() const { return false; }
 
  protected:
   TextTokenizer() = default;

@@ -139,7 +139,7 @@ void Tokenizer::build_tables() {
   }
 }
 
-std::string Tokenizer::decode(std::span<const int32_t> ids) const {
+std::string Tokenizer::decode_raw(std::span<const int32_t> ids) const {
   std::string out;
   int32_t prev_id = -1;
   for (const int32_t id : ids) {

@@ -58,7 +58,7 @@ class Tokenizer : public TextTokenizer {
   // Text of the ids: U+2581 -> space, byte tokens -> their raw byte, control
   // tokens -> nothing, and the leading space of a piece right after BOS dropped.
   // The result may be invalid UTF-8 when the ids are (see StreamDecoder).
-  std::string decode(std::span<const int32_t> ids) const override;
+  std::string decode_raw(std::span<const int32_t> ids) const override;
   // Text of one token given the token before it (-1: none). "" for bad ids.
   std::string_view piece_text(int32_t prev_id, int32_t id) const;
   void append_piece_text(int32_t prev_id, int32_t id, std::string* out) const override {

@@ -136,7 +136,7 @@ std::string_view WordPieceTokenizer::piece_text(int32_t id) const {
   return piece;
 }
 
-std::string WordPieceTokenizer::decode(std::span<const int32_t> ids) const {
+std::string WordPieceTokenizer::decode_raw(std::span<const int32_t> ids) const {
   std::string out;
   for (const int32_t id : ids) {
     if (is_special(id) || token(id).empty()) continue;

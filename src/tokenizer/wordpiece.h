@@ -35,7 +35,7 @@ class WordPieceTokenizer final : public TextTokenizer {
   }
   bool add_special_by_default() const override { return true; }
   // Pieces joined, a space before each word-initial one (not the first).
-  std::string decode(std::span<const int32_t> ids) const override;
+  std::string decode_raw(std::span<const int32_t> ids) const override;
   // " hello" for a word-initial piece ("hello" right after a special token), "llo" for "##llo".
   void append_piece_text(int32_t prev_id, int32_t id, std::string* out) const override;
   std::string_view token(int32_t id) const override;

@@ -1,6 +1,7 @@
 // Records @huggingface/tokenizers' ids for every corpus line and tokenizer into
 // tests/data/hf_tokenizer/<name>.ref.jsonl; --check compares instead of writing.
-// Each line: {"ids": [...]} (+ "decoded" when decode(ids) is not the input,
+// Each line: {"ids": [...]} (+ "decoded" when decode(ids) is not the input: the raw decode,
+// clean_up_tokenization_spaces false, which Plimsoll's decode_raw() gives,
 // + "with_special" for the first lines: encode with add_special_tokens).
 import fs from "fs";
 import { Tokenizer } from "@huggingface/tokenizers";

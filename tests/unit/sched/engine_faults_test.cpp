@@ -47,7 +47,7 @@ class ThrowingTokenizer final : public TextTokenizer {
     return inner_.encode_prompt(text, add_special, parse_special);
   }
   bool add_special_by_default() const override { return inner_.add_special_by_default(); }
-  std::string decode(std::span<const int32_t> ids) const override { return inner_.decode(ids); }
+  std::string decode_raw(std::span<const int32_t> ids) const override { return inner_.decode_raw(ids); }
   void append_piece_text(int32_t prev_id, int32_t id, std::string* out) const override {
     if (countdown_.fetch_sub(1) == 0) throw std::bad_alloc();
     inner_.append_piece_text(prev_id, id, out);
@@ -58,6 +58,7 @@ class ThrowingTokenizer final : public TextTokenizer {
   int32_t bos_id() const override { return inner_.bos_id(); }
   int32_t eos_id() const override { return inner_.eos_id(); }
   bool is_special(int32_t id) const override { return inner_.is_special(id); }
+  bool cleans_up_tokenization_spaces() const override { return inner_.cleans_up_tokenization_spaces(); }
 
  private:
   const TextTokenizer& inner_;

@@ -13,6 +13,8 @@
 
 #include "convert/random_model.h"
 #include "engine/grammar/grammar_sources.h"
+#include "test_paths.h"
+#include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace plimsoll::sched {
@@ -263,6 +265,32 @@ TEST_F(OutputProcessorTest, AFaultIsReturnedNotThrown) {
   EXPECT_NE(o.fault->message.find("sampler exploded"), std::string::npos);
   EXPECT_FALSE(o.event.final);
   EXPECT_EQ(seq->generated(), 0);
+}
+
+// A tokenizer whose config cleans up tokenization spaces (gpt2-small) streams cleaned text,
+// but not to a grammar-constrained sequence: the grammar matched the raw text.
+TEST(SequenceDecoder, CleansUpUnlessAGrammarConstrainsTheText) {
+  auto gpt2 = HfTokenizer::load_dir(std::string(testing::source_dir()) + "/tests/data/hf_tokenizer/gpt2-small");
+  ASSERT_TRUE(gpt2.ok()) << gpt2.error().message;
+  ASSERT_TRUE(gpt2->cleans_up_tokenization_spaces());
+  Submission sub;
+  GenerationRequest plain;
+  plain.params.max_new_tokens = 4;
+  plain.prompt_ids = gpt2->encode("Hi", false);
+  GenerationRequest constrained = plain;
+  auto grammar = grammar_from_regex("[a-z ,.]+", GrammarLimits{});
+  ASSERT_TRUE(grammar.ok());
+  constrained.params.grammar = *grammar;
+  Sequence a(&sub, 0, plain, *gpt2), b(&sub, 1, constrained, *gpt2);
+  EXPECT_TRUE(a.decoder.cleans_up());
+  EXPECT_FALSE(b.decoder.cleans_up());
+  std::string text_a, text_b;
+  for (const int32_t id : gpt2->encode(" fine , thanks .", false)) {
+    text_a += a.decoder.push(id);
+    text_b += b.decoder.push(id);
+  }
+  EXPECT_EQ(text_a + a.decoder.finish(), " fine, thanks.");
+  EXPECT_EQ(text_b + b.decoder.finish(), " fine , thanks .");
 }
 
 }  // namespace

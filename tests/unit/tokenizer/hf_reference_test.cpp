@@ -1,5 +1,6 @@
-// HfTokenizer against @huggingface/tokenizers: ids, decoded text and BOS/EOS
-// wrapping recorded by tests/reference/record_tokenizer_ids.mjs, line by line.
+// HfTokenizer against @huggingface/tokenizers: ids, decoded text (the raw decode,
+// no clean-up) and BOS/EOS wrapping recorded by tests/reference/record_tokenizer_ids.mjs,
+// line by line; the cleaned-up decode against transformers.js' on a few lines.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "reference_data.h"
+#include "tokenizer/clean_up.h"
 #include "tokenizer/hf_regex.h"
 #include "tokenizer/hf_tokenizer.h"
 #include "tokenizer/stream_decoder.h"
@@ -78,31 +80,39 @@ TEST_P(HfReferenceTest, MatchesReferenceOnEveryCorpusLine) {
       EXPECT_EQ(tokenizer.encode(text, true), records[i]["with_special"].get<std::vector<int32_t>>())
           << family.name << " line " << i;
     }
+    // The records pin the tokenizer library's decode (clean_up_tokenization_spaces: false):
+    // decode_raw(). decode() is that text cleaned up as tokenizer_config.json asks.
     const std::string want = records[i].contains("decoded") ? records[i]["decoded"].get<std::string>() : text;
-    const std::string decoded = utf8_lossy(tokenizer.decode(expected));
-    if (decoded != want && ++decode_mismatches <= 5) {
+    const std::string decoded = utf8_lossy(tokenizer.decode_raw(expected));
+    const std::string served = utf8_lossy(tokenizer.decode(expected));
+    const std::string want_served = tokenizer.cleans_up_tokenization_spaces() ? clean_up_tokenization(want) : want;
+    if ((decoded != want || served != want_served) && ++decode_mismatches <= 5) {
       ADD_FAILURE() << family.name << " decode line " << i << "\n  ours: " << json(decoded).dump()
-                    << "\n  ref:  " << json(want).dump();
+                    << "\n  ref:  " << json(want).dump() << "\n  served: " << json(served).dump();
     }
     // Streaming restarts the text after each special token (the decoder's
-    // first-token rules apply again): decode() of each run between them.
-    StreamDecoder stream(tokenizer);
-    std::string streamed;
+    // first-token rules apply again): decode_raw() of each run between them, then
+    // cleaned up as a whole when the tokenizer cleans up (a raw StreamDecoder: not).
+    StreamDecoder stream(tokenizer), raw_stream(tokenizer, -1, /*raw=*/true);
+    std::string streamed, raw_streamed;
     std::string runs;
     std::vector<int32_t> run;
     for (const int32_t id : expected) {
       streamed += stream.push(id);
+      raw_streamed += raw_stream.push(id);
       if (tokenizer.is_special(id)) {
-        runs += tokenizer.decode(run);
+        runs += tokenizer.decode_raw(run);
         run.clear();
       }
       run.push_back(id);
     }
     streamed += stream.finish();
-    runs = utf8_lossy(runs + tokenizer.decode(run));
-    if (streamed != runs && ++stream_mismatches <= 5) {
+    raw_streamed += raw_stream.finish();
+    runs = utf8_lossy(runs + tokenizer.decode_raw(run));
+    const std::string served_runs = tokenizer.cleans_up_tokenization_spaces() ? clean_up_tokenization(runs) : runs;
+    if ((streamed != served_runs || raw_streamed != runs) && ++stream_mismatches <= 5) {
       ADD_FAILURE() << family.name << " stream line " << i << "\n  stream: " << json(streamed).dump()
-                    << "\n  decode: " << json(runs).dump();
+                    << "\n  decode: " << json(served_runs).dump() << "\n  raw stream: " << json(raw_streamed).dump();
     }
   }
   EXPECT_LE(skipped, 600) << "lines left out";
