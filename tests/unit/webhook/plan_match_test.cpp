@@ -10,6 +10,7 @@
 #include "../cli/run_command.h"
 #include "core/bytes.h"
 #include "engine/batch_engine.h"
+#include "server/engine_setup.h"
 #include "formats/model_file.h"
 #include "test_paths.h"
 #include "webhook/admission_policy.h"
@@ -60,6 +61,7 @@ TEST(PlanMatch, EqualsPlanMemoryOnEngineSetupsInputs) {
   in.workspace = BatchEngine::workspace_sizes(model->config, 96, 12, 3, 200);
   in.max_concurrent_requests = 40;
   in.runtime_bytes = 40 * kMiB;
+  in.grammar_cache_bytes = kDefaultGrammarCacheBytes;  // serve's default
   api::ApiConfig http;
   http.threads = 16;
   http.payload_limit_bytes = 1'000'000;
