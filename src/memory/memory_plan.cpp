@@ -50,8 +50,10 @@ Result<MemoryPlan> plan_memory(const PlanInputs& in) {
   p.kv_block_bytes = p.kv_bytes_per_token * in.block_tokens;
   p.blocks_per_full_sequence = ceil_div(p.max_total_tokens, in.block_tokens);
   const int64_t block_cost = p.kv_block_bytes + in.kv_bookkeeping_bytes_per_block;  // a block and its bookkeeping
-  const int64_t free_bytes = in.budget_bytes - p.weights_bytes - p.workspace_bytes - p.grammar_cache_bytes -
-                             p.transport_bytes - p.runtime_bytes - p.blocks_per_full_sequence * block_cost;
+  // (The grammar cache is not counted here: it comes out of the pool, so the
+  // request memory's default is the same with or without it.)
+  const int64_t free_bytes = in.budget_bytes - p.weights_bytes - p.workspace_bytes - p.transport_bytes -
+                             p.runtime_bytes - p.blocks_per_full_sequence * block_cost;
   p.request_bytes = in.request_budget_bytes > 0
                         ? in.request_budget_bytes
                         : default_request_budget_bytes(p.max_total_tokens, in.max_concurrent_requests, free_bytes);

@@ -107,7 +107,8 @@ Result<MemoryPlan> plan_memory(const PlanInputs& inputs);
 // The default request budget (--max-request-memory): every request in flight
 // at max_total_tokens, kRequestBytesPerToken each (a plain answer's texts and
 // sequence state), or, when more, half of what the plan leaves for the KV
-// pool (`free_bytes`: after the fixed parts and one full sequence) up to
+// pool (`free_bytes`: after the fixed parts but the grammar cache, which comes
+// out of the pool, and one full sequence) up to
 // kDefaultRequestBudgetCapBytes (room for a large client batch). Requests
 // with details or logprobs cost more and share it: admission answers 429, or
 // 422 with the numbers.
