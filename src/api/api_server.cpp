@@ -117,6 +117,8 @@ ApiServer::~ApiServer() {
 
 void ApiServer::set_scrape_hook(std::function<void()> hook) { impl_->ctx.scrape_hook = std::move(hook); }
 
+void ApiServer::set_grammar_cache(GrammarCache* cache) { impl_->ctx.grammars = cache; }
+
 Status check_transport_config(const ApiConfig& c) {
   const int64_t one_body = body_reservation_bytes(c.payload_limit_bytes);
   if (body_budget_bytes(c) < one_body) {

@@ -13,6 +13,10 @@
 #include "sched/generation_service.h"
 #include "tokenizer/text_tokenizer.h"
 
+namespace plimsoll {
+class GrammarCache;
+}  // namespace plimsoll
+
 namespace plimsoll::api {
 
 // The transport settings are consistent: every limit positive, and the body
@@ -34,6 +38,10 @@ class ApiServer {
   // Runs before each /metrics render, e.g. to refresh resident-memory gauges.
   // Set before start().
   void set_scrape_hook(std::function<void()> hook);
+  // The server's grammar cache (a line of the memory plan), which must
+  // outlive the server; without one each request compiles its own grammar.
+  // Set before start().
+  void set_grammar_cache(GrammarCache* cache);
 
   // Checks the config (check_transport_config), binds hostname:port (kIo
   // when it cannot) and serves on ApiConfig::io_threads background threads.

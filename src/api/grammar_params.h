@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "api/field_reader.h"
-#include "engine/grammar/grammar.h"
+#include "engine/grammar/grammar_cache.h"
 
 namespace plimsoll::api {
 
@@ -27,11 +27,13 @@ struct BodyPath {
   }
 };
 
-// response_format: nullptr for {"type": "text"} or when absent. `at`: f's object in the body.
-Result<std::shared_ptr<const Grammar>> read_response_format(const FieldReader& f, const GrammarLimits& limits,
-                                                            const BodyPath& at = {});
-// TGI's grammar: nullptr when absent. `at`: f's object in the body.
-Result<std::shared_ptr<const Grammar>> read_tgi_grammar(const FieldReader& f, const GrammarLimits& limits,
-                                                        const BodyPath& at = {});
+// response_format: no grammar for {"type": "text"} or when absent. `at`: f's
+// object in the body. `cache`: the server's grammars (a schema or pattern
+// sent before is not compiled again; null: compiled privately, as in tests).
+Result<GrammarHandle> read_response_format(const FieldReader& f, const GrammarLimits& limits, const BodyPath& at = {},
+                                           GrammarCache* cache = nullptr);
+// TGI's grammar: no grammar when absent. `at`: f's object in the body; `cache` as above.
+Result<GrammarHandle> read_tgi_grammar(const FieldReader& f, const GrammarLimits& limits, const BodyPath& at = {},
+                                       GrammarCache* cache = nullptr);
 
 }  // namespace plimsoll::api

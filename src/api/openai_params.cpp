@@ -129,7 +129,9 @@ Status read_refused(const FieldReader& f) {
 Status read_common(RouteContext& ctx, const FieldReader& f, const BodyPath& at, OpenAiCall* call) {
   PLIMSOLL_TRY(read_refused(f));
   PLIMSOLL_TRY(read_sampling(f, ctx.config.generation_defaults, ctx.tokenizer.vocab_size(), &call->sampling));
-  PLIMSOLL_ASSIGN(call->sampling.grammar, read_response_format(f, GrammarLimits{}, at));
+  PLIMSOLL_ASSIGN(const GrammarHandle format, read_response_format(f, GrammarLimits{}, at, ctx.grammars));
+  call->sampling.grammar = format.grammar;
+  call->sampling.grammar_cached = format.cached;
   PLIMSOLL_ASSIGN(auto n, f.integer("n"));
   PLIMSOLL_ASSIGN(auto best_of, f.integer("best_of"));
   PLIMSOLL_ASSIGN(auto stream, f.boolean("stream"));
@@ -393,8 +395,11 @@ Result<OpenAiCall> parse_chat_call(RouteContext& ctx, const json& body, std::str
       "reading tools", sched::BackstopCheck::kAtSubmit);
   if (!tools_hold.ok()) return tools_hold.rejection->error;
   PLIMSOLL_ASSIGN(ToolRequest tools, read_tools(f, body_text, ctx.chat.tool_format, ToolLimits{}, GrammarLimits{},
-                                                call.sampling.grammar != nullptr));
-  if (tools.grammar) call.sampling.grammar = tools.grammar;  // charged by admission like response_format's
+                                                call.sampling.grammar != nullptr, ctx.grammars));
+  if (tools.grammar.grammar) {  // charged like response_format's (by admission, unless the cache holds it)
+    call.sampling.grammar = tools.grammar.grammar;
+    call.sampling.grammar_cached = tools.grammar.cached;
+  }
   if (tools.parses_calls()) call.tool_calls = tools.format;
   call.parallel_tool_calls = tools.parallel;
   PLIMSOLL_ASSIGN(auto messages, read_messages(f));

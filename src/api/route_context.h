@@ -12,6 +12,7 @@
 #include "api/chat_prompt.h"
 #include "api/http_message.h"
 #include "api/prep_pool.h"
+#include "engine/grammar/grammar_cache.h"
 #include "metrics/server_metrics.h"
 #include "sched/generation_service.h"
 #include "tokenizer/text_tokenizer.h"
@@ -28,6 +29,7 @@ struct RouteContext {
   std::atomic<bool> stopping{false};
   std::atomic<int> open_streams{0};  // SSE responses not yet destroyed (StreamPump counts them)
   PrepPool* prep = nullptr;          // the preparation stage (null: prepare() runs inline, as in tests)
+  GrammarCache* grammars = nullptr;  // the server's compiled grammars (null: each request compiles its own)
 
   // ApiConfig::model_id, else the service's.
   std::string model_id() const;

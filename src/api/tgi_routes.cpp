@@ -51,7 +51,7 @@ Result<TgiCall> parse_call(RouteContext& ctx, const json& body, std::string_view
   auto params_it = body.find("parameters");
   const json* params = params_it == body.end() ? nullptr : &*params_it;
   PLIMSOLL_ASSIGN(call.parameters, parse_tgi_parameters(params, limits, streaming, ctx.config.generation_defaults,
-                                                        default_full_text, body_text));
+                                                        default_full_text, body_text, ctx.grammars));
   const TgiOptions& o = call.parameters.options;
   PLIMSOLL_TRY(check_client_batch(call.inputs.size() * static_cast<size_t>(o.best_of), limits));
   int64_t text_bytes = 0;

@@ -126,12 +126,29 @@ Error generic_schema_error(const Error& e, const std::vector<ToolFunction>& func
                              rest.empty() ? "/" : rest, m.substr(colon)));
 }
 
-Result<std::shared_ptr<const Grammar>> generic_grammar(const std::vector<ToolFunction>& functions,
-                                                       const GenericToolShape& shape, const GrammarLimits& limits) {
-  auto grammar = grammar_from_json_schema(generic_tool_schema(functions, shape), limits);
+// Keyed by the whole answer's schema (the offered tools in the client's key order and the shape).
+Result<GrammarHandle> generic_grammar(const std::vector<ToolFunction>& functions, const GenericToolShape& shape,
+                                      const GrammarLimits& limits, GrammarCache* cache) {
+  const OrderedJson schema = generic_tool_schema(functions, shape);
+  auto grammar = cached_grammar(cache, grammar_cache_key("generic_tools", schema.dump(), limits),
+                                [&] { return grammar_from_json_schema(schema, limits); });
   if (!grammar.ok() && grammar.error().code != ErrorCode::kInvalidArgument) return grammar.error().with_context("`tools`");
   if (!grammar.ok()) return generic_schema_error(grammar.error(), functions);
   return grammar;
+}
+
+// Keyed by the call syntax and each forced function's name and parameters (JSON text, client's key order).
+Result<GrammarHandle> forced_call_grammar(ToolFormat format, const std::vector<ToolFunction>& functions,
+                                          const GrammarLimits& limits, GrammarCache* cache) {
+  std::string source = tool_format_name(format);
+  for (const ToolFunction& fn : functions) {
+    source += '\n';
+    source += nlohmann::json(fn.name).dump();
+    source += ':';
+    source += fn.parameters.dump();
+  }
+  return cached_grammar(cache, grammar_cache_key("tool_call", source, limits),
+                        [&] { return tool_call_grammar(format, functions, limits); });
 }
 
 }  // namespace
@@ -148,7 +165,7 @@ OrderedJson tools_in_order(std::string_view body_text) {
 
 Result<ToolRequest> read_tools(const FieldReader& f, std::string_view body_text, ToolFormat format,
                                const ToolLimits& limits, const GrammarLimits& grammar_limits,
-                               bool response_format_grammar) {
+                               bool response_format_grammar, GrammarCache* cache) {
   for (const char* key : {"functions", "function_call"}) {
     if (f.raw(key)) return invalid(std::string("`") + key + "` (deprecated by OpenAI) is not supported; send `tools` and `tool_choice`");
   }
@@ -198,7 +215,7 @@ Result<ToolRequest> read_tools(const FieldReader& f, std::string_view body_text,
     }
     // A named function is called once (as OpenAI does, and as the native formats' forced call).
     const GenericToolShape shape{choice == ToolChoice::kAuto, out.parallel && choice != ToolChoice::kNamed};
-    PLIMSOLL_ASSIGN(out.grammar, generic_grammar(offered, shape, grammar_limits));
+    PLIMSOLL_ASSIGN(out.grammar, generic_grammar(offered, shape, grammar_limits, cache));
   } else if (choice == ToolChoice::kRequired || choice == ToolChoice::kNamed) {
     std::vector<ToolFunction> forced;
     for (const ToolFunction& fn : out.functions) {
@@ -208,7 +225,7 @@ Result<ToolRequest> read_tools(const FieldReader& f, std::string_view body_text,
     if (response_format_grammar) {
       return invalid("`response_format` cannot be combined with `tool_choice` \"required\" or a named function");
     }
-    PLIMSOLL_ASSIGN(out.grammar, tool_call_grammar(format, forced, grammar_limits));
+    PLIMSOLL_ASSIGN(out.grammar, forced_call_grammar(format, forced, grammar_limits, cache));
   }
   return out;
 }

@@ -13,6 +13,7 @@
 #include "api/field_reader.h"
 #include "api/tool_calls.h"
 #include "chat/chat_template.h"
+#include "engine/grammar/grammar_cache.h"
 
 namespace plimsoll::api {
 
@@ -29,7 +30,7 @@ struct ToolRequest {
   ToolFormat format = ToolFormat::kNone;  // the template's call syntax (set when choice != kNone)
   OrderedJson tools;                      // in the client's key order (tools_in_order), for the template
   std::vector<ToolFunction> functions;
-  std::shared_ptr<const Grammar> grammar; // required / named: one well-formed call; generic: every answer
+  GrammarHandle grammar;                  // required / named: one well-formed call; generic: every answer
   bool parallel = true;                   // parallel_tool_calls (generic format: false = exactly one call)
   bool parses_calls() const { return choice != ToolChoice::kNone; }
 };
@@ -44,9 +45,11 @@ struct ToolRequest {
 // `body_text`: the body's text, from which the list is read again in the
 // client's key order (tools_in_order; empty: the tree's sorted order); the
 // caller reserves what that tree may take first (tools_tree_bytes).
+// `cache`: the server's grammars (the same tools and choice are compiled once;
+// null: compiled privately).
 Result<ToolRequest> read_tools(const FieldReader& f, std::string_view body_text, ToolFormat format,
                                const ToolLimits& limits, const GrammarLimits& grammar_limits,
-                               bool response_format_grammar = false);
+                               bool response_format_grammar = false, GrammarCache* cache = nullptr);
 // What reading `tools` again in order may hold: the tree bound of its JSON
 // text, up to limits.max_tools_bytes (a longer list is refused unread); 0 without tools.
 int64_t tools_tree_bytes(const FieldReader& f, const ToolLimits& limits);

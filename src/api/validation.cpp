@@ -137,7 +137,8 @@ int64_t default_max_new_tokens(const GenerationDefaults& d, int64_t fallback) {
 
 Result<TgiParameters> parse_tgi_parameters(const json* parameters,
                                            const sched::ServiceLimits& limits, bool streaming,
-                                           const GenerationDefaults& defaults, bool default_full_text, std::string_view body_text) {
+                                           const GenerationDefaults& defaults, bool default_full_text, std::string_view body_text,
+                                           GrammarCache* grammars) {
   if (!parameters || parameters->is_null()) {
     TgiParameters p = defaults_without_parameters();
     apply_generation_defaults(defaults, &p.sampling);
@@ -156,7 +157,10 @@ Result<TgiParameters> parse_tgi_parameters(const json* parameters,
   PLIMSOLL_TRY(read_sampling(f, &p.sampling));
   PLIMSOLL_ASSIGN(const int64_t best_of, read_best_of(f, p.sampling, limits, streaming));
   PLIMSOLL_TRY(read_unsupported(f));
-  PLIMSOLL_ASSIGN(p.sampling.grammar, read_tgi_grammar(f, GrammarLimits{}, BodyPath{body_text, {"parameters"}}));
+  PLIMSOLL_ASSIGN(const GrammarHandle grammar,
+                  read_tgi_grammar(f, GrammarLimits{}, BodyPath{body_text, {"parameters"}}, grammars));
+  p.sampling.grammar = grammar.grammar;
+  p.sampling.grammar_cached = grammar.cached;
   PLIMSOLL_TRY(read_options(f, limits, streaming, default_full_text, &p.options));
   p.options.best_of = best_of;
   PLIMSOLL_ASSIGN(auto stop, f.strings("stop", false));

@@ -16,6 +16,10 @@
 #include "sched/request_cost.h"
 #include "tokenizer/text_tokenizer.h"
 
+namespace plimsoll {
+class GrammarCache;
+}  // namespace plimsoll
+
 namespace plimsoll::api {
 
 // What TGI's `parameters` ask for besides sampling.
@@ -43,7 +47,8 @@ struct TgiParameters {
 Result<TgiParameters> parse_tgi_parameters(const json* parameters,
                                            const sched::ServiceLimits& limits, bool streaming,
                                            const GenerationDefaults& defaults = {},
-                                           bool default_full_text = false, std::string_view body_text = {});
+                                           bool default_full_text = false, std::string_view body_text = {},
+                                           GrammarCache* grammars = nullptr);
 
 // The max_new_tokens a request that gives none gets: generation_config's
 // max_new_tokens, else `fallback` (the route's default).

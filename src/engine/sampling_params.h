@@ -89,8 +89,12 @@ struct SamplingParams {
   LogitBias logit_bias;            // added to the logits first (OpenAI), shared by copies
   bool ignore_eos = false;
   // Structured output: every token that cannot continue a valid output is
-  // masked (engine/grammar/); shared by copies, charged once per submission.
+  // masked (engine/grammar/); shared by copies, charged once per submission
+  // unless the server's GrammarCache holds it (grammar_cached).
   std::shared_ptr<const Grammar> grammar;
+  // `grammar` is pinned in the GrammarCache (engine/grammar/grammar_cache.h),
+  // whose line of the memory plan pays for it: admission charges nothing for it.
+  bool grammar_cached = false;
 
   // TGI: sampling happens when do_sample is set or any warper is active.
   bool samples() const {

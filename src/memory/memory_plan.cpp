@@ -44,18 +44,22 @@ Result<MemoryPlan> plan_memory(const PlanInputs& in) {
   p.workspace = in.workspace;
   p.workspace_bytes = p.workspace.total_bytes();
   p.transport_bytes = in.transport_bytes;
+  p.grammar_cache_bytes = std::max<int64_t>(0, in.grammar_cache_bytes);
   p.runtime_bytes = in.runtime_bytes;
   p.kv_bytes_per_token = kv_bytes_per_token(c, in.kv_dtype);
   p.kv_block_bytes = p.kv_bytes_per_token * in.block_tokens;
   p.blocks_per_full_sequence = ceil_div(p.max_total_tokens, in.block_tokens);
   const int64_t block_cost = p.kv_block_bytes + in.kv_bookkeeping_bytes_per_block;  // a block and its bookkeeping
+  // (The grammar cache is not counted here: it comes out of the pool, so the
+  // request memory's default is the same with or without it.)
   const int64_t free_bytes = in.budget_bytes - p.weights_bytes - p.workspace_bytes - p.transport_bytes -
                              p.runtime_bytes - p.blocks_per_full_sequence * block_cost;
   p.request_bytes = in.request_budget_bytes > 0
                         ? in.request_budget_bytes
                         : default_request_budget_bytes(p.max_total_tokens, in.max_concurrent_requests, free_bytes);
 
-  const int64_t fixed = p.weights_bytes + p.workspace_bytes + p.request_bytes + p.transport_bytes + p.runtime_bytes;
+  const int64_t fixed = p.weights_bytes + p.workspace_bytes + p.request_bytes + p.grammar_cache_bytes +
+                        p.transport_bytes + p.runtime_bytes;
   const int64_t pool_bytes = in.budget_bytes - fixed;
   p.kv_blocks = pool_bytes > 0 ? pool_bytes / block_cost : 0;
   if (in.max_kv_bytes) p.kv_blocks = std::min(p.kv_blocks, std::max<int64_t>(0, *in.max_kv_bytes) / p.kv_block_bytes);
@@ -68,14 +72,15 @@ Result<MemoryPlan> plan_memory(const PlanInputs& in) {
         ErrorCode::kOutOfMemory,
         "the model does not fit the memory budget: weights " + format_bytes(p.weights_bytes) +
             " + workspace " + format_bytes(p.workspace_bytes) + " + request memory " +
-            format_bytes(p.request_bytes) + " + transport " + format_bytes(p.transport_bytes) + " + runtime " +
+            format_bytes(p.request_bytes) + " + grammar cache " + format_bytes(p.grammar_cache_bytes) +
+            " + transport " + format_bytes(p.transport_bytes) + " + runtime " +
             format_bytes(p.runtime_bytes) +
             " + KV for one sequence of " + std::to_string(p.max_total_tokens) + " tokens " +
             format_bytes(p.blocks_per_full_sequence * block_cost) + " = " + format_bytes(need) +
             ", budget " + format_bytes(in.budget_bytes) +
             (in.max_kv_bytes ? " (KV capped at " + format_bytes(*in.max_kv_bytes) + " by --max-batch-memory)" : "") +
             "; raise --memory-limit or --memory-fraction, or lower --max-total-tokens, "
-            "--max-batch-prefill-tokens, --max-concurrent-requests or --max-request-memory");
+            "--max-batch-prefill-tokens, --max-concurrent-requests, --max-request-memory or --grammar-cache-memory");
   }
   return p;
 }
@@ -89,6 +94,8 @@ std::string MemoryPlan::table() const {
   s += row("requests+responses", request_bytes,
            "prompts, stops, bookkeeping and responses in flight (admission's byte budget, " +
                std::to_string(inputs.max_concurrent_requests) + " requests)");
+  s += row("grammar cache", grammar_cache_bytes,
+           "compiled grammars shared by requests with the same schema, pattern or tools (--grammar-cache-memory)");
   s += row("transport", transport_bytes, "request bodies being read and parsed, connection buffers");
   s += row("runtime", runtime_bytes, "code, libraries, stacks");
   s += row("kv block pool", kv_pool_bytes,

@@ -1,6 +1,7 @@
 // The memory plan: every byte the server will use, decided before the first
 // request — weights + fixed step workspace + request memory (admission's byte
-// budget) + transport (bodies in flight and their JSON) + runtime, and the
+// budget) + grammar cache (compiled grammars shared by requests) + transport
+// (bodies in flight and their JSON) + runtime, and the
 // rest of the budget becomes the KV block pool. The one
 // memory model shared by the server, the planner and the admission webhook.
 #pragma once
@@ -60,6 +61,9 @@ struct PlanInputs {
   // Request memory in flight: what admission may charge all submissions
   // together (sched/request_cost.h); 0 = default_request_budget_bytes.
   int64_t request_budget_bytes = 0;
+  // Compiled grammars kept and shared by requests (--grammar-cache-memory;
+  // engine/grammar/grammar_cache.h): a fixed budget, 0 = no cache.
+  int64_t grammar_cache_bytes = 0;
   // HTTP bodies being read and parsed (x (1 + the JSON tree factor)) and
   // connection buffers: the transport's worst case.
   int64_t transport_bytes = 0;
@@ -73,6 +77,7 @@ struct MemoryPlan {
   int64_t weights_bytes = 0;
   int64_t workspace_bytes = 0;
   int64_t request_bytes = 0;           // admission's byte budget: prompts, stops, bookkeeping, responses
+  int64_t grammar_cache_bytes = 0;     // the grammar cache's budget (entries charged their whole lazy budget)
   int64_t transport_bytes = 0;         // bodies in flight and their JSON trees, connection buffers
   int64_t runtime_bytes = 0;
   int64_t kv_bytes_per_token = 0;
@@ -86,8 +91,8 @@ struct MemoryPlan {
   StepWorkspaceSizes workspace;
 
   int64_t planned_bytes() const {
-    return weights_bytes + workspace_bytes + request_bytes + transport_bytes + runtime_bytes + kv_pool_bytes +
-           kv_bookkeeping_bytes;
+    return weights_bytes + workspace_bytes + request_bytes + grammar_cache_bytes + transport_bytes + runtime_bytes +
+           kv_pool_bytes + kv_bookkeeping_bytes;
   }
   // Sequences of max_total_tokens that fit the pool at once.
   int64_t full_sequences() const {
@@ -97,15 +102,16 @@ struct MemoryPlan {
   std::string table() const;
 };
 
-// Plans; fails with kOutOfMemory when weights + workspace + request and
-// transport memory + runtime + one full-length sequence do not fit, with the
+// Plans; fails with kOutOfMemory when weights + workspace + request, grammar
+// cache and transport memory + runtime + one full-length sequence do not fit, with the
 // numbers and the flags to change.
 Result<MemoryPlan> plan_memory(const PlanInputs& inputs);
 
 // The default request budget (--max-request-memory): every request in flight
 // at max_total_tokens, kRequestBytesPerToken each (a plain answer's texts and
 // sequence state), or, when more, half of what the plan leaves for the KV
-// pool (`free_bytes`: after the fixed parts and one full sequence) up to
+// pool (`free_bytes`: after the fixed parts but the grammar cache, which comes
+// out of the pool, and one full sequence) up to
 // kDefaultRequestBudgetCapBytes (room for a large client batch). Requests
 // with details or logprobs cost more and share it: admission answers 429, or
 // 422 with the numbers.

@@ -80,6 +80,21 @@ inline constexpr Name kPrefixCacheReclaimableBlocks{
     "Cached KV blocks no request uses: counted free, evicted least recently used first when the pool needs them."};
 inline constexpr Name kPrefixCacheEvictions{"plimsoll_prefix_cache_evictions_total",
                                             "Cached KV blocks evicted to make room."};
+// The grammar cache (engine/grammar/grammar_cache.h): compiled grammars shared by requests.
+inline constexpr Name kGrammarCacheHits{"plimsoll_grammar_cache_hits_total",
+                                        "Constrained requests whose grammar was in the grammar cache (not compiled)."};
+inline constexpr Name kGrammarCacheMisses{"plimsoll_grammar_cache_misses_total",
+                                          "Constrained requests that compiled their grammar."};
+inline constexpr Name kGrammarCacheUncached{
+    "plimsoll_grammar_cache_uncached_total",
+    "Compiled grammars that found no room in the grammar cache (held by pinned grammars): charged to their "
+    "request's memory instead."};
+inline constexpr Name kGrammarCacheEvictions{"plimsoll_grammar_cache_evictions_total",
+                                             "Grammars no request used, evicted from the cache to make room."};
+inline constexpr Name kGrammarCacheBytes{"plimsoll_grammar_cache_bytes",
+                                         "Bytes the grammar cache's entries are charged (each its whole lazy budget), "
+                                         "at most --grammar-cache-memory."};
+inline constexpr Name kGrammarCacheEntries{"plimsoll_grammar_cache_entries", "Grammars the grammar cache holds."};
 inline constexpr Name kTimeToFirstTokenSeconds{"plimsoll_time_to_first_token_seconds",
                                                "Seconds from receiving a request to its first token."};
 inline constexpr Name kInterTokenLatencySeconds{"plimsoll_inter_token_latency_seconds",

@@ -66,6 +66,12 @@ ServerMetrics::ServerMetrics(MetricsRegistry& r)
       prefix_cache_blocks(gauge(r, names::kPrefixCacheBlocks)),
       prefix_cache_reclaimable_blocks(gauge(r, names::kPrefixCacheReclaimableBlocks)),
       prefix_cache_evictions(counter(r, names::kPrefixCacheEvictions)),
+      grammar_cache_hits(counter(r, names::kGrammarCacheHits)),
+      grammar_cache_misses(counter(r, names::kGrammarCacheMisses)),
+      grammar_cache_uncached(counter(r, names::kGrammarCacheUncached)),
+      grammar_cache_evictions(counter(r, names::kGrammarCacheEvictions)),
+      grammar_cache_bytes(gauge(r, names::kGrammarCacheBytes)),
+      grammar_cache_entries(gauge(r, names::kGrammarCacheEntries)),
       time_to_first_token_seconds(
           histogram(r, names::kTimeToFirstTokenSeconds, names::kDurationBucketsSeconds)),
       inter_token_latency_seconds(

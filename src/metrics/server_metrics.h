@@ -49,6 +49,12 @@ struct ServerMetrics {
   Gauge& prefix_cache_blocks;
   Gauge& prefix_cache_reclaimable_blocks;
   Counter& prefix_cache_evictions;
+  Counter& grammar_cache_hits;
+  Counter& grammar_cache_misses;
+  Counter& grammar_cache_uncached;
+  Counter& grammar_cache_evictions;
+  Gauge& grammar_cache_bytes;
+  Gauge& grammar_cache_entries;
   Histogram& time_to_first_token_seconds;
   Histogram& inter_token_latency_seconds;
 

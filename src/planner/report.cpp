@@ -184,6 +184,7 @@ json report_json(const PlanReport& rep) {
                 {"weights_bytes", m.weights_bytes},
                 {"workspace_bytes", m.workspace_bytes},
                 {"request_bytes", m.request_bytes},
+                {"grammar_cache_bytes", m.grammar_cache_bytes},
                 {"transport_bytes", m.transport_bytes},
                 {"runtime_bytes", m.runtime_bytes},
                 {"kv_pool_bytes", m.kv_pool_bytes},

@@ -65,7 +65,9 @@ SubmissionCost submission_cost(const std::vector<GenerationRequest>& items, cons
     if (!r.params.logit_bias.empty() && bias_lists.insert(r.params.logit_bias.identity()).second) {
       c.stop_bytes += r.params.logit_bias.bytes();
     }
-    if (r.params.grammar && bias_lists.insert(r.params.grammar.get()).second) c.stop_bytes += r.params.grammar->bytes();
+    if (r.params.grammar && !r.params.grammar_cached && bias_lists.insert(r.params.grammar.get()).second) {
+      c.stop_bytes += r.params.grammar->bytes();  // a cached grammar is the grammar cache's (its plan line)
+    }
   }
   // Only so many items are sequences at once; the rest wait as requests.
   const int64_t sequences = std::min<int64_t>(static_cast<int64_t>(items.size()), m.sequence_slots);

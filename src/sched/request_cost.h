@@ -1,6 +1,7 @@
 // What a request can cost in bytes of request memory, charged by admission
 // before any work starts: prompt ids and held texts, stop lists and logit_bias
-// lists and grammars (once per submission: items share one), per-item and per-sequence
+// lists and private grammars (once per submission: items share one; a grammar the
+// server's GrammarCache holds is charged there, not here), per-item and per-sequence
 // bookkeeping, and the answer it can produce (records, texts and JSON for
 // max_new_tokens tokens, x (1 + top_n) with alternatives, prefill details x
 // (1 + prompt_top_n)).

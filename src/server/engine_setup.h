@@ -21,6 +21,10 @@ namespace plimsoll {
 
 struct ServeConfig;
 
+// --grammar-cache-memory's default: room for three grammars of the default
+// limits (each charged ~8.5 MiB: GrammarLimits::max_lazy_bytes and its rules).
+inline constexpr int64_t kDefaultGrammarCacheBytes = int64_t{32} << 20;
+
 struct EngineOptions {
   std::string model_path;
   std::string tokenizer_path;               // --tokenizer: overrides the model's (tokenizer.json, GGUF, tokenizer.bin)
@@ -34,6 +38,7 @@ struct EngineOptions {
   int64_t max_total_tokens = 0;             // 0: the model's context
   int64_t max_concurrent_requests = 128;
   int64_t request_budget_bytes = 0;         // --max-request-memory: admission's byte budget; 0: the default
+  int64_t grammar_cache_bytes = kDefaultGrammarCacheBytes;  // --grammar-cache-memory: shared grammars; 0: none
   int threads = 0;                          // 0: the cores available
   bool huge_pages = true;                   // weights read into huge pages (FileBacking)
   bool prefix_caching = true;               // --prefix-caching: share full prompt blocks (kv/block_pool.h)

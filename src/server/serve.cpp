@@ -9,6 +9,7 @@
 #include "api/api_server.h"
 #include "api/chat_prompt.h"
 #include "core/bytes.h"
+#include "engine/grammar/grammar_cache.h"
 #include "memory/heap_arenas.h"
 #include "memory/process_memory.h"
 #include "memory/resident_model.h"
@@ -39,8 +40,9 @@ void publish_plan(metrics::ServerMetrics& m, const EngineSetup& s, const sched::
   m.memory_planned_bytes.labels({"weights"}).set(static_cast<double>(s.plan.weights_bytes));
   m.memory_planned_bytes.labels({"kv"}).set(static_cast<double>(s.plan.kv_pool_bytes));
   m.memory_planned_bytes.labels({"workspace"}).set(static_cast<double>(s.plan.workspace_bytes));
-  m.memory_planned_bytes.labels({"overhead"}).set(static_cast<double>(
-      s.plan.request_bytes + s.plan.transport_bytes + s.plan.runtime_bytes + s.plan.kv_bookkeeping_bytes));
+  m.memory_planned_bytes.labels({"overhead"}).set(static_cast<double>(s.plan.request_bytes + s.plan.grammar_cache_bytes +
+                                                                     s.plan.transport_bytes + s.plan.runtime_bytes +
+                                                                     s.plan.kv_bookkeeping_bytes));
   m.kv_blocks_capacity.set(static_cast<double>(s.plan.kv_blocks));
   m.batch_max_total_tokens.set(static_cast<double>(l.max_batch_total_tokens));
   m.cache_config_info.labels({std::to_string(s.plan.inputs.block_tokens), std::to_string(s.plan.kv_blocks)}).set(1);
@@ -55,6 +57,17 @@ void publish_memory_pressure(metrics::ServerMetrics& m, const MemoryPressure& p)
   m.memory_rearm_bytes.set(static_cast<double>(f.rearm_bytes));
   m.memory_pressure.set(p.active() ? 1.0 : 0.0);
   m.memory_pressure_trips_total.advance_to(static_cast<double>(p.trips()));
+}
+
+// The grammar cache's figures, copied at each scrape.
+void publish_grammar_cache(metrics::ServerMetrics& m, const GrammarCache& cache) {
+  const GrammarCacheStats st = cache.stats();
+  m.grammar_cache_hits.advance_to(static_cast<double>(st.hits));
+  m.grammar_cache_misses.advance_to(static_cast<double>(st.misses));
+  m.grammar_cache_uncached.advance_to(static_cast<double>(st.uncached));
+  m.grammar_cache_evictions.advance_to(static_cast<double>(st.evictions));
+  m.grammar_cache_bytes.set(static_cast<double>(st.bytes));
+  m.grammar_cache_entries.set(static_cast<double>(st.entries));
 }
 
 // The backstop: watches the cgroup the limit came from (else the process RSS)
@@ -116,11 +129,15 @@ int run_serve(ServeConfig c) {
   spdlog::info("tokenizer: {}", s.tokenizer.source);
   spdlog::info("{}", heap);
   if (s.model.generation_defaults) c.api.generation_defaults = *s.model.generation_defaults;
+  // The plan's grammar cache line (--grammar-cache-memory): compiled grammars shared by requests.
+  GrammarCache grammars(c.engine.grammar_cache_bytes);
   api::ApiServer http(c.api, front, *s.tokenizer.tokenizer, server_metrics, chat_format(s.tokenizer));
-  http.set_scrape_hook([&server_metrics, &front, &pressure] {
+  if (c.engine.grammar_cache_bytes > 0) http.set_grammar_cache(&grammars);
+  http.set_scrape_hook([&server_metrics, &front, &pressure, &grammars] {
     const ProcessMemory mem = read_process_memory();
     server_metrics.memory_resident_bytes.set(static_cast<double>(mem.resident_bytes));
     publish_memory_pressure(server_metrics, pressure);
+    publish_grammar_cache(server_metrics, grammars);
     const sched::ServiceStats st = front.stats();
     server_metrics.kv_blocks_used.set(static_cast<double>(st.kv_blocks_used));
     server_metrics.queue_size.set(static_cast<double>(st.queued_requests));

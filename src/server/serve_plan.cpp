@@ -21,6 +21,7 @@ Result<PlanInputs> serve_plan_inputs(const ServeConfig& s, const ModelFacts& mod
                     : threads <= 0      ? "--threads"
                                         : nullptr;
   if (bad) return make_error(ErrorCode::kInvalidArgument, std::string(bad) + " must be positive");
+  if (o.grammar_cache_bytes < 0) return make_error(ErrorCode::kInvalidArgument, "--grammar-cache-memory must not be negative");
   PlanInputs in;
   in.config = model.config;
   in.weights_bytes = model.weights_bytes;
@@ -33,7 +34,8 @@ Result<PlanInputs> serve_plan_inputs(const ServeConfig& s, const ModelFacts& mod
                                               plan_sequence_tokens(model.config, o.max_total_tokens));
   in.max_concurrent_requests = o.max_concurrent_requests;
   in.request_budget_bytes = o.request_budget_bytes;
-  // No HTTP workers (bench): no transport.
+  in.grammar_cache_bytes = s.api.threads > 0 ? o.grammar_cache_bytes : 0;  // no HTTP (bench): no grammars
+  // No HTTP workers (bench): no transport (nor grammar cache, above).
   in.transport_bytes = s.api.threads > 0 ? api::transport_worst_case_bytes(s.api, o.max_concurrent_requests) : 0;
   in.runtime_bytes = model.runtime_bytes;
   in.budget_bytes = budget_bytes;

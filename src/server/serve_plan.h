@@ -27,7 +27,8 @@ int64_t serve_engine_threads(const ServeConfig& settings, int64_t available_cpus
 
 // The plan's inputs: the settings' plan rows, the engine's step workspace,
 // runtime = the model's facts; transport = the HTTP layer's worst case
-// (api::transport_worst_case_bytes); requests = --max-request-memory or its default.
+// (api::transport_worst_case_bytes); requests = --max-request-memory or its default;
+// grammar cache = --grammar-cache-memory (none without HTTP workers, as in bench).
 // Fails naming the flag when a step size or thread count is not positive.
 Result<PlanInputs> serve_plan_inputs(const ServeConfig& settings, const ModelFacts& model, int64_t available_cpus,
                                      int64_t budget_bytes);

@@ -194,6 +194,10 @@ std::vector<ServeSetting> make_table() {
       "Request memory in flight (prompts, stops, bookkeeping, responses), e.g. 256Mi; beyond it: 429 "
       "(default 0: half of what the plan leaves for KV, up to 64Mi, or 256 B x max-total-tokens x "
       "max-concurrent-requests when more)", kPlanInput));
+  t.push_back(row<int64_t>("--grammar-cache-memory", "PLIMSOLL_GRAMMAR_CACHE_MEMORY", K::kBytes, [](ServeConfig& c) -> auto& { return c.engine.grammar_cache_bytes; },
+      "Compiled grammars (JSON schema, regex, tool calls) shared by every request that sends the same one; "
+      "each is charged its whole lazy budget (~8.5Mi) here, not to its request; unused ones are evicted LRU "
+      "(default 32Mi: 3 grammars; 0: none, each request compiles and is charged its own)", kPlanInput));
   t.push_back(row<int>("--http-threads", "PLIMSOLL_HTTP_THREADS", K::kInt, [](ServeConfig& c) -> auto& { return c.api.threads; },
       "HTTP handler workers (a non-streamed generation holds one until it ends; streams hold none)", kPlanInput));
   t.push_back(row<int>("--prep-threads", "PLIMSOLL_PREP_THREADS", K::kInt, [](ServeConfig& c) -> auto& { return c.api.prep_threads; },

@@ -151,11 +151,13 @@ void Check::check_plan(const MemoryPlan& plan, const std::string& within) {
   if (const auto& want = settings.serve.max_batch_total_tokens; want && *want > plan.max_batch_total_tokens) {
     const int64_t blocks = (*want + plan.inputs.block_tokens - 1) / plan.inputs.block_tokens;
     return deny(fmt::format("MAX_BATCH_TOTAL_TOKENS {} but {} holds a KV pool of {} tokens ({} after weights {}, "
-                            "workspace {}, request memory {}, transport {}, runtime {}): serve would refuse to start; "
+                            "workspace {}, request memory {}, grammar cache {}, transport {}, runtime {}): serve would "
+                            "refuse to start; "
                             "raise it to at least {} or lower MAX_BATCH_TOTAL_TOKENS",
                             *want, within, plan.max_batch_total_tokens, format_bytes(plan.kv_pool_bytes),
                             format_bytes(plan.weights_bytes), format_bytes(plan.workspace_bytes),
-                            format_bytes(plan.request_bytes), format_bytes(plan.transport_bytes),
+                            format_bytes(plan.request_bytes), format_bytes(plan.grammar_cache_bytes),
+                            format_bytes(plan.transport_bytes),
                             format_bytes(plan.runtime_bytes), format_bytes(quantity_for_blocks(plan, blocks, fraction))));
   }
   const int64_t batch = plan.workspace.step_seqs;
@@ -178,6 +180,7 @@ void add_audit(Decision& d, const ContainerVerdict& v) {
   d.audit_annotations[prefix + "weights-bytes"] = fmt::to_string(p.weights_bytes);
   d.audit_annotations[prefix + "workspace-bytes"] = fmt::to_string(p.workspace_bytes);
   d.audit_annotations[prefix + "request-bytes"] = fmt::to_string(p.request_bytes);
+  d.audit_annotations[prefix + "grammar-cache-bytes"] = fmt::to_string(p.grammar_cache_bytes);
   d.audit_annotations[prefix + "transport-bytes"] = fmt::to_string(p.transport_bytes);
   d.audit_annotations[prefix + "runtime-bytes"] = fmt::to_string(p.runtime_bytes);
   d.audit_annotations[prefix + "kv-pool-bytes"] = fmt::to_string(p.kv_pool_bytes);

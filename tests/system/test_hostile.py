@@ -460,6 +460,34 @@ class PreparationTest(HostileCase):
         self.run_case("40 x chat with a 3 KiB $ref fan-out schema",
                       lambda: (parallel(40, lambda i: post(self.box.port, "/v1/chat/completions", body, 120)), []))
 
+    def test_64_chat_requests_with_64_different_schemas_at_once(self):
+        # Each schema is its own grammar: the grammar cache (--grammar-cache-memory,
+        # 32 MiB: three) shares none of them between these requests; what finds no
+        # room compiles privately and is charged to the request memory (~8.5 MiB
+        # each), so past it the answer is 429, never an OOM or a cache past its line.
+        def schema(i):
+            key = "k%d" % i
+            return {"type": "object", "additionalProperties": False, "required": [key],
+                    "properties": {key: {"type": "string", "maxLength": 48}}}
+        chats = [chat_with_schema(schema(i), max_tokens=64) for i in range(64)]
+        box = self.box
+
+        def attack():
+            got = parallel(64, lambda i: post(box.port, "/v1/chat/completions", chats[i], 120))
+            m = box.server.metrics()
+            print("  grammar cache: %d misses, %d hits, %d uncached, %d evictions, %.1f MiB in %d entries" % (
+                m.get("plimsoll_grammar_cache_misses_total", 0), m.get("plimsoll_grammar_cache_hits_total", 0),
+                m.get("plimsoll_grammar_cache_uncached_total", 0), m.get("plimsoll_grammar_cache_evictions_total", 0),
+                m.get("plimsoll_grammar_cache_bytes", 0) / MIB, m.get("plimsoll_grammar_cache_entries", 0)))
+            problems = []
+            if m.get("plimsoll_grammar_cache_bytes", 0) > 32 * MIB:
+                problems.append("the grammar cache holds %d bytes, past its 32 MiB line" % m["plimsoll_grammar_cache_bytes"])
+            if m.get("plimsoll_grammar_cache_entries", 0) > 3:
+                problems.append("the grammar cache holds %d grammars, more than 32 MiB holds" %
+                                m["plimsoll_grammar_cache_entries"])
+            return got, problems
+        self.run_case("64 x chat with 64 different json_schemas at once", attack)
+
     def test_clients_that_leave_mid_compile_leave_nothing_running(self):
         body = chat_with_schema(ref_fan_out_schema())
         box = self.box

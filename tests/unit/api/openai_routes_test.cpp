@@ -1,6 +1,7 @@
 // Contract tests of the OpenAI routes: completions (string and list prompts,
 // n, logprobs, usage, SSE with [DONE]), chat completions, /v1/models.
 #include "api_fixture.h"
+#include "engine/grammar/grammar_cache.h"
 
 namespace plimsoll::testing {
 namespace {
@@ -273,6 +274,53 @@ TEST_F(ApiTest, SchemaPropertiesKeepTheClientsOrder) {
     EXPECT_TRUE(grammar->matches(R"({"zeta": 1, "alpha": 2})")) << body;
     EXPECT_FALSE(grammar->matches(R"({"alpha": 2, "zeta": 1})")) << body;
   }
+}
+
+// The server's grammar cache: the same schema on any route is compiled once and
+// shared (pinned, charged to the cache's plan line, not to the request).
+TEST_F(ApiTest, TheSameSchemaSharesOneCachedGrammarAcrossRequestsAndRoutes) {
+  GrammarCache cache(int64_t{64} << 20);
+  stop();
+  api::ApiConfig config;
+  config.hostname = "127.0.0.1";
+  config.port = 0;
+  server_ = std::make_unique<api::ApiServer>(config, service_, tokenizer_, metrics_);
+  server_->set_grammar_cache(&cache);
+  ASSERT_TRUE(server_->start().ok());
+  client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+  client_->set_read_timeout(10, 0);
+  const json schema = json::parse(R"({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]})");
+  const json chat = {{"messages", json::array({{{"role", "user"}, {"content", "hi"}}})},
+                     {"max_tokens", 32},
+                     {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", schema}}}}}};
+  auto r = post("/v1/chat/completions", chat);
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no response");
+  const SamplingParams first = service_.last_items().at(0).params;
+  r = post("/v1/chat/completions", chat);
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no response");
+  const SamplingParams second = service_.last_items().at(0).params;
+  r = post("/generate", json{{"inputs", "hi"},
+                             {"parameters", {{"max_new_tokens", 32}, {"grammar", {{"type", "json"}, {"value", schema}}}}}});
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no response");
+  const SamplingParams tgi = service_.last_items().at(0).params;
+  ASSERT_TRUE(first.grammar && second.grammar && tgi.grammar);
+  EXPECT_TRUE(first.grammar_cached);
+  EXPECT_TRUE(tgi.grammar_cached);
+  EXPECT_EQ(first.grammar.get(), second.grammar.get());
+  EXPECT_EQ(first.grammar.get(), tgi.grammar.get());
+  GrammarCacheStats st = cache.stats();
+  EXPECT_EQ(st.misses, 1);
+  EXPECT_EQ(st.hits, 2);
+  EXPECT_EQ(st.entries, 1);
+  // Another schema is another grammar; a regex too.
+  r = post("/generate", json{{"inputs", "hi"},
+                             {"parameters", {{"max_new_tokens", 8}, {"grammar", {{"type", "regex"}, {"value", "[ab]+"}}}}}});
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no response");
+  EXPECT_TRUE(service_.last_items().at(0).params.grammar_cached);
+  st = cache.stats();
+  EXPECT_EQ(st.misses, 2);
+  EXPECT_EQ(st.entries, 2);
+  stop();  // the requests' copies go with the server and the fake's records
 }
 
 }  // namespace

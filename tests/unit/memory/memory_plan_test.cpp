@@ -121,6 +121,35 @@ TEST(MemoryPlan, RequestAndTransportMemoryAreNamedTermsOfThePlan) {
   EXPECT_LE(p->kv_pool_bytes - q->kv_pool_bytes, 100 * kMiB - p->request_bytes + p->kv_block_bytes);
 }
 
+TEST(MemoryPlan, TheGrammarCacheIsALineOfThePlanTakenFromTheKvPool) {
+  PlanInputs in;
+  in.config = stories260k();
+  in.weights_bytes = 1056512;
+  in.budget_bytes = 256 * kMiB;
+  in.request_budget_bytes = 24 * kMiB;
+  auto without = plan_memory(in);
+  ASSERT_TRUE(without.ok()) << without.error().message;
+  EXPECT_EQ(without->grammar_cache_bytes, 0);
+  in.grammar_cache_bytes = 32 * kMiB;
+  auto with = plan_memory(in);
+  ASSERT_TRUE(with.ok()) << with.error().message;
+  EXPECT_EQ(with->grammar_cache_bytes, 32 * kMiB);
+  EXPECT_EQ(with->request_bytes, 24 * kMiB);
+  EXPECT_EQ(with->planned_bytes(), with->weights_bytes + with->workspace_bytes + with->request_bytes +
+                                       with->grammar_cache_bytes + with->transport_bytes + with->runtime_bytes +
+                                       with->kv_pool_bytes + with->kv_bookkeeping_bytes);
+  EXPECT_LT(with->kv_pool_bytes, without->kv_pool_bytes);
+  EXPECT_LE(without->kv_pool_bytes - with->kv_pool_bytes, 32 * kMiB + with->kv_block_bytes);  // whole blocks
+  const std::string table = with->table();
+  EXPECT_NE(table.find("grammar cache"), std::string::npos) << table;
+  EXPECT_NE(table.find("--grammar-cache-memory"), std::string::npos) << table;
+  // Too little left for one sequence names the flag.
+  in.grammar_cache_bytes = 250 * kMiB;
+  auto none = plan_memory(in);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("--grammar-cache-memory"), std::string::npos) << none.error().message;
+}
+
 TEST(MemoryPlan, TheDefaultRequestBudgetGrowsWithContextAndRequestsAndFitsSmallPlans) {
   EXPECT_EQ(default_request_budget_bytes(512, 16, kGiB), kDefaultRequestBudgetCapBytes);
   EXPECT_EQ(default_request_budget_bytes(512, 16, 30 * kMiB), 15 * kMiB);

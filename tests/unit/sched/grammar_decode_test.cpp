@@ -191,5 +191,17 @@ TEST(GrammarDecode, AdmissionChargesTheGrammarOncePerSubmission) {
   EXPECT_GT((*g)->bytes(), 1000);
 }
 
+TEST(GrammarDecode, AdmissionChargesNothingForAGrammarTheCacheHolds) {
+  auto g = grammar_from_json_schema(kSchema, GrammarLimits{});
+  ASSERT_TRUE(g.ok());
+  GenerationRequest r;
+  r.prompt_ids = {1, 2, 3};
+  r.params.max_new_tokens = 10;
+  const int64_t plain = submission_cost({r, r}, CostModel{}).total();
+  r.params.grammar = *g;
+  r.params.grammar_cached = true;  // the grammar cache's plan line pays for it
+  EXPECT_EQ(submission_cost({r, r}, CostModel{}).total(), plain);
+}
+
 }  // namespace
 }  // namespace plimsoll::sched

@@ -42,7 +42,7 @@ TEST(PlanMatch, EqualsPlanMemoryOnEngineSetupsInputs) {
   const json args = {"--max-total-tokens", "200", "--max-batch-prefill-tokens", "96", "--max-batch-size", "12",
                      "--max-concurrent-requests", "40", "--block-size", "8", "--threads", "3",
                      "--http-threads", "16", "--payload-limit", "1000000", "--max-connections", "64",
-                     "--memory-fraction", "0.8"};
+                     "--memory-fraction", "0.8", "--grammar-cache-memory", "8Mi"};
   const json c = testing::serve_container(json::array(), testing::memory("128Mi", "128Mi"), args);
   const Decision d = decide(testing::deployment(c, annotations_for(*model, "40Mi")), {});
   ASSERT_TRUE(d.allowed) << d.message;
@@ -60,6 +60,7 @@ TEST(PlanMatch, EqualsPlanMemoryOnEngineSetupsInputs) {
   in.workspace = BatchEngine::workspace_sizes(model->config, 96, 12, 3, 200);
   in.max_concurrent_requests = 40;
   in.runtime_bytes = 40 * kMiB;
+  in.grammar_cache_bytes = 8 * kMiB;  // --grammar-cache-memory (serve's 32Mi default leaves no room in 128Mi here)
   api::ApiConfig http;
   http.threads = 16;
   http.payload_limit_bytes = 1'000'000;
@@ -73,6 +74,7 @@ TEST(PlanMatch, EqualsPlanMemoryOnEngineSetupsInputs) {
   EXPECT_EQ(got.kv_blocks, want->kv_blocks);
   EXPECT_EQ(got.workspace_bytes, want->workspace_bytes);
   EXPECT_EQ(got.request_bytes, want->request_bytes);
+  EXPECT_EQ(got.grammar_cache_bytes, 8 * kMiB);
   EXPECT_EQ(got.transport_bytes, want->transport_bytes);
   EXPECT_EQ(got.runtime_bytes, want->runtime_bytes);
 }
