@@ -353,6 +353,27 @@ TEST(GrammarRules, RefusalsNameTheKeywordAndItsPath) {
       "deprecated":true,"readOnly":true,"writeOnly":false,"$comment":"c","default":3,"type":"integer"})")), "");
 }
 
+
+// The first token whose mask disagrees with the naive oracle (its bytes
+// stepped through a copy of the matcher, then completable within the rest of
+// `tokens_left`), "" when none; `masked`: logits after m.mask(..., tokens_left).
+std::string oracle_mismatch(const GrammarMatcher& m, const std::vector<float>& masked, const TokenTrie& trie,
+                            int32_t eos, int64_t tokens_left, GrammarScratch& oracle) {
+  for (int32_t id = 0; id < trie.vocab_size(); ++id) {
+    bool allowed = false;
+    if (id == eos) {
+      allowed = m.complete();
+    } else if (!trie.text(id).empty()) {
+      GrammarMatcher copy = m;
+      allowed = copy.advance_bytes(trie.text(id), oracle) && copy.min_bytes_left(oracle) <= tokens_left - 1;
+    }
+    if ((masked[static_cast<size_t>(id)] > -1e30f) != allowed) {
+      return "token " + std::to_string(id) + " '" + std::string(trie.text(id)) + (allowed ? "' refused" : "' allowed");
+    }
+  }
+  return "";
+}
+
 // The cached mask against a naive oracle: each token's bytes simulated from
 // the position (advance_bytes on a copy), allowed when the output stays alive
 // and can still be completed in the tokens left; end ids only when complete.
@@ -385,17 +406,8 @@ TEST(GrammarRules, MaskEqualsTheNaiveOracleOnRandomWalks) {
       for (float& l : logits) l = normal(rng);
       std::vector<float> masked = logits;
       ASSERT_TRUE(m.mask(masked, trie, max_tokens - t, ends, scratch)) << "run " << run << " step " << t << ": " << out;
-      for (int32_t id = 0; id < trie.vocab_size(); ++id) {
-        bool allowed = false;
-        if (id == eos) {
-          allowed = m.complete();
-        } else if (!trie.text(id).empty()) {
-          GrammarMatcher copy = m;
-          allowed = copy.advance_bytes(trie.text(id), oracle) && copy.min_bytes_left(oracle) <= max_tokens - t - 1;
-        }
-        ASSERT_EQ(masked[static_cast<size_t>(id)] > -1e30f, allowed)
-            << "run " << run << " step " << t << " token " << id << " '" << trie.text(id) << "' after " << out;
-      }
+      ASSERT_EQ(oracle_mismatch(m, masked, trie, eos, max_tokens - t, oracle), "")
+          << "run " << run << " step " << t << " after " << out;
       const auto id = static_cast<int32_t>(std::max_element(masked.begin(), masked.end()) - masked.begin());
       if (id == eos) {
         ++completed;
@@ -448,17 +460,8 @@ TEST(GrammarRules, CountedClassesNearTheMaximumEqualTheNaiveOracle) {
       for (int32_t id = 0; id < trie.vocab_size(); ++id) logits[static_cast<size_t>(id)] += 0.6f * static_cast<float>(trie.text(id).size());
       std::vector<float> masked = logits;
       ASSERT_TRUE(m.mask(masked, trie, max_tokens - t, ends, scratch)) << "run " << run << " step " << t << ": " << out;
-      for (int32_t id = 0; id < trie.vocab_size(); ++id) {
-        bool allowed = false;
-        if (id == eos) {
-          allowed = m.complete();
-        } else if (!trie.text(id).empty()) {
-          GrammarMatcher copy = m;
-          allowed = copy.advance_bytes(trie.text(id), oracle) && copy.min_bytes_left(oracle) <= max_tokens - t - 1;
-        }
-        ASSERT_EQ(masked[static_cast<size_t>(id)] > -1e30f, allowed)
-            << "run " << run << " step " << t << " token " << id << " '" << trie.text(id) << "' after " << out;
-      }
+      ASSERT_EQ(oracle_mismatch(m, masked, trie, eos, max_tokens - t, oracle), "")
+          << "run " << run << " step " << t << " after " << out;
       const auto id = static_cast<int32_t>(std::max_element(masked.begin(), masked.end()) - masked.begin());
       if (id == eos) {
         ++completed;

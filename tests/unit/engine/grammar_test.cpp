@@ -247,6 +247,26 @@ std::string run_random(const Grammar& g, const TokenTrie& trie, int32_t eos, uin
   return out;
 }
 
+
+// `seeds` random outputs (budgets of 60 to 220 tokens): each must be JSON that
+// `s` accepts. Returns how many ended by EOS before their budget.
+int random_outputs_valid(const Grammar& g, const json& s, const TokenTrie& trie, int32_t eos, uint64_t seeds) {
+  int ended_count = 0;
+  for (uint64_t seed = 0; seed < seeds; ++seed) {
+    const int64_t max_tokens = 60 + static_cast<int64_t>(seed % 5) * 40;
+    bool ended = false;
+    const std::string out = run_random(g, trie, eos, seed, max_tokens, &ended);
+    ended_count += ended;
+    const json parsed = json::parse(out, nullptr, false);
+    if (parsed.is_discarded()) {
+      ADD_FAILURE() << "seed " << seed << ": not JSON: " << out;
+      continue;
+    }
+    EXPECT_EQ(test::schema_violation(parsed, s), "") << "seed " << seed << ": " << out;
+  }
+  return ended_count;
+}
+
 TEST(GrammarRandomModel, SchemaOutputIsAlwaysValid) {
   auto tok = Tokenizer::create(synthetic_vocab(1200));
   ASSERT_TRUE(tok.ok());
@@ -267,18 +287,7 @@ TEST(GrammarRandomModel, SchemaOutputIsAlwaysValid) {
   })");
   auto g = schema(s);
   ASSERT_TRUE(g);
-  int ended_count = 0;
-  for (uint64_t seed = 0; seed < 200; ++seed) {
-    const int64_t max_tokens = 60 + static_cast<int64_t>(seed % 5) * 40;
-    bool ended = false;
-    const std::string out = run_random(*g, trie, tok->eos_id(), seed, max_tokens, &ended);
-    ended_count += ended;
-    const json parsed = json::parse(out, nullptr, false);
-    ASSERT_FALSE(parsed.is_discarded()) << "seed " << seed << ": " << out;
-    const std::string why = test::schema_violation(parsed, s);
-    EXPECT_EQ(why, "") << "seed " << seed << ": " << out;
-  }
-  EXPECT_GT(ended_count, 0);
+  EXPECT_GT(random_outputs_valid(*g, s, trie, tok->eos_id(), 200), 0);
 }
 
 TEST(GrammarRandomModel, MultipleOfOutputIsAlwaysAMultiple) {
@@ -299,17 +308,7 @@ TEST(GrammarRandomModel, MultipleOfOutputIsAlwaysAMultiple) {
   })");
   auto g = schema(s);
   ASSERT_TRUE(g);
-  int ended_count = 0;
-  for (uint64_t seed = 0; seed < 100; ++seed) {
-    const int64_t max_tokens = 60 + static_cast<int64_t>(seed % 5) * 40;
-    bool ended = false;
-    const std::string out = run_random(*g, trie, tok->eos_id(), seed, max_tokens, &ended);
-    ended_count += ended;
-    const json parsed = json::parse(out, nullptr, false);
-    ASSERT_FALSE(parsed.is_discarded()) << "seed " << seed << ": " << out;
-    EXPECT_EQ(test::schema_violation(parsed, s), "") << "seed " << seed << ": " << out;
-  }
-  EXPECT_GT(ended_count, 0);
+  EXPECT_GT(random_outputs_valid(*g, s, trie, tok->eos_id(), 100), 0);
   const auto lock = g->lazy().lock();
   EXPECT_LE(g->lazy().used_bytes(), g->limits().max_lazy_bytes);
   EXPECT_LT(g->lazy().num_dstates(), 3000);
