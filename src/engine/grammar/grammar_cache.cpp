@@ -69,14 +69,20 @@ struct Pin {
   }
 };
 
-// Ends a key's compile (whatever way the compile leaves) and wakes its waiters.
+// Ends a key's compile (whatever way the compile leaves) and wakes its waiters. On
+// success the key leaves `compiling` under the same lock that enters its entry, so a
+// waiter never sees neither and compiles the key a second time.
 class CompilingMark {
  public:
   CompilingMark(std::mutex& mu, std::condition_variable& cv, std::unordered_set<std::string>& keys,
                 const std::string& key)
       : mu_(mu), cv_(cv), keys_(keys), key_(key) {}
+  void end_locked() {  // (caller holds mu_)
+    keys_.erase(key_);
+    ended_ = true;
+  }
   ~CompilingMark() {
-    {
+    if (!ended_) {
       std::lock_guard<std::mutex> lock(mu_);
       keys_.erase(key_);
     }
@@ -90,6 +96,7 @@ class CompilingMark {
   std::condition_variable& cv_;
   std::unordered_set<std::string>& keys_;
   const std::string& key_;
+  bool ended_ = false;
 };
 
 }  // namespace
@@ -150,14 +157,13 @@ Result<GrammarHandle> GrammarCache::get(const std::string& key, const Compile& c
   s.compiling.insert(key);
   ++s.stats.misses;
   lock.unlock();
-  Result<std::shared_ptr<const Grammar>> compiled = [&] {
-    const CompilingMark mark(s.mu, s.compiled, s.compiling, key);
-    return compile();
-  }();
+  CompilingMark mark(s.mu, s.compiled, s.compiling, key);  // (ends before `lock` unlocks: declared after it)
+  Result<std::shared_ptr<const Grammar>> compiled = compile();
   if (!compiled.ok()) return compiled.error();
   if (!*compiled) return GrammarHandle{};
   const int64_t bytes = entry_bytes(**compiled, key);
   lock.lock();
+  mark.end_locked();
   if (!make_room(bytes, evicted)) {
     ++s.stats.uncached;
     return GrammarHandle{std::move(*compiled), false};

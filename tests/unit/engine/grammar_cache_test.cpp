@@ -223,5 +223,33 @@ TEST(GrammarCache, ConcurrentRequestsForANewSourceCompileItOnce) {
   EXPECT_EQ(first->grammar.get(), second->grammar.get());
 }
 
+TEST(GrammarCache, ManyThreadsAskingForOneKeyCompileItOnce) {
+  // A waiter woken between the compile's end and its entry must find the entry,
+  // not start a second compile.
+  GrammarCache cache(int64_t{16} << 20);
+  for (int round = 0; round < 50; ++round) {
+    std::string pattern = "k";  // (appended: GCC 12's -Wrestrict misfires on "k" + to_string(...))
+    pattern += std::to_string(round);
+    pattern += '+';
+    std::atomic<int> calls{0};
+    auto compile = [&]() -> Result<std::shared_ptr<const Grammar>> {
+      ++calls;
+      std::this_thread::yield();
+      return grammar_from_regex(pattern, small_limits());
+    };
+    std::vector<std::thread> threads;
+    std::vector<const Grammar*> seen(4, nullptr);
+    for (size_t t = 0; t < seen.size(); ++t) {
+      threads.emplace_back([&, t] {
+        Result<GrammarHandle> h = cache.get(key_of(pattern), compile);
+        if (h.ok()) seen[t] = h->grammar.get();
+      });
+    }
+    for (auto& th : threads) th.join();
+    ASSERT_EQ(calls.load(), 1) << pattern;
+    for (const Grammar* g : seen) ASSERT_EQ(g, seen[0]) << pattern;
+  }
+}
+
 }  // namespace
 }  // namespace plimsoll
