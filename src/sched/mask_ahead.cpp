@@ -39,7 +39,8 @@ int32_t MaskAhead::start(const GrammarMatcher& matcher, int64_t tokens_left) {
   return slot;
 }
 
-std::optional<bool> MaskAhead::finish(int32_t slot, std::span<float> logits, std::span<const int32_t> end_ids) {
+std::optional<bool> MaskAhead::finish(int32_t slot, std::span<const float> from, std::span<float> to,
+                                      std::span<const int32_t> end_ids) {
   if (slot < 0 || static_cast<size_t>(slot) >= slots_.size()) return std::nullopt;
   Slot& s = slots_[static_cast<size_t>(slot)];
   std::unique_lock<std::mutex> lock(mu_);
@@ -50,7 +51,7 @@ std::optional<bool> MaskAhead::finish(int32_t slot, std::span<float> logits, std
   lock.unlock();  // the slot's bits are the caller's until the next start()
   if (!ok) return std::nullopt;
   if (!s.alive) return false;
-  return s.matcher->apply(logits, s.bits, end_ids);
+  return s.matcher->apply(from, to, s.bits, end_ids);
 }
 
 void MaskAhead::clear() {

@@ -33,10 +33,12 @@ class MaskAhead {
   // or -1 when none is free. `matcher` must stay as it is until finish() or
   // clear().
   int32_t start(const GrammarMatcher& matcher, int64_t tokens_left);
-  // Waits for the slot's mask and applies it to `logits`; the slot is free
-  // again. As GrammarMatcher::mask (false: nothing allowed), or nullopt where
-  // the mask failed: the caller masks itself.
-  std::optional<bool> finish(int32_t slot, std::span<float> logits, std::span<const int32_t> end_ids);
+  // Waits for the slot's mask and writes `from` masked by it into `to` (one
+  // pass; they may be the same span); the slot is free again. As
+  // GrammarMatcher::mask (false: nothing allowed), or nullopt where the mask
+  // failed: then `to` is untouched and the caller masks itself.
+  std::optional<bool> finish(int32_t slot, std::span<const float> from, std::span<float> to,
+                             std::span<const int32_t> end_ids);
   // Drops masks not yet begun, waits for the one running, frees every slot.
   void clear();
 

@@ -88,10 +88,13 @@ SequenceOutput OutputProcessor::process_one(Sequence& seq, std::span<const float
 // The next token under the sequence's grammar, appended to seq.tokens; its
 // alternatives are left in alternatives_.
 SampledToken OutputProcessor::sample(Sequence& seq, std::span<const float> logits) {
-  std::copy(logits.begin(), logits.end(), logits_copy_.begin());
   const int32_t top_n = seq.request.top_n_tokens;
   const bool raw = seq.request.raw_logprobs, needed = seq.request.logprobs_needed;
-  if (seq.grammar.active()) constrain(seq);
+  if (seq.grammar.active()) {
+    constrain(seq, logits);  // copies them masked
+  } else {
+    std::copy(logits.begin(), logits.end(), logits_copy_.begin());
+  }
   SampledToken token = seq.sampler.sample(logits_copy_, scratch_, raw ? 0 : top_n, &alternatives_, needed && !raw);
   if (raw && needed) token.logprob = raw_logprobs(logits, token.id, top_n, scratch_.order, &alternatives_);
   seq.sampler.accept(token.id);
@@ -100,13 +103,16 @@ SampledToken OutputProcessor::sample(Sequence& seq, std::span<const float> logit
   return token;
 }
 
-// Masks logits_copy_ to the tokens the sequence's grammar allows. When the
-// vocabulary cannot spell what the grammar needs, only the end token is left.
-void OutputProcessor::constrain(Sequence& seq) {
+// logits_copy_ := `logits` masked to the tokens the sequence's grammar allows.
+// When the vocabulary cannot spell what the grammar needs, only the end token is left.
+void OutputProcessor::constrain(Sequence& seq, std::span<const float> logits) {
   std::optional<bool> allowed;
-  if (mask_ahead_ && seq.mask_slot >= 0) allowed = mask_ahead_->finish(seq.mask_slot, logits_copy_, end_ids_);
+  if (mask_ahead_ && seq.mask_slot >= 0) allowed = mask_ahead_->finish(seq.mask_slot, logits, logits_copy_, end_ids_);
   seq.mask_slot = -1;
-  if (!allowed) allowed = seq.grammar.mask(logits_copy_, *trie_, tokens_left(seq), end_ids_, grammar_scratch_);
+  if (!allowed) {  // (no mask computed ahead: copy, then mask in place)
+    std::copy(logits.begin(), logits.end(), logits_copy_.begin());
+    allowed = seq.grammar.mask(logits_copy_, *trie_, tokens_left(seq), end_ids_, grammar_scratch_);
+  }
   if (*allowed) return;
   spdlog::warn("request {} item {}: no token can continue its grammar; ending it", seq.owner->ticket, seq.index);
   const float end_logit = 0.0f;

@@ -53,7 +53,7 @@ class OutputProcessor {
 
  private:
   SampledToken sample(Sequence& seq, std::span<const float> logits);
-  void constrain(Sequence& seq);
+  void constrain(Sequence& seq, std::span<const float> logits);
   static int64_t tokens_left(const Sequence& seq);  // the grammar's length budget, this token included
   TokenEvent build_event(Sequence& seq, const SampledToken& token);
   void set_finish(Sequence& seq, int32_t id, TokenEvent& ev);

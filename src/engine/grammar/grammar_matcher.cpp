@@ -352,61 +352,77 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar) : grammar
 
 bool GrammarMatcher::apply(std::span<float> logits, const std::vector<uint64_t>& bits,
                            std::span<const int32_t> end_ids) const {
+  return apply(logits, logits, bits, end_ids);
+}
+
+namespace {
+
+// to[i] := from[i] where bit i of `word` is set, else -inf, for one word's 64 ids
+// (from may be to: each element is read before it is written).
+void masked_copy_word(const float* from, float* to, uint64_t word) {
+  constexpr float kRefused = -std::numeric_limits<float>::infinity();
+#if defined(__SSE2__)
+  struct Lanes {
+    alignas(16) uint32_t v[16][4];
+  };
+  static const Lanes lanes = [] {
+    Lanes t{};
+    for (int m = 0; m < 16; ++m) {
+      for (int k = 0; k < 4; ++k) t.v[m][k] = (m >> k) & 1 ? ~0u : 0u;
+    }
+    return t;
+  }();
+  const __m128 refused = _mm_set1_ps(kRefused);
+  for (size_t q = 0; q < 16; ++q) {
+    const auto m = static_cast<size_t>((word >> (4 * q)) & 15);
+    const __m128 keep = _mm_load_ps(reinterpret_cast<const float*>(lanes.v[m]));
+    const __m128 v = _mm_loadu_ps(from + 4 * q);
+    _mm_storeu_ps(to + 4 * q, _mm_or_ps(_mm_and_ps(keep, v), _mm_andnot_ps(keep, refused)));
+  }
+#else
+  for (size_t i = 0; i < 64; ++i) to[i] = (word >> i) & 1 ? from[i] : kRefused;
+#endif
+}
+
+}  // namespace
+
+bool GrammarMatcher::apply(std::span<const float> from, std::span<float> to, const std::vector<uint64_t>& bits,
+                           std::span<const int32_t> end_ids) const {
+  const size_t n = std::min(from.size(), to.size());
   bool ends = false;
   if (position_.can_end) {
-    for (int32_t id : end_ids) ends = ends || (id >= 0 && static_cast<size_t>(id) < logits.size());
+    for (int32_t id : end_ids) ends = ends || (id >= 0 && static_cast<size_t>(id) < n);
   }
   if (!ends && !any_bit(bits)) return false;
   constexpr float kRefused = -std::numeric_limits<float>::infinity();
-  const size_t n = logits.size();
-  float saved[8];
+  const bool in_place = from.data() == to.data();
+  float saved[8];  // the end ids' logits (read before an in-place pass refuses them)
   size_t n_saved = 0;
   for (int32_t id : end_ids) {
-    if (ends && id >= 0 && static_cast<size_t>(id) < n && n_saved < 8) saved[n_saved++] = logits[static_cast<size_t>(id)];
+    if (ends && id >= 0 && static_cast<size_t>(id) < n && n_saved < 8) saved[n_saved++] = from[static_cast<size_t>(id)];
   }
-  for (size_t w = 0; w < bits.size() && w * 64 < n; ++w) {
+  const size_t whole = std::min(bits.size(), n / 64);  // words covering 64 ids each
+  for (size_t w = 0; w < whole; ++w) {
     const uint64_t word = bits[w];
-    const size_t base = w * 64;
-    const size_t end = std::min(n, base + 64);
-    if (word == ~uint64_t{0}) continue;
-    if (word == 0) {
-      std::fill(logits.begin() + static_cast<std::ptrdiff_t>(base), logits.begin() + static_cast<std::ptrdiff_t>(end), kRefused);
-      continue;
-    }
-#if defined(__SSE2__)
-    // Many refused: four logits at a time, kept where their bit is set.
-    if (end - base == 64 && std::popcount(~word) > 12) {
-      struct Lanes {
-        alignas(16) uint32_t v[16][4];
-      };
-      static const Lanes lanes = [] {
-        Lanes t{};
-        for (int m = 0; m < 16; ++m) {
-          for (int k = 0; k < 4; ++k) t.v[m][k] = (m >> k) & 1 ? ~0u : 0u;
-        }
-        return t;
-      }();
-      const __m128 refused = _mm_set1_ps(kRefused);
-      float* p = logits.data() + base;
-      for (size_t q = 0; q < 16; ++q) {
-        const auto m = static_cast<size_t>((word >> (4 * q)) & 15);
-        if (m == 15) continue;
-        const __m128 keep = _mm_load_ps(reinterpret_cast<const float*>(lanes.v[m]));
-        const __m128 v = _mm_loadu_ps(p + 4 * q);
-        _mm_storeu_ps(p + 4 * q, _mm_or_ps(_mm_and_ps(keep, v), _mm_andnot_ps(keep, refused)));
-      }
-      continue;
-    }
-#endif
-    // Only the refused bits: one store each.
-    for (uint64_t z = ~word & (end - base == 64 ? ~uint64_t{0} : (uint64_t{1} << (end - base)) - 1); z; z &= z - 1) {
-      logits[base + static_cast<size_t>(std::countr_zero(z))] = kRefused;
+    const float* src = from.data() + w * 64;
+    float* dst = to.data() + w * 64;
+    if (word == ~uint64_t{0}) {
+      if (!in_place) std::copy_n(src, 64, dst);
+    } else if (word == 0) {
+      std::fill_n(dst, 64, kRefused);
+    } else if (in_place && std::popcount(~word) <= 12) {
+      for (uint64_t z = ~word; z; z &= z - 1) dst[std::countr_zero(z)] = kRefused;  // few refused: one store each
+    } else {
+      masked_copy_word(src, dst, word);
     }
   }
-  for (size_t i = bits.size() * 64; i < n; ++i) logits[i] = kRefused;
+  for (size_t i = whole * 64; i < n; ++i) {
+    const size_t w = i / 64;
+    to[i] = w < bits.size() && (bits[w] >> (i & 63)) & 1 ? from[i] : kRefused;
+  }
   n_saved = 0;
   for (int32_t id : end_ids) {
-    if (ends && id >= 0 && static_cast<size_t>(id) < n && n_saved < 8) logits[static_cast<size_t>(id)] = saved[n_saved++];
+    if (ends && id >= 0 && static_cast<size_t>(id) < n && n_saved < 8) to[static_cast<size_t>(id)] = saved[n_saved++];
   }
   return true;
 }

@@ -163,6 +163,10 @@ class GrammarMatcher {
   // Applies `bits` (from fill() at this position) to logits, plus the end ids
   // when the output is complete; false when nothing is allowed.
   bool apply(std::span<float> logits, const std::vector<uint64_t>& bits, std::span<const int32_t> end_ids) const;
+  // The same as a copy of `from` into `to` (sizes equal) with apply() on `to`, in one
+  // pass: what a sampler that copies the logits anyway pays no more than its copy for.
+  bool apply(std::span<const float> from, std::span<float> to, const std::vector<uint64_t>& bits,
+             std::span<const int32_t> end_ids) const;
   // The same as mask() without the mask cache (the reference the cache is tested against).
   bool mask_uncached(std::span<float> logits, const TokenTrie& trie, int64_t tokens_left,
                      std::span<const int32_t> end_ids, GrammarScratch& scratch) const;

@@ -525,5 +525,44 @@ TEST(GrammarRandomModel, TooShortABudgetStillEndsComplete) {
   }
 }
 
+// apply(from, to): the same logits as a copy with apply() in place, for bitsets of
+// every density, a vocabulary that ends inside a word, and end ids that a
+// complete output keeps.
+TEST(GrammarMask, MaskedCopyEqualsCopyThenMaskInPlace) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (const char* pattern : {"a*", "a+"}) {  // complete at the start, or not
+    auto g = grammar_from_regex(pattern, GrammarLimits{});
+    ASSERT_TRUE(g.ok());
+    const GrammarMatcher m(*g);
+    for (size_t vocab : {size_t{64}, size_t{1000}, size_t{1003}}) {
+      for (int density : {0, 1, 8, 32, 56, 63, 64}) {  // set bits per 64
+        std::vector<uint64_t> bits((vocab + 63) / 64);
+        for (uint64_t& w : bits) {
+          for (int b = 0; b < 64; ++b) w |= static_cast<uint64_t>(static_cast<int>(rng() % 64) < density) << b;
+        }
+        std::vector<float> from(vocab);
+        for (float& l : from) l = normal(rng);
+        const int32_t ends[2] = {0, static_cast<int32_t>(vocab - 1)};
+        std::vector<float> expect = from, got(vocab, 123.0f);
+        const bool a = m.apply(expect, bits, ends);
+        const bool b = m.apply(from, got, bits, ends);
+        ASSERT_EQ(a, b) << pattern << " vocab " << vocab << " density " << density;
+        if (!a) continue;  // (nothing allowed: `to` is the caller's to fill)
+        for (size_t i = 0; i < vocab; ++i) {
+          ASSERT_EQ(std::isinf(expect[i]), std::isinf(got[i])) << pattern << " id " << i << " density " << density;
+          if (!std::isinf(expect[i])) {
+            ASSERT_EQ(expect[i], got[i]);
+            ASSERT_EQ(got[i], from[i]);
+          }
+        }
+        if (m.complete()) {
+          ASSERT_EQ(got[vocab - 1], from[vocab - 1]) << "a complete output keeps its end ids";
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace plimsoll

@@ -53,7 +53,7 @@ TEST(MaskAhead, EqualsTheEngineThreadsMaskForEverySequence) {
       std::vector<float> a(static_cast<size_t>(f.trie->vocab_size()));
       for (float& l : a) l = normal(rng);
       std::vector<float> b = a;
-      const std::optional<bool> got = ahead.finish(slots[i], a, ends);
+      const std::optional<bool> got = ahead.finish(slots[i], a, a, ends);
       ASSERT_TRUE(got.has_value());
       ASSERT_EQ(*got, seqs[i].mask(b, *f.trie, max_tokens - t, ends, scratch));
       ASSERT_EQ(a, b) << "sequence " << i << " step " << t;
@@ -82,8 +82,8 @@ TEST(MaskAhead, SlotsRunOutAndClearFreesThem) {
   ASSERT_GE(slot, 0);
   std::vector<float> logits(static_cast<size_t>(f.trie->vocab_size()), 0.0f);
   const int32_t ends[1] = {f.tok->eos_id()};
-  EXPECT_EQ(ahead.finish(slot, logits, ends), std::optional<bool>(true));
-  EXPECT_EQ(ahead.finish(slot, logits, ends), std::nullopt);  // already taken
+  EXPECT_EQ(ahead.finish(slot, logits, logits, ends), std::optional<bool>(true));
+  EXPECT_EQ(ahead.finish(slot, logits, logits, ends), std::nullopt);  // already taken
   EXPECT_EQ(logits[static_cast<size_t>(f.tok->eos_id())], -std::numeric_limits<float>::infinity());
 }
 
