@@ -32,6 +32,7 @@ struct GenerationRequest {
   bool token_records = false;        // the answer lists every generated token (TGI details, OpenAI logprobs)
   bool streamed = false;             // events go out as they come; no per-token records accumulate
   int64_t held_text_bytes = 0;       // prompt text kept for the answer (echo, return_full_text)
+  int32_t tenant = 0;                // index into the service's tenant table (sched/tenants.h); 0: default
 };
 
 struct TokenInfo {

@@ -30,10 +30,15 @@ void send_error_final(Submission& sub, size_t index, const Error& error) noexcep
 }  // namespace
 
 Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokenizer& tokenizer)
-    : limits_(limits), pool_(pool), tokenizer_(tokenizer) {}
+    : limits_(std::move(limits)), pool_(pool), tokenizer_(tokenizer) {
+  limits_.tenants = with_default_tenant(std::move(limits_.tenants));
+  use_.resize(limits_.tenants.size());
+}
 
 void Scheduler::add(std::unique_ptr<Submission> submission) {
   submission->unfinished = submission->pending.size();
+  const int32_t t = submission->pending.empty() ? 0 : submission->pending.front().tenant;
+  submission->tenant = t >= 0 && static_cast<size_t>(t) < limits_.tenants.size() ? t : 0;
   try {
     submissions_.push_back(std::move(submission));  // strong guarantee: still ours if it throws
   } catch (...) {
@@ -65,26 +70,57 @@ int64_t Scheduler::waiting_tokens() const {
   return n;
 }
 
-// Turns pending items into waiting sequences, round-robin over submissions,
-// keeping the waiting line short (what cannot run soon stays compact).
+// Counts each tenant's and submission's sequences waiting and running, and the
+// blocks the running hold.
+void Scheduler::count_use() {
+  for (TenantUse& u : use_) u = TenantUse{0, 0, 0, u.served_tokens};
+  for (auto& sub : submissions_) sub->waiting = sub->running = 0;
+  for (const auto& s : waiting_) {
+    ++s->owner->waiting;
+    ++use_[static_cast<size_t>(s->owner->tenant)].waiting;
+  }
+  for (const auto& s : running_) {
+    TenantUse& u = use_[static_cast<size_t>(s->owner->tenant)];
+    ++s->owner->running;
+    ++u.running;
+    u.kv_blocks += static_cast<int64_t>(s->table.blocks.size());
+  }
+}
+
+// Turns pending items into waiting sequences: first one for every submission
+// that has none in line (a new client never queues behind another's list),
+// then round-robin over each tenant's submissions, keeping its waiting line
+// short (what cannot run soon stays compact).
 void Scheduler::feed_waiting() {
-  const size_t target = static_cast<size_t>(2 * limits_.step_seqs);
+  count_use();
+  const auto feed_one = [&](Submission& sub) {
+    GenerationRequest req = std::move(sub.pending.front());
+    sub.pending.pop_front();  // O(1): a client batch of any length is fed in linearly
+    const size_t index = sub.next_index++;
+    try {
+      inject_fault(FaultSite::kQueueItem, sub.ticket);
+      waiting_.push_back(std::make_unique<Sequence>(&sub, index, std::move(req), tokenizer_));
+      waiting_.back()->queued_at = sub.submitted_at;
+      ++sub.waiting;
+      ++use_[static_cast<size_t>(sub.tenant)].waiting;
+    } catch (...) {
+      fail_item(sub, index, describe_current_exception());
+    }
+  };
+  for (auto& sub : submissions_) {
+    if (!sub->pending.empty() && sub->waiting == 0) feed_one(*sub);
+  }
+  // Each tenant's line holds up to 2 x step_seqs (what it could start, and
+  // more to overtake a head that does not fit), so a tenant served faster
+  // than another never runs out of candidates while the other's line is full.
+  const int64_t target = 2 * limits_.step_seqs;
   bool moved = true;
-  while (waiting_.size() < target && moved) {
+  while (moved) {
     moved = false;
     for (auto& sub : submissions_) {
-      if (sub->pending.empty() || waiting_.size() >= target) continue;
-      GenerationRequest req = std::move(sub->pending.front());
-      sub->pending.pop_front();  // O(1): a client batch of any length is fed in linearly
-      const size_t index = sub->next_index++;
+      if (sub->pending.empty() || use_[static_cast<size_t>(sub->tenant)].waiting >= target) continue;
+      feed_one(*sub);
       moved = true;
-      try {
-        inject_fault(FaultSite::kQueueItem, sub->ticket);
-        waiting_.push_back(std::make_unique<Sequence>(sub.get(), index, std::move(req), tokenizer_));
-        waiting_.back()->queued_at = sub->submitted_at;
-      } catch (...) {
-        fail_item(*sub, index, describe_current_exception());
-      }
     }
   }
   submissions_.remove_if([](const std::unique_ptr<Submission>& s) { return s->unfinished == 0; });
@@ -118,26 +154,82 @@ Scheduler::Start Scheduler::try_start(Sequence& seq) {
   return Start::kStarted;
 }
 
-// FIFO with bounded overtaking: a head that does not fit may be passed by
-// smaller sequences for max_skips rounds, then nothing passes it until it fits
-// (it always fits eventually: submit() refuses what exceeds the whole pool).
-// A sequence whose next prompt block a running one is computing waits for it
-// (it will find it cached) without blocking the line.
+// Whether the tenant's caps leave no room for another sequence of `blocks`.
+bool Scheduler::at_cap(int32_t tenant) const {
+  const TenantLimits& l = limits_.tenants[static_cast<size_t>(tenant)];
+  const TenantUse& u = use_[static_cast<size_t>(tenant)];
+  return (l.max_sequences > 0 && u.running >= l.max_sequences) || (l.max_kv_blocks > 0 && u.kv_blocks >= l.max_kv_blocks);
+}
+
+// The waiting sequence to try next: of the tenants under their caps, the one
+// holding the least of the KV pool for its weight (then the fewest running
+// sequences for its weight); of its sequences, the one whose submission runs
+// the fewest; then the longest waiting. `passed`: waiting_ entries tried
+// already. Returns its index, waiting_.size() when none is left.
+size_t Scheduler::next_to_start(const std::vector<char>& passed) const {
+  size_t best_at = waiting_.size();
+  const Sequence* best = nullptr;
+  double best_blocks = 0, best_running = 0;
+  int64_t best_sub = 0;
+  for (size_t i = 0; i < waiting_.size(); ++i) {
+    if (passed[i]) continue;
+    const Sequence* seq = waiting_[i].get();
+    const int32_t t = seq->owner->tenant;
+    if (at_cap(t)) continue;
+    const double w = limits_.tenants[static_cast<size_t>(t)].weight;
+    const double blocks = static_cast<double>(use_[static_cast<size_t>(t)].kv_blocks) / w;
+    const double running = static_cast<double>(use_[static_cast<size_t>(t)].running) / w;
+    const int64_t sub = seq->owner->running;
+    if (!best || blocks < best_blocks || (blocks == best_blocks && running < best_running) ||
+        (blocks == best_blocks && running == best_running && sub < best_sub)) {
+      best = seq;
+      best_at = i;
+      best_blocks = blocks;
+      best_running = running;
+      best_sub = sub;
+    }
+  }
+  return best_at;
+}
+
+// Weighted fair share with bounded overtaking: sequences start in
+// next_to_start()'s order; one that does not fit may be passed by others for
+// max_skips starts, then nothing passes it until it fits (it always fits
+// eventually: submit() refuses what exceeds the whole pool). A sequence whose
+// next prompt block a running one is computing waits for it (it will find it
+// cached) without blocking the line. A tenant at its cap is passed over.
 void Scheduler::start_waiting() {
+  std::vector<char> passed(waiting_.size(), 0);
   Sequence* blocked_head = nullptr;
-  for (auto it = waiting_.begin(); it != waiting_.end();) {
-    if (static_cast<int64_t>(running_.size()) >= limits_.step_seqs) break;
-    Sequence& seq = **it;
+  bool started_any = false;
+  while (static_cast<int64_t>(running_.size()) < limits_.step_seqs) {
     if (blocked_head && blocked_head->skipped_steps >= limits_.max_skips) break;
-    const Start result = try_start(seq);
+    const size_t at = next_to_start(passed);
+    if (at == waiting_.size()) break;
+    passed[at] = 1;
+    Sequence* seq = waiting_[at].get();
+    const TenantLimits& cap = limits_.tenants[static_cast<size_t>(seq->owner->tenant)];
+    TenantUse& u = use_[static_cast<size_t>(seq->owner->tenant)];
+    if (cap.max_kv_blocks > 0 &&
+        u.kv_blocks + blocks_for_tokens(seq->total_tokens(), pool_.block_tokens()) > cap.max_kv_blocks) {
+      continue;  // over its tenant's share of the pool: waits for its own blocks to come back
+    }
+    const Start result = try_start(*seq);
     if (result == Start::kStarted) {
       if (blocked_head) ++blocked_head->skipped_steps;
-      running_.push_back(std::move(*it));
-      it = waiting_.erase(it);
+      ++u.running;
+      --u.waiting;
+      u.kv_blocks += static_cast<int64_t>(seq->table.blocks.size());
+      ++seq->owner->running;
+      --seq->owner->waiting;
+      running_.push_back(std::move(waiting_[at]));
+      started_any = true;
       continue;
     }
-    if (result == Start::kNoRoom && !blocked_head) blocked_head = &seq;
-    ++it;
+    if (result == Start::kNoRoom && !blocked_head) blocked_head = seq;
+  }
+  if (started_any) {
+    waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), nullptr), waiting_.end());
   }
 }
 
@@ -151,16 +243,34 @@ void Scheduler::add_decodes(StepPlan& plan, int64_t& budget) {
   }
 }
 
+// Prefill chunks under the step's token budget, shared across tenants: each
+// next chunk goes to the prefilling sequence whose tenant has had the fewest
+// of this step's tokens for its weight (running order among equals).
 void Scheduler::add_prefills(StepPlan& plan, int64_t& budget) {
+  std::vector<Sequence*> prefilling;
   for (auto& s : running_) {
-    if (budget <= 0 || static_cast<int64_t>(plan.steps.size()) >= limits_.step_seqs) return;
-    if (!s->prefilling()) continue;
+    if (s->prefilling()) prefilling.push_back(s.get());
+  }
+  std::vector<int64_t> step_tokens(limits_.tenants.size(), 0);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    step_tokens[static_cast<size_t>(plan.owners[i]->owner->tenant)] += static_cast<int64_t>(plan.steps[i].tokens.size());
+  }
+  while (budget > 0 && static_cast<int64_t>(plan.steps.size()) < limits_.step_seqs && !prefilling.empty()) {
+    const auto share = [&](const Sequence* s) {
+      const auto t = static_cast<size_t>(s->owner->tenant);
+      return static_cast<double>(step_tokens[t]) / limits_.tenants[t].weight;
+    };
+    const auto next = std::min_element(prefilling.begin(), prefilling.end(),
+                                       [&](const Sequence* a, const Sequence* b) { return share(a) < share(b); });
+    Sequence* s = *next;
+    prefilling.erase(next);
     const int64_t n = std::min(budget, s->prompt_len - s->kv_len);
     plan.steps.push_back({std::span(s->tokens).subspan(static_cast<size_t>(s->kv_len), static_cast<size_t>(n)),
                           s->kv_len, &s->table, s->kv_len + n == s->prompt_len, s->request.prompt_details});
-    plan.owners.push_back(s.get());
+    plan.owners.push_back(s);
     plan.wants_rows = plan.wants_rows || s->request.prompt_details;
     if (!s->started_at) s->started_at = Clock::now();
+    step_tokens[static_cast<size_t>(s->owner->tenant)] += n;
     budget -= n;
   }
 }
@@ -182,6 +292,7 @@ void Scheduler::record_written(const StepPlan& plan) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     Sequence& seq = *plan.owners[i];
     seq.kv_len += static_cast<int64_t>(plan.steps[i].tokens.size());
+    use_[static_cast<size_t>(seq.owner->tenant)].served_tokens += static_cast<int64_t>(plan.steps[i].tokens.size());
     publish_written_blocks(pool_, seq);  // before any release: a finished sequence's blocks stay cached
   }
 }

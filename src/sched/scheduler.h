@@ -1,8 +1,10 @@
 // Scheduler: the policy of the engine thread — who runs. Starts waiting
 // sequences when their whole KV need (prompt + max_new_tokens, reserved to
 // completion) fits the free blocks — less the leading prompt blocks found in
-// the prefix cache, which are shared and not computed again — and builds each
-// step (decode tokens first, then prefill chunks under the step's token
+// the prefix cache, which are shared and not computed again — in weighted
+// fair order across tenants (sched/tenants.h: the KV pool held for each
+// weight) and across submissions within one, and builds each step (decode
+// tokens first, then prefill chunks shared by tenant under the step's token
 // budget). After the step it records the K/V written, hands each event the
 // output processor built to its request (sched/output_processor.h), and
 // frees the blocks of finished sequences. It never touches tensors or logits.
@@ -17,6 +19,7 @@
 #include "sched/fault.h"
 #include "sched/sequence.h"
 #include "sched/step.h"
+#include "sched/tenants.h"
 
 namespace plimsoll::sched {
 
@@ -24,6 +27,15 @@ struct SchedulerLimits {
   int64_t step_tokens = 512;           // tokens per step (max_batch_prefill_tokens)
   int64_t step_seqs = 64;              // sequences per step (max_batch_size)
   int64_t max_skips = 16;              // steps a blocked head may be overtaken before it reserves
+  TenantTable tenants;                 // empty: one default tenant
+};
+
+// One tenant's share of the engine now, counted each step.
+struct TenantUse {
+  int64_t waiting = 0;    // sequences queued (fed in, no blocks yet)
+  int64_t running = 0;    // sequences holding blocks
+  int64_t kv_blocks = 0;  // blocks they hold
+  int64_t served_tokens = 0;  // prompt and generated tokens computed for it, since start
 };
 
 class Scheduler {
@@ -64,6 +76,9 @@ class Scheduler {
   int64_t waiting_count() const;
   int64_t waiting_tokens() const;
   int64_t running_count() const { return static_cast<int64_t>(running_.size()); }
+  // Per tenant (the table's order), as of the last schedule().
+  const std::vector<TenantUse>& tenant_use() const { return use_; }
+  const TenantTable& tenants() const { return limits_.tenants; }
   int64_t last_batch_size() const { return last_batch_size_; }
   int64_t last_batch_tokens() const { return last_batch_tokens_; }
   // Prefix cache: prompt tokens of started sequences looked up, and found (not computed).
@@ -72,6 +87,9 @@ class Scheduler {
 
  private:
   void feed_waiting();
+  void count_use();
+  size_t next_to_start(const std::vector<char>& passed) const;
+  bool at_cap(int32_t tenant) const;
   void start_waiting();
   enum class Start { kStarted, kNoRoom, kWaitForPrefix };
   Start try_start(Sequence& seq);
@@ -90,6 +108,7 @@ class Scheduler {
   std::list<std::unique_ptr<Submission>> submissions_;  // with pending items or unfinished ones
   std::deque<std::unique_ptr<Sequence>> waiting_;  // queued, no blocks yet
   std::vector<std::unique_ptr<Sequence>> running_; // holding blocks
+  std::vector<TenantUse> use_;                     // [tenants]
   int64_t last_batch_size_ = 0;
   int64_t last_batch_tokens_ = 0;
   int64_t faults_ = 0;

@@ -74,6 +74,9 @@ struct Submission {
   bool cancelled = false;
   Clock::time_point submitted_at = Clock::now();
   std::shared_ptr<void> charge;            // admission's byte charge, held while the engine has it
+  int32_t tenant = 0;                      // its items' tenant (sched/tenants.h)
+  // Its sequences waiting and running, counted by the scheduler each step.
+  int64_t waiting = 0, running = 0;
 };
 
 }  // namespace plimsoll::sched
