@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/generation_defaults.h"
 
@@ -14,6 +16,13 @@ struct ApiConfig {
   int port = 3000;                              // 0: an ephemeral port (see ApiServer::port())
   int64_t payload_limit_bytes = 2'000'000;      // TGI's default payload_limit
   std::string api_key;                          // "": no auth; else `Authorization: Bearer <key>`
+  // Tenants (--tenants; sched/tenants_file.h): names in the scheduler's order (the
+  // default first), and the SHA-256 (hex) of each tenant's API keys, which are
+  // accepted keys too. A request's tenant: its key's, else with
+  // trust_tenant_header its X-Tenant header's, else the default (index 0).
+  std::vector<std::string> tenant_names;
+  std::vector<std::pair<std::string, int32_t>> tenant_key_sha256;
+  bool trust_tenant_header = false;
   // Transport limits (src/api/http_session.cpp; docs/reliability.md lists them):
   int read_timeout_seconds = 30;                // one deadline for a request's head + body (not per read): then closed
   int write_timeout_seconds = 30;               // each response write (an SSE frame batch): then closed

@@ -147,9 +147,11 @@ class StreamPump final : public ResponseStream {
 
 }  // namespace
 
-std::optional<ApiError> submit(RouteContext& ctx, std::vector<sched::GenerationRequest> items,
+std::optional<ApiError> submit(RouteContext& ctx, const HttpRequest& req, std::vector<sched::GenerationRequest> items,
                                RequestRecorder& recorder, Submission* out) {
   if (ctx.stopping.load()) return stopping_error();
+  const int32_t tenant = request_tenant(ctx.config, req);
+  for (sched::GenerationRequest& item : items) item.tenant = tenant;
   recorder.set_items(items.size());
   out->queue = EventQueue::create(items.size());
   sched::SubmitResult result = ctx.service.submit(std::move(items), out->queue->sink());

@@ -41,8 +41,9 @@ double mean_logprob(const ItemOutcome& item);
 enum class TokenText { kOwn, kAdded };
 sched::TokenInfo reported_token(const sched::TokenEvent& event, TokenText text);
 
-// Submits; a rejection is recorded and returned (nothing was streamed yet).
-std::optional<ApiError> submit(RouteContext& ctx, std::vector<sched::GenerationRequest> items,
+// Submits as `req`'s tenant (request_tenant); a rejection is recorded and
+// returned (nothing was streamed yet).
+std::optional<ApiError> submit(RouteContext& ctx, const HttpRequest& req, std::vector<sched::GenerationRequest> items,
                                RequestRecorder& recorder, Submission* out);
 
 // Waits for every item's final event. An item's error, the server stopping,

@@ -414,7 +414,7 @@ std::optional<ApiError> prepare_openai(RouteContext& ctx, HttpRequest& req, bool
       return {};
     }
     c->build_hold = {};  // the submission's charge covers the items from here
-    if (auto e = submit(ctx, std::move(c->items), recorder, submission)) {
+    if (auto e = submit(ctx, req, std::move(c->items), recorder, submission)) {
       failure = *e;
       recorder.fail(*failure);
       return {};

@@ -62,8 +62,13 @@ class RouteTable {
   std::vector<Route> routes_;
 };
 
-// The API key check (constant time); true when no key is configured.
+// The API key check (constant time): --api-key or a tenant's key; true when
+// no key is configured.
 bool authorized(const ApiConfig& config, const HttpRequest& req);
+// The request's tenant (ApiConfig::tenant_names' index): its API key's, else
+// its X-Tenant header's when trusted, else 0 (the default tenant, also for an
+// unknown name).
+int32_t request_tenant(const ApiConfig& config, const HttpRequest& req);
 
 // The route edge: runs the handler; the only catch-all — a JSON error becomes
 // 422 with its message, anything else 500. (The key is checked by the

@@ -4,6 +4,7 @@
 
 #include "api/errors.h"
 #include "api/route_context.h"
+#include "core/sha256.h"
 
 namespace plimsoll::api {
 namespace {
@@ -46,9 +47,38 @@ const Route* RouteTable::find(std::string_view method, std::string_view path) co
   return nullptr;
 }
 
+namespace {
+
+// The tenant whose key the request's `Authorization: Bearer` carries, or -1.
+int32_t key_tenant(const ApiConfig& config, const HttpRequest& req) {
+  if (config.tenant_key_sha256.empty()) return -1;
+  const std::string auth = req.header("Authorization");
+  if (!auth.starts_with("Bearer ")) return -1;
+  const std::string hash = sha256_hex(auth.substr(7));
+  int32_t found = -1;
+  for (const auto& [key_hash, tenant] : config.tenant_key_sha256) {
+    if (same_secret(hash, key_hash)) found = tenant;  // (no early exit: the time does not tell which)
+  }
+  return found;
+}
+
+}  // namespace
+
 bool authorized(const ApiConfig& config, const HttpRequest& req) {
-  if (config.api_key.empty()) return true;
-  return same_secret(req.header("Authorization"), "Bearer " + config.api_key);
+  if (config.api_key.empty() && config.tenant_key_sha256.empty()) return true;
+  if (!config.api_key.empty() && same_secret(req.header("Authorization"), "Bearer " + config.api_key)) return true;
+  return key_tenant(config, req) >= 0;
+}
+
+int32_t request_tenant(const ApiConfig& config, const HttpRequest& req) {
+  if (const int32_t t = key_tenant(config, req); t >= 0) return t;
+  if (config.trust_tenant_header) {
+    const std::string name = req.header("X-Tenant");
+    for (size_t t = 0; t < config.tenant_names.size(); ++t) {
+      if (config.tenant_names[t] == name) return static_cast<int32_t>(t);
+    }
+  }
+  return 0;
 }
 
 std::string RouteContext::model_id() const {

@@ -249,7 +249,7 @@ Prepared prepare_tgi(RouteContext& ctx, HttpRequest& req, std::optional<bool> st
     done_with_body(body, req);  // the validated call holds what is needed
     if (!call) return call.error();
     call->build_hold = {};  // the submission's charge covers the items from here
-    if (auto e = submit(ctx, std::move(call->items), *p.recorder, &p.submission)) {
+    if (auto e = submit(ctx, req, std::move(call->items), *p.recorder, &p.submission)) {
       p.failure = *e;
       return {};
     }

@@ -14,7 +14,7 @@
 #include "core/bytes.h"
 #include "hub/hub_error.h"
 #include "hub/repo_ref.h"
-#include "hub/sha256_file.h"
+#include "core/sha256.h"
 
 namespace fs = std::filesystem;
 

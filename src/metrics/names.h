@@ -95,6 +95,20 @@ inline constexpr Name kGrammarCacheBytes{"plimsoll_grammar_cache_bytes",
                                          "Bytes the grammar cache's entries are charged (each its whole lazy budget), "
                                          "at most --grammar-cache-memory."};
 inline constexpr Name kGrammarCacheEntries{"plimsoll_grammar_cache_entries", "Grammars the grammar cache holds."};
+// Tenants (--tenants; sched/tenants.h): label values are the tenants file's names, never a request's.
+inline constexpr const char* kTenantLabel = "tenant";
+inline constexpr Name kTenantWaiting{"plimsoll_tenant_waiting_sequences",
+                                     "Sequences of the tenant waiting for KV blocks (fed in from its submissions)."};
+inline constexpr Name kTenantRunning{"plimsoll_tenant_running_sequences", "Sequences of the tenant holding KV blocks."};
+inline constexpr Name kTenantKvBlocks{"plimsoll_tenant_kv_blocks", "KV blocks the tenant's sequences hold."};
+inline constexpr Name kTenantQueuedTokens{"plimsoll_tenant_queued_tokens",
+                                          "Prompt + max_new tokens of the tenant's requests in flight (its "
+                                          "max_queued_tokens bounds it)."};
+inline constexpr Name kTenantServedTokens{"plimsoll_tenant_served_tokens_total",
+                                          "Prompt and generated tokens computed for the tenant."};
+inline constexpr Name kTenantRejections{"plimsoll_tenant_rejections_total",
+                                        "Requests refused (429) because the tenant was at its own max_queued_tokens."};
+inline constexpr Name kTenantWeight{"plimsoll_tenant_weight", "The tenant's weight in the fair share."};
 inline constexpr Name kTimeToFirstTokenSeconds{"plimsoll_time_to_first_token_seconds",
                                                "Seconds from receiving a request to its first token."};
 inline constexpr Name kInterTokenLatencySeconds{"plimsoll_inter_token_latency_seconds",

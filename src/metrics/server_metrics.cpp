@@ -72,6 +72,16 @@ ServerMetrics::ServerMetrics(MetricsRegistry& r)
       grammar_cache_evictions(counter(r, names::kGrammarCacheEvictions)),
       grammar_cache_bytes(gauge(r, names::kGrammarCacheBytes)),
       grammar_cache_entries(gauge(r, names::kGrammarCacheEntries)),
+      tenant_waiting(r.gauge_family(names::kTenantWaiting.name, names::kTenantWaiting.help, {names::kTenantLabel})),
+      tenant_running(r.gauge_family(names::kTenantRunning.name, names::kTenantRunning.help, {names::kTenantLabel})),
+      tenant_kv_blocks(r.gauge_family(names::kTenantKvBlocks.name, names::kTenantKvBlocks.help, {names::kTenantLabel})),
+      tenant_queued_tokens(
+          r.gauge_family(names::kTenantQueuedTokens.name, names::kTenantQueuedTokens.help, {names::kTenantLabel})),
+      tenant_served_tokens(
+          r.counter_family(names::kTenantServedTokens.name, names::kTenantServedTokens.help, {names::kTenantLabel})),
+      tenant_rejections(
+          r.counter_family(names::kTenantRejections.name, names::kTenantRejections.help, {names::kTenantLabel})),
+      tenant_weight(r.gauge_family(names::kTenantWeight.name, names::kTenantWeight.help, {names::kTenantLabel})),
       time_to_first_token_seconds(
           histogram(r, names::kTimeToFirstTokenSeconds, names::kDurationBucketsSeconds)),
       inter_token_latency_seconds(

@@ -55,6 +55,13 @@ struct ServerMetrics {
   Counter& grammar_cache_evictions;
   Gauge& grammar_cache_bytes;
   Gauge& grammar_cache_entries;
+  GaugeFamily& tenant_waiting;        // {tenant}
+  GaugeFamily& tenant_running;        // {tenant}
+  GaugeFamily& tenant_kv_blocks;      // {tenant}
+  GaugeFamily& tenant_queued_tokens;  // {tenant}
+  CounterFamily& tenant_served_tokens;  // {tenant}
+  CounterFamily& tenant_rejections;   // {tenant}
+  GaugeFamily& tenant_weight;         // {tenant}
   Histogram& time_to_first_token_seconds;
   Histogram& inter_token_latency_seconds;
 

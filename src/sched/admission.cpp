@@ -60,6 +60,12 @@ std::optional<Rejection> Admission::check_items(const std::vector<GenerationRequ
   return std::nullopt;
 }
 
+Admission::Admission(AdmissionLimits limits) : limits_(std::move(limits)) {
+  limits_.tenants = with_default_tenant(std::move(limits_.tenants));
+  tenant_tokens_.assign(limits_.tenants.size(), 0);
+  tenant_refusals_.assign(limits_.tenants.size(), 0);
+}
+
 std::optional<Rejection> Admission::memory_pressure_refusal() const {
   return limits_.memory_pressure ? limits_.memory_pressure() : std::nullopt;
 }
@@ -115,10 +121,24 @@ std::variant<Admitted, Rejection> Admission::admit(const std::vector<GenerationR
   const double wait = retry_after_seconds(drain_tokens_per_second);
   if (auto r = check_bytes(cost.total(), "this request", wait)) return *r;
   if (auto r = check_counts(tokens, wait)) return *r;
+  const int32_t t = items.empty() || items[0].tenant < 0 || static_cast<size_t>(items[0].tenant) >= tenant_tokens_.size()
+                        ? 0 : items[0].tenant;
+  const TenantLimits& tl = limits_.tenants[static_cast<size_t>(t)];
+  // As for the server's bound, a list longer than the tenant's enters when the tenant has none in flight.
+  if (tl.max_queued_tokens > 0 && tenant_tokens_[static_cast<size_t>(t)] > 0 &&
+      tenant_tokens_[static_cast<size_t>(t)] + tokens > tl.max_queued_tokens) {
+    ++tenant_refusals_[static_cast<size_t>(t)];
+    return reject(ErrorCode::kOverloaded,
+                  "Tenant \"" + tl.name + "\" is at its limit: " + std::to_string(tenant_tokens_[static_cast<size_t>(t)]) +
+                      " tokens in flight and this request needs " + std::to_string(tokens) +
+                      " more (its max_queued_tokens " + std::to_string(tl.max_queued_tokens) + ", --tenants)",
+                  wait);
+  }
   Admitted a{next_ticket_++, tokens, cost.total(), take_bytes(cost.total())};
   ++in_flight_;
   in_flight_tokens_ += a.tokens;
-  active_[a.ticket] = a.tokens;
+  tenant_tokens_[static_cast<size_t>(t)] += a.tokens;
+  active_[a.ticket] = Active{a.tokens, t};
   return a;
 }
 
@@ -139,7 +159,8 @@ void Admission::release(uint64_t ticket) {
   auto it = active_.find(ticket);
   if (it == active_.end()) return;
   --in_flight_;
-  in_flight_tokens_ -= it->second;
+  in_flight_tokens_ -= it->second.tokens;
+  tenant_tokens_[static_cast<size_t>(it->second.tenant)] -= it->second.tokens;
   active_.erase(it);
 }
 
@@ -178,6 +199,16 @@ int64_t Admission::in_flight() const {
 int64_t Admission::in_flight_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   return in_flight_bytes_;
+}
+
+std::vector<int64_t> Admission::tenant_tokens() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tenant_tokens_;
+}
+
+std::vector<int64_t> Admission::tenant_refusals() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tenant_refusals_;
 }
 
 }  // namespace plimsoll::sched

@@ -17,6 +17,7 @@
 
 #include "sched/generation_service.h"
 #include "sched/request_cost.h"
+#include "sched/tenants.h"
 
 namespace plimsoll::sched {
 
@@ -31,6 +32,7 @@ struct AdmissionLimits {
   CostModel cost;
   // The cgroup backstop: a 429 while measured usage is above its mark (null: none).
   std::function<std::optional<Rejection>()> memory_pressure;
+  TenantTable tenants;                  // their max_queued_tokens (empty: one default tenant)
 };
 
 // A submission let in: its ticket and what it was charged. The bytes are
@@ -45,7 +47,7 @@ struct Admitted {
 
 class Admission {
  public:
-  explicit Admission(AdmissionLimits limits) : limits_(limits) {}
+  explicit Admission(AdmissionLimits limits);
 
   const AdmissionLimits& limits() const { return limits_; }
 
@@ -67,6 +69,10 @@ class Admission {
   double fill() const;
   int64_t in_flight() const;
   int64_t in_flight_bytes() const;
+  // Per tenant: tokens in flight now, and submissions refused for its own
+  // max_queued_tokens since start.
+  std::vector<int64_t> tenant_tokens() const;
+  std::vector<int64_t> tenant_refusals() const;
 
  private:
   // Per-item checks that need no lock (422).
@@ -93,7 +99,13 @@ class Admission {
   int64_t in_flight_ = 0;         // submissions admitted and not over
   int64_t in_flight_tokens_ = 0;  // prompt + max_new_tokens of every item in flight
   int64_t in_flight_bytes_ = 0;   // charges of submissions and reservations
-  std::unordered_map<uint64_t, int64_t> active_;  // ticket -> its tokens
+  struct Active {
+    int64_t tokens = 0;
+    int32_t tenant = 0;
+  };
+  std::unordered_map<uint64_t, Active> active_;  // ticket -> its charge
+  std::vector<int64_t> tenant_tokens_;    // [tenants] tokens in flight
+  std::vector<int64_t> tenant_refusals_;  // [tenants] 429s for the tenant's own cap
 };
 
 }  // namespace plimsoll::sched

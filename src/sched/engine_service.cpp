@@ -31,6 +31,7 @@ AdmissionLimits admission_limits(const EngineServiceConfig& c, const KvBlockPool
   a.cost.token_text_bytes = tok.max_token_bytes();
   a.cost.sequence_slots = 3 * c.scheduler.step_seqs;
   a.memory_pressure = std::move(memory_pressure);
+  a.tenants = c.scheduler.tenants;
   return a;
 }
 
@@ -124,6 +125,19 @@ ServiceStats EngineService::stats() const {
   s.prefix_cache_blocks = pool_->cached_blocks();
   s.prefix_cache_reclaimable_blocks = pool_->reclaimable_blocks();
   s.prefix_cache_evictions = pool_->evictions();
+  {
+    std::lock_guard<std::mutex> lock(tenants_mu_);
+    s.tenants = st_tenants_;
+  }
+  const std::vector<int64_t> tokens = admission_.tenant_tokens(), refusals = admission_.tenant_refusals();
+  const TenantTable table = with_default_tenant(config_.scheduler.tenants);
+  s.tenants.resize(table.size());
+  for (size_t t = 0; t < table.size(); ++t) {
+    s.tenants[t].name = table[t].name;
+    s.tenants[t].weight = table[t].weight;
+    s.tenants[t].queued_tokens = t < tokens.size() ? tokens[t] : 0;
+    s.tenants[t].refusals = t < refusals.size() ? refusals[t] : 0;
+  }
   return s;
 }
 
@@ -166,6 +180,18 @@ void EngineService::record_step(int64_t tokens, double seconds) {
   st_faults_ = scheduler_.faults();
   st_prefix_queried_ = scheduler_.prefix_queried_tokens();
   st_prefix_hits_ = scheduler_.prefix_hit_tokens();
+  std::lock_guard<std::mutex> lock(tenants_mu_);
+  const std::vector<TenantUse>& use = scheduler_.tenant_use();
+  st_tenants_.resize(use.size());
+  for (size_t t = 0; t < use.size(); ++t) {
+    TenantStats& ts = st_tenants_[t];
+    ts.name = scheduler_.tenants()[t].name;
+    ts.weight = scheduler_.tenants()[t].weight;
+    ts.waiting = use[t].waiting;
+    ts.running = use[t].running;
+    ts.kv_blocks = use[t].kv_blocks;
+    ts.served_tokens = use[t].served_tokens;
+  }
 }
 
 void EngineService::run() {

@@ -83,6 +83,8 @@ class EngineService final : public GenerationService {
   std::atomic<double> st_tokens_per_second_{0.0};
   // Items submitted and not yet handed to the scheduler (counted as queued meanwhile).
   std::atomic<int64_t> st_inbox_items_{0};
+  mutable std::mutex tenants_mu_;
+  std::vector<TenantStats> st_tenants_;  // the scheduler's per-tenant figures after each step (under tenants_mu_)
   std::thread thread_;
 };
 

@@ -35,6 +35,18 @@ struct ServiceLimits {
 };
 
 // Point-in-time load, for /metrics and Retry-After.
+// One tenant's figures (sched/tenants.h), its name from the tenants file.
+struct TenantStats {
+  std::string name;
+  double weight = 1.0;
+  int64_t waiting = 0;        // sequences fed in and waiting for blocks
+  int64_t running = 0;        // sequences holding blocks
+  int64_t kv_blocks = 0;      // blocks they hold
+  int64_t served_tokens = 0;  // prompt and generated tokens computed (counter)
+  int64_t queued_tokens = 0;  // prompt + max_new tokens of its submissions in flight
+  int64_t refusals = 0;       // 429s for its own max_queued_tokens (counter)
+};
+
 struct ServiceStats {
   int64_t queued_requests = 0;  // items admitted and not yet in the running batch
   int64_t queued_tokens = 0;
@@ -54,6 +66,7 @@ struct ServiceStats {
   int64_t prefix_cache_blocks = 0;
   int64_t prefix_cache_reclaimable_blocks = 0;
   int64_t prefix_cache_evictions = 0;
+  std::vector<TenantStats> tenants;  // in the tenants table's order (the default first)
 };
 
 struct Rejection {

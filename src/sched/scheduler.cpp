@@ -33,6 +33,9 @@ Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokeni
     : limits_(std::move(limits)), pool_(pool), tokenizer_(tokenizer) {
   limits_.tenants = with_default_tenant(std::move(limits_.tenants));
   use_.resize(limits_.tenants.size());
+  for (const TenantLimits& t : limits_.tenants) {  // a share cap holds at least one block
+    cap_blocks_.push_back(t.max_kv_share > 0 ? std::max<int64_t>(1, static_cast<int64_t>(t.max_kv_share * static_cast<double>(pool_.n_blocks()))) : 0);
+  }
 }
 
 void Scheduler::add(std::unique_ptr<Submission> submission) {
@@ -158,7 +161,8 @@ Scheduler::Start Scheduler::try_start(Sequence& seq) {
 bool Scheduler::at_cap(int32_t tenant) const {
   const TenantLimits& l = limits_.tenants[static_cast<size_t>(tenant)];
   const TenantUse& u = use_[static_cast<size_t>(tenant)];
-  return (l.max_sequences > 0 && u.running >= l.max_sequences) || (l.max_kv_blocks > 0 && u.kv_blocks >= l.max_kv_blocks);
+  return (l.max_sequences > 0 && u.running >= l.max_sequences) ||
+         (cap_blocks_[static_cast<size_t>(tenant)] > 0 && u.kv_blocks >= cap_blocks_[static_cast<size_t>(tenant)]);
 }
 
 // The waiting sequence to try next: of the tenants under their caps, the one
@@ -208,10 +212,9 @@ void Scheduler::start_waiting() {
     if (at == waiting_.size()) break;
     passed[at] = 1;
     Sequence* seq = waiting_[at].get();
-    const TenantLimits& cap = limits_.tenants[static_cast<size_t>(seq->owner->tenant)];
+    const int64_t cap = cap_blocks_[static_cast<size_t>(seq->owner->tenant)];
     TenantUse& u = use_[static_cast<size_t>(seq->owner->tenant)];
-    if (cap.max_kv_blocks > 0 &&
-        u.kv_blocks + blocks_for_tokens(seq->total_tokens(), pool_.block_tokens()) > cap.max_kv_blocks) {
+    if (cap > 0 && u.kv_blocks + blocks_for_tokens(seq->total_tokens(), pool_.block_tokens()) > cap) {
       continue;  // over its tenant's share of the pool: waits for its own blocks to come back
     }
     const Start result = try_start(*seq);

@@ -109,6 +109,7 @@ class Scheduler {
   std::deque<std::unique_ptr<Sequence>> waiting_;  // queued, no blocks yet
   std::vector<std::unique_ptr<Sequence>> running_; // holding blocks
   std::vector<TenantUse> use_;                     // [tenants]
+  std::vector<int64_t> cap_blocks_;                // [tenants] max_kv_share of the pool; 0: none
   int64_t last_batch_size_ = 0;
   int64_t last_batch_tokens_ = 0;
   int64_t faults_ = 0;

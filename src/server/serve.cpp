@@ -17,6 +17,7 @@
 #include "metrics/server_metrics.h"
 #include "sched/deferred_service.h"
 #include "sched/engine_service.h"
+#include "sched/tenants_file.h"
 #include "server/service_setup.h"
 #include "server/tokenizer_serve.h"
 
@@ -70,6 +71,39 @@ void publish_grammar_cache(metrics::ServerMetrics& m, const GrammarCache& cache)
   m.grammar_cache_entries.set(static_cast<double>(st.entries));
 }
 
+// --tenants: the scheduler's table, and the HTTP side's names and key hashes.
+Status read_tenants(ServeConfig& c) {
+  sched::TenantsFile file;
+  if (!c.tenants_file.empty()) {
+    PLIMSOLL_ASSIGN(file, sched::load_tenants_file(c.tenants_file));
+  } else {
+    file.tenants = sched::with_default_tenant({});
+  }
+  c.tenants = file.tenants;
+  c.api.tenant_names.clear();
+  for (const sched::TenantLimits& t : file.tenants) c.api.tenant_names.push_back(t.name);
+  c.api.tenant_key_sha256 = file.key_sha256;
+  if (!c.tenants_file.empty()) {
+    std::string list;
+    for (const sched::TenantLimits& t : file.tenants) list += fmt::format("{}{} (weight {:g})", list.empty() ? "" : ", ", t.name, t.weight);
+    spdlog::info("tenants from {}: {}; the default is {}", c.tenants_file, list, file.tenants[0].name);
+  }
+  return {};
+}
+
+// Per-tenant figures, labelled by the tenants file's names.
+void publish_tenants(metrics::ServerMetrics& m, const std::vector<sched::TenantStats>& tenants) {
+  for (const sched::TenantStats& t : tenants) {
+    m.tenant_waiting.labels({t.name}).set(static_cast<double>(t.waiting));
+    m.tenant_running.labels({t.name}).set(static_cast<double>(t.running));
+    m.tenant_kv_blocks.labels({t.name}).set(static_cast<double>(t.kv_blocks));
+    m.tenant_queued_tokens.labels({t.name}).set(static_cast<double>(t.queued_tokens));
+    m.tenant_served_tokens.labels({t.name}).advance_to(static_cast<double>(t.served_tokens));
+    m.tenant_rejections.labels({t.name}).advance_to(static_cast<double>(t.refusals));
+    m.tenant_weight.labels({t.name}).set(t.weight);
+  }
+}
+
 // The backstop: watches the cgroup the limit came from (else the process RSS)
 // against --memory-high-water, and writes `pressure` for admission.
 Result<std::unique_ptr<MemoryWatcher>> start_memory_watcher(const ServeConfig& c, const MemoryBudget& budget,
@@ -113,6 +147,10 @@ int run_serve(ServeConfig c) {
   const std::string heap = bound_heap_arenas();  // before any thread starts
   const sigset_t signals = block_shutdown_signals();
   if (serves_tokenizer_only(c)) return run_tokenizer_serve(c, signals);
+  if (Status st = read_tenants(c); !st.ok()) {
+    spdlog::error("{}", st.error().message);
+    return 1;
+  }
   auto setup = load_engine_model(c.engine);
   if (!setup) {
     spdlog::error("{}", setup.error().message);
@@ -148,6 +186,7 @@ int run_serve(ServeConfig c) {
     server_metrics.prefix_cache_blocks.set(static_cast<double>(st.prefix_cache_blocks));
     server_metrics.prefix_cache_reclaimable_blocks.set(static_cast<double>(st.prefix_cache_reclaimable_blocks));
     server_metrics.prefix_cache_evictions.advance_to(static_cast<double>(st.prefix_cache_evictions));
+    publish_tenants(server_metrics, st.tenants);
   });
   if (Status st = http.start(); !st.ok()) {
     spdlog::error("{}", st.error().message);

@@ -9,6 +9,7 @@
 
 #include "api/api_config.h"
 #include "memory/memory_watcher.h"
+#include "sched/tenants.h"
 #include "server/engine_setup.h"
 
 namespace plimsoll {
@@ -26,6 +27,8 @@ struct ServeConfig {
   double waiting_served_ratio = 1.2;              // accepted for TGI compatibility (see docs)
   double graceful_timeout_seconds = 30;
   HighWaterSetting memory_high_water;             // the backstop's mark: a fraction of the limit or bytes
+  std::string tenants_file;                       // --tenants: sched/tenants_file.h ("": one default tenant)
+  sched::TenantTable tenants;                     // read from tenants_file at start (not a flag)
 };
 
 // Runs until SIGTERM/SIGINT; returns the process exit code.

@@ -212,6 +212,12 @@ std::vector<ServeSetting> make_table() {
       "(429 when it never started); a client that leaves cancels it at once"));
   t.push_back(row<std::string>("--api-key", "API_KEY", K::kString, [](ServeConfig& c) -> auto& { return c.api.api_key; },
       "Require `Authorization: Bearer KEY` (checked before the body is read)"));
+  t.push_back(row<std::string>("--tenants", "PLIMSOLL_TENANTS", K::kString, [](ServeConfig& c) -> auto& { return c.tenants_file; },
+      "Tenants file (JSON: names, weights, caps, API key hashes; docs/api.md \"Tenants\"): the engine is shared "
+      "by weight between tenants with work waiting; its keys are accepted API keys"));
+  t.push_back(row<bool>("--trust-tenant-header", "PLIMSOLL_TRUST_TENANT_HEADER", K::kBool, [](ServeConfig& c) -> auto& { return c.api.trust_tenant_header; },
+      "Take a request's tenant from its X-Tenant header when its API key names none (behind a gateway "
+      "that sets it; an unknown name is the default tenant)"));
   t.push_back(row<int64_t>("--payload-limit", "PAYLOAD_LIMIT", K::kBytes, [](ServeConfig& c) -> auto& { return c.api.payload_limit_bytes; },
       "Largest request body in bytes (413 before it is read)", kPlanInput));
   t.push_back(row<int64_t>("--max-body-bytes-in-flight", "PLIMSOLL_MAX_BODY_BYTES_IN_FLIGHT", K::kBytes, [](ServeConfig& c) -> auto& { return c.api.max_body_bytes_in_flight; },

@@ -23,7 +23,7 @@ TEST_F(HubTest, DownloadsIntoTheHuggingFaceLayoutThenUsesTheCacheWithoutRequests
   const std::string snapshot = repo_dir() + "/snapshots/" + script_.commit;
   EXPECT_EQ(*dir, snapshot);
   EXPECT_EQ(read_file(repo_dir() + "/refs/main"), script_.commit);
-  const std::string sha = hub::sha256_hex(script_.files["model.safetensors"]);
+  const std::string sha = sha256_hex(script_.files["model.safetensors"]);
   EXPECT_TRUE(fs::is_symlink(snapshot + "/model.safetensors"));
   EXPECT_EQ(fs::read_symlink(snapshot + "/model.safetensors"), fs::path("../../blobs/" + sha));
   EXPECT_EQ(read_file(repo_dir() + "/blobs/" + sha), script_.files["model.safetensors"]);
@@ -63,7 +63,7 @@ TEST_F(HubTest, ResumesAfterTheConnectionIsCut) {
   start();
   auto first = resolve();
   expect_error(first, ErrorCode::kUnavailable, {"org/tiny", "model.safetensors", "cut after 100 bytes", "re-run"});
-  const std::string sha = hub::sha256_hex(script_.files["model.safetensors"]);
+  const std::string sha = sha256_hex(script_.files["model.safetensors"]);
   const std::string part = repo_dir() + "/blobs/" + sha + ".incomplete";
   ASSERT_TRUE(fs::exists(part));
   EXPECT_EQ(fs::file_size(part), 100u);

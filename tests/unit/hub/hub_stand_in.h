@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "../client/fake_server.h"
-#include "hub/sha256_file.h"
+#include "core/sha256.h"
 
 namespace plimsoll::testing {
 
@@ -90,7 +90,7 @@ inline void answer_resolve(StandInScript& s, const std::string& origin, const ht
   if (revision != "main" && revision != s.commit) return hub_error(res, 404, "RevisionNotFound", "Invalid rev id");
   auto it = s.files.find(file);
   if (it == s.files.end()) return hub_error(res, 404, "EntryNotFound", "Entry not found");
-  const std::string sha = hub::sha256_hex(it->second);
+  const std::string sha = sha256_hex(it->second);
   res.set_header("X-Repo-Commit", s.commit);
   if (is_lfs(file)) {
     res.status = 302;
@@ -110,7 +110,7 @@ inline void answer_cdn(StandInScript& s, const httplib::Request& req, httplib::R
   const std::string sha = req.matches[1];
   const std::string* body = nullptr;
   for (const auto& [name, bytes] : s.files) {
-    if (hub::sha256_hex(bytes) == sha) body = &bytes;
+    if (sha256_hex(bytes) == sha) body = &bytes;
   }
   bool cut = false;
   {

@@ -278,3 +278,33 @@ TEST(Admission, PerItemLimitsAre422NamingTheItem) {
 
 }  // namespace
 }  // namespace plimsoll::sched
+
+namespace plimsoll::sched {
+namespace {
+
+TEST(Admission, ATenantAtItsOwnTokenCapIs429NamingItWhileOthersGetIn) {
+  AdmissionLimits l = limits(int64_t{1} << 30);
+  l.tenants = {TenantLimits{"default"}, TenantLimits{"batch", 1.0, 0, 0.0, 500}};
+  Admission a(l);
+  GenerationRequest batch = item(50, 150);  // 200 tokens
+  batch.tenant = 1;
+  auto first = a.admit({batch, batch}, 100.0);  // 400 of its 500
+  ASSERT_TRUE(std::holds_alternative<Admitted>(first));
+  auto second = a.admit({batch}, 100.0);
+  ASSERT_TRUE(std::holds_alternative<Rejection>(second));
+  const Rejection& r = std::get<Rejection>(second);
+  EXPECT_EQ(r.error.code, ErrorCode::kOverloaded);
+  EXPECT_NE(r.error.message.find("Tenant \"batch\""), std::string::npos) << r.error.message;
+  EXPECT_NE(r.error.message.find("max_queued_tokens 500"), std::string::npos) << r.error.message;
+  EXPECT_GT(r.retry_after_seconds, 0);
+  EXPECT_TRUE(std::holds_alternative<Admitted>(a.admit({item(50, 150)}, 100.0))) << "the default tenant has no cap";
+  EXPECT_EQ(a.tenant_tokens()[1], 400);
+  EXPECT_EQ(a.tenant_refusals()[1], 1);
+  a.release(std::get<Admitted>(first).ticket);
+  EXPECT_EQ(a.tenant_tokens()[1], 0);
+  // A list larger than the cap enters when the tenant has nothing in flight.
+  EXPECT_TRUE(std::holds_alternative<Admitted>(a.admit({batch, batch, batch}, 100.0)));
+}
+
+}  // namespace
+}  // namespace plimsoll::sched

@@ -11,6 +11,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "convert/random_model.h"
 #include "core/bytes.h"
@@ -444,6 +445,39 @@ TEST(EngineService, TenantsShareTheEngineByWeight) {
     for (size_t v : a.seen) trace += std::to_string(v) + " ";
     EXPECT_NEAR(ratio, 1.0 / heavy, 0.15) << "weight " << heavy << ": b's finals at each of a's: " << trace;
     EXPECT_EQ(f.pool->used_blocks(), 0);
+  }
+}
+
+TEST(EngineService, ATenantsCapsHoldWhileItIsAlone) {
+  struct Case {
+    int64_t max_sequences;
+    double max_kv_share;
+    int64_t most_running, most_blocks;
+  };
+  // 64 blocks, items of 3 blocks: a share of 0.25 is 16 blocks, 5 items.
+  for (const Case c : {Case{2, 0.0, 2, 6}, Case{0, 0.25, 5, 16}}) {
+    Fixture f(64, 64, 16, 64, 1 << 20, nullptr, 0, nullptr,
+              TenantTable{{"default"}, {"capped", 1.0, c.max_sequences, c.max_kv_share}});
+    Collector col;
+    int64_t running = 0, blocks = 0;
+    EventSink sink = [&](TokenEvent&& ev) {  // on the engine thread: the figures of the step before
+      const ServiceStats st = f.service->stats();
+      running = std::max(running, st.tenants[1].running);
+      blocks = std::max(blocks, st.tenants[1].kv_blocks);
+      col.sink()(std::move(ev));
+    };
+    std::vector<GenerationRequest> items;
+    for (int i = 0; i < 20; ++i) items.push_back(of_tenant(f.request("s", 30), 1));
+    ASSERT_TRUE(f.service->submit(items, sink).accepted());
+    ASSERT_TRUE(col.wait(20));
+    EXPECT_EQ(running, c.most_running) << "max_sequences " << c.max_sequences << " share " << c.max_kv_share;
+    EXPECT_LE(blocks, c.most_blocks);
+    // Served: prompt (3) + 29 fed back per item, counted after the step that sent the finals: waited for.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (f.service->stats().tenants[1].served_tokens < 20 * 32 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_EQ(f.service->stats().tenants[1].served_tokens, 20 * 32);
   }
 }
 

@@ -1,5 +1,5 @@
 // SHA-256 over OpenSSL's EVP interface.
-#include "hub/sha256_file.h"
+#include "core/sha256.h"
 
 #include <openssl/evp.h>
 
@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-namespace plimsoll::hub {
+namespace plimsoll {
 namespace {
 
 using Ctx = std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)>;
@@ -53,4 +53,4 @@ std::string sha256_hex(const std::string& bytes) {
   return hex_of(ctx);
 }
 
-}  // namespace plimsoll::hub
+}  // namespace plimsoll
