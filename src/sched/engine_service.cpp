@@ -125,6 +125,7 @@ ServiceStats EngineService::stats() const {
   s.prefix_cache_blocks = pool_->cached_blocks();
   s.prefix_cache_reclaimable_blocks = pool_->reclaimable_blocks();
   s.prefix_cache_evictions = pool_->evictions();
+  s.preemptions_total = st_preemptions_;
   {
     std::lock_guard<std::mutex> lock(tenants_mu_);
     s.tenants = st_tenants_;
@@ -180,6 +181,7 @@ void EngineService::record_step(int64_t tokens, double seconds) {
   st_faults_ = scheduler_.faults();
   st_prefix_queried_ = scheduler_.prefix_queried_tokens();
   st_prefix_hits_ = scheduler_.prefix_hit_tokens();
+  st_preemptions_ = scheduler_.preemptions();
   std::lock_guard<std::mutex> lock(tenants_mu_);
   const std::vector<TenantUse>& use = scheduler_.tenant_use();
   st_tenants_.resize(use.size());
@@ -191,6 +193,7 @@ void EngineService::record_step(int64_t tokens, double seconds) {
     ts.running = use[t].running;
     ts.kv_blocks = use[t].kv_blocks;
     ts.served_tokens = use[t].served_tokens;
+    ts.preemptions = use[t].preemptions;
   }
 }
 

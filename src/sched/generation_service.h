@@ -45,6 +45,7 @@ struct TenantStats {
   int64_t served_tokens = 0;  // prompt and generated tokens computed (counter)
   int64_t queued_tokens = 0;  // prompt + max_new tokens of its submissions in flight
   int64_t refusals = 0;       // 429s for its own max_queued_tokens (counter)
+  int64_t preemptions = 0;    // its sequences preempted to give another tenant its share (counter)
 };
 
 struct ServiceStats {

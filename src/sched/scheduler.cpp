@@ -76,7 +76,7 @@ int64_t Scheduler::waiting_tokens() const {
 // Counts each tenant's and submission's sequences waiting and running, and the
 // blocks the running hold.
 void Scheduler::count_use() {
-  for (TenantUse& u : use_) u = TenantUse{0, 0, 0, u.served_tokens};
+  for (TenantUse& u : use_) u = TenantUse{0, 0, 0, u.served_tokens, u.preemptions};
   for (auto& sub : submissions_) sub->waiting = sub->running = 0;
   for (const auto& s : waiting_) {
     ++s->owner->waiting;
@@ -196,43 +196,123 @@ size_t Scheduler::next_to_start(const std::vector<char>& passed) const {
   return best_at;
 }
 
+// Gives seq's tenant what it is owed: where the tenant holds less than its fair
+// share (the pool's blocks and the step's sequence slots, split by weight
+// between the tenants with work) and lacks room or a slot, preempts the newest
+// sequences of the tenants most over theirs until it has both. False when
+// seq's tenant is owed nothing or nothing can be taken back.
+bool Scheduler::make_room_for(const Sequence& seq, std::vector<char>& passed) {
+  const auto t = static_cast<size_t>(seq.owner->tenant);
+  double active_weight = 0;
+  for (size_t u = 0; u < use_.size(); ++u) {
+    if (u == t || use_[u].waiting > 0 || use_[u].running > 0) active_weight += limits_.tenants[u].weight;
+  }
+  const auto fair = [&](size_t u, int64_t total) {
+    return static_cast<double>(total) * limits_.tenants[u].weight / active_weight;
+  };
+  const int64_t need = blocks_for_tokens(seq.total_tokens(), pool_.block_tokens());
+  const auto n_blocks = pool_.n_blocks();
+  if (static_cast<double>(use_[t].kv_blocks + need) > fair(t, n_blocks) + 1e-9 ||
+      static_cast<double>(use_[t].running + 1) > std::max(1.0, fair(t, limits_.step_seqs)) + 1e-9) {
+    return false;
+  }
+  while (pool_.free_blocks() < need || static_cast<int64_t>(running_.size()) >= limits_.step_seqs) {
+    size_t victim = use_.size();
+    double most = 0;
+    for (size_t u = 0; u < use_.size(); ++u) {
+      if (u == t || use_[u].running == 0) continue;
+      const bool over = static_cast<double>(use_[u].kv_blocks) > fair(u, n_blocks) ||
+                        static_cast<double>(use_[u].running) > fair(u, limits_.step_seqs);
+      const double held = static_cast<double>(use_[u].kv_blocks) / limits_.tenants[u].weight;
+      if (over && (victim == use_.size() || held > most)) {
+        victim = u;
+        most = held;
+      }
+    }
+    if (victim == use_.size()) return false;
+    for (size_t i = running_.size(); i-- > 0;) {  // its newest: the least work to do again
+      if (static_cast<size_t>(running_[i]->owner->tenant) == victim) {
+        preempt(i, passed);
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+// Gives the sequence's blocks back and puts it in line again: a restart
+// computes the K/V of every token but its last, then decodes on.
+void Scheduler::preempt(size_t running_index, std::vector<char>& passed) {
+  std::unique_ptr<Sequence> seq = std::move(running_[running_index]);
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(running_index));
+  TenantUse& u = use_[static_cast<size_t>(seq->owner->tenant)];
+  u.kv_blocks -= static_cast<int64_t>(seq->table.blocks.size());
+  --u.running;
+  ++u.waiting;
+  ++u.preemptions;
+  --seq->owner->running;
+  ++seq->owner->waiting;
+  release(*seq);
+  seq->kv_len = 0;
+  seq->cached_tokens = 0;
+  seq->published_blocks = 0;
+  seq->prefill_end = std::max<int64_t>(seq->prompt_len, static_cast<int64_t>(seq->tokens.size()) - 1);
+  seq->skipped_steps = 0;
+  seq->requeued = true;
+  ++seq->preemptions;
+  ++preemptions_;
+  waiting_.push_back(std::move(seq));
+  passed.push_back(1);  // not started again in the step that preempted it
+}
+
 // Weighted fair share with bounded overtaking: sequences start in
-// next_to_start()'s order; one that does not fit may be passed by others for
-// max_skips starts, then nothing passes it until it fits (it always fits
-// eventually: submit() refuses what exceeds the whole pool). A sequence whose
-// next prompt block a running one is computing waits for it (it will find it
-// cached) without blocking the line. A tenant at its cap is passed over.
+// next_to_start()'s order; one that does not fit may first take back its
+// tenant's fair share from tenants over theirs (make_room_for), else be
+// passed by others for max_skips starts, then nothing passes it until it fits
+// (it always fits eventually: submit() refuses what exceeds the whole pool). A
+// sequence whose next prompt block a running one is computing waits for it
+// (it will find it cached) without blocking the line. A tenant at its cap is
+// passed over. Preempted sequences go to the front of the line.
 void Scheduler::start_waiting() {
   std::vector<char> passed(waiting_.size(), 0);
   Sequence* blocked_head = nullptr;
-  bool started_any = false;
-  while (static_cast<int64_t>(running_.size()) < limits_.step_seqs) {
+  bool moved = false;
+  for (;;) {
     if (blocked_head && blocked_head->skipped_steps >= limits_.max_skips) break;
     const size_t at = next_to_start(passed);
     if (at == waiting_.size()) break;
     passed[at] = 1;
     Sequence* seq = waiting_[at].get();
     const int64_t cap = cap_blocks_[static_cast<size_t>(seq->owner->tenant)];
-    TenantUse& u = use_[static_cast<size_t>(seq->owner->tenant)];
-    if (cap > 0 && u.kv_blocks + blocks_for_tokens(seq->total_tokens(), pool_.block_tokens()) > cap) {
+    if (cap > 0 && use_[static_cast<size_t>(seq->owner->tenant)].kv_blocks +
+                           blocks_for_tokens(seq->total_tokens(), pool_.block_tokens()) > cap) {
       continue;  // over its tenant's share of the pool: waits for its own blocks to come back
     }
-    const Start result = try_start(*seq);
+    const bool slot = static_cast<int64_t>(running_.size()) < limits_.step_seqs;
+    Start result = slot ? try_start(*seq) : Start::kNoRoom;
+    if (result == Start::kNoRoom && make_room_for(*seq, passed)) {
+      moved = true;
+      result = try_start(*seq);
+    }
     if (result == Start::kStarted) {
       if (blocked_head) ++blocked_head->skipped_steps;
+      TenantUse& u = use_[static_cast<size_t>(seq->owner->tenant)];
       ++u.running;
       --u.waiting;
       u.kv_blocks += static_cast<int64_t>(seq->table.blocks.size());
       ++seq->owner->running;
       --seq->owner->waiting;
+      seq->requeued = false;
       running_.push_back(std::move(waiting_[at]));
-      started_any = true;
+      moved = true;
       continue;
     }
+    if (!slot && !blocked_head) break;  // no slot and none to take back: nothing else starts either
     if (result == Start::kNoRoom && !blocked_head) blocked_head = seq;
   }
-  if (started_any) {
+  if (moved) {
     waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), nullptr), waiting_.end());
+    std::stable_partition(waiting_.begin(), waiting_.end(), [](const auto& s) { return s->requeued; });
   }
 }
 
@@ -267,11 +347,14 @@ void Scheduler::add_prefills(StepPlan& plan, int64_t& budget) {
                                        [&](const Sequence* a, const Sequence* b) { return share(a) < share(b); });
     Sequence* s = *next;
     prefilling.erase(next);
-    const int64_t n = std::min(budget, s->prompt_len - s->kv_len);
+    // A restart after a preemption recomputes K/V only: its logits were used the first time.
+    const bool first_time = s->generated() == 0;
+    const int64_t n = std::min(budget, s->prefill_end - s->kv_len);
     plan.steps.push_back({std::span(s->tokens).subspan(static_cast<size_t>(s->kv_len), static_cast<size_t>(n)),
-                          s->kv_len, &s->table, s->kv_len + n == s->prompt_len, s->request.prompt_details});
+                          s->kv_len, &s->table, first_time && s->kv_len + n == s->prefill_end,
+                          first_time && s->request.prompt_details});
     plan.owners.push_back(s);
-    plan.wants_rows = plan.wants_rows || s->request.prompt_details;
+    plan.wants_rows = plan.wants_rows || (first_time && s->request.prompt_details);
     if (!s->started_at) s->started_at = Clock::now();
     step_tokens[static_cast<size_t>(s->owner->tenant)] += n;
     budget -= n;

@@ -36,6 +36,7 @@ struct TenantUse {
   int64_t running = 0;    // sequences holding blocks
   int64_t kv_blocks = 0;  // blocks they hold
   int64_t served_tokens = 0;  // prompt and generated tokens computed for it, since start
+  int64_t preemptions = 0;    // of its sequences, since start
 };
 
 class Scheduler {
@@ -56,6 +57,7 @@ class Scheduler {
   void fail_step(const StepPlan& plan, const Error& error);
   // Faults contained so far: per sequence in schedule/deliver, and each fail_step.
   int64_t faults() const { return faults_; }
+  int64_t preemptions() const { return preemptions_; }
   void set_fault_hook(FaultHook hook) { fault_hook_ = std::move(hook); }
   void inject_fault(FaultSite site, uint64_t ticket = 0) const {
     if (fault_hook_) fault_hook_(site, ticket);
@@ -90,6 +92,8 @@ class Scheduler {
   void count_use();
   size_t next_to_start(const std::vector<char>& passed) const;
   bool at_cap(int32_t tenant) const;
+  bool make_room_for(const Sequence& seq, std::vector<char>& passed);
+  void preempt(size_t running_index, std::vector<char>& passed);
   void start_waiting();
   enum class Start { kStarted, kNoRoom, kWaitForPrefix };
   Start try_start(Sequence& seq);
@@ -113,6 +117,7 @@ class Scheduler {
   int64_t last_batch_size_ = 0;
   int64_t last_batch_tokens_ = 0;
   int64_t faults_ = 0;
+  int64_t preemptions_ = 0;
   int64_t prefix_queried_tokens_ = 0;
   int64_t prefix_hit_tokens_ = 0;
   FaultHook fault_hook_;

@@ -20,6 +20,7 @@ Sequence::Sequence(Submission* owner_, size_t index_, GenerationRequest request_
               /*raw=*/request.params.grammar != nullptr) {
   tokens.reserve(static_cast<size_t>(total_tokens()));
   tokens = request.prompt_ids;
+  prefill_end = prompt_len;
   sampler.observe_prompt(tokens);
   if (request.prompt_details && !tokens.empty()) {  // the first token has no logprob; the prefill's rows add the rest
     prefill.reserve(static_cast<size_t>(prompt_len));

@@ -58,10 +58,16 @@ struct Sequence {
   Clock::time_point queued_at = Clock::now();
   std::optional<Clock::time_point> started_at;
   int64_t skipped_steps = 0;         // times smaller sequences started ahead of it
+  // The tokens whose K/V a (re)start computes before decoding: the prompt, or
+  // after a preemption (its blocks given back) every token but the last, which
+  // the next decode step feeds.
+  int64_t prefill_end = 0;
+  int64_t preemptions = 0;
+  bool requeued = false;             // preempted and waiting to start again
 
   int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_len; }
   int64_t total_tokens() const { return prompt_len + request.params.max_new_tokens; }
-  bool prefilling() const { return kv_len < prompt_len; }
+  bool prefilling() const { return kv_len < prefill_end; }
 };
 
 // One client call: one or many items, one sink, one ticket.

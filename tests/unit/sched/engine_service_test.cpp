@@ -481,6 +481,43 @@ TEST(EngineService, ATenantsCapsHoldWhileItIsAlone) {
   }
 }
 
+TEST(EngineService, ATenantUnderItsShareTakesItBackAndThePreemptedAnswersAreUnchanged) {
+  // 16 blocks: a's items (prompt + 200 tokens) hold most of them; b's 40 need more than are free.
+  Fixture f(16, 64, 16, 64, 1 << 20, nullptr, 0, nullptr, TenantTable{{"default"}, {"a"}, {"b"}});
+  Collector a;
+  FinalCounter b, a_finals;
+  b.other = &a_finals;
+  std::vector<GenerationRequest> as;
+  for (int i = 0; i < 6; ++i) as.push_back(of_tenant(f.request(prompt(i), 200), 1));
+  EventSink a_sink = [&](TokenEvent&& ev) {
+    if (ev.final) a_finals.sink()(TokenEvent{ev});
+    a.sink()(std::move(ev));
+  };
+  ASSERT_TRUE(f.service->submit(as, a_sink).accepted());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto pool_full = [&] {  // a's first items run, the rest wait for blocks
+    const ServiceStats st = f.service->stats();
+    return !st.tenants.empty() && st.tenants[1].running > 0 && st.tenants[1].waiting > 0 &&
+           st.kv_blocks_used + 4 > st.kv_blocks_total;
+  };
+  while (!pool_full() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_TRUE(pool_full());
+  ASSERT_TRUE(f.service->submit({of_tenant(f.request("b's", 40), 2)}, b.sink()).accepted());
+  ASSERT_TRUE(b.wait(1));
+  EXPECT_LE(b.seen[0], 0u) << "b waited for a's sequences to end instead of taking its share back";
+  ASSERT_TRUE(a.wait(6, 120));
+  for (size_t i = 0; i < as.size(); ++i) {
+    EXPECT_EQ(a.ids(i), f.reference(as[i])) << "item " << i << " (greedy, f32 KV): preempted or not, the same";
+  }
+  const auto settled = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (f.service->stats().preemptions_total == 0 && std::chrono::steady_clock::now() < settled) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_GE(f.service->stats().preemptions_total, 1);
+  EXPECT_EQ(f.service->stats().tenants[1].preemptions, f.service->stats().preemptions_total);
+  EXPECT_EQ(f.pool->used_blocks(), 0);
+}
+
 TEST(EngineService, ShutdownAbortsWhatIsLeftWithAnErrorEvent) {
   Fixture f(64);
   Collector c;
