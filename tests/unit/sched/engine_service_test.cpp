@@ -518,6 +518,25 @@ TEST(EngineService, ATenantUnderItsShareTakesItBackAndThePreemptedAnswersAreUnch
   EXPECT_EQ(f.pool->used_blocks(), 0);
 }
 
+TEST(EngineService, ATenantUnderItsShareOfSlotsTakesOneBack) {
+  // 64 blocks, 4 sequences a step: a's items take every slot, not every block.
+  Fixture f(64, 64, 4, 64, 1 << 20, nullptr, 0, nullptr, TenantTable{{"default"}, {"a"}, {"b"}});
+  FinalCounter a, b;
+  b.other = &a;
+  std::vector<GenerationRequest> as;
+  for (int i = 0; i < 12; ++i) as.push_back(of_tenant(f.request(prompt(i), 200), 1));
+  ASSERT_TRUE(f.service->submit(as, a.sink()).accepted());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (f.service->stats().tenants.empty() || f.service->stats().tenants[1].running < 4) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+    std::this_thread::yield();
+  }
+  ASSERT_TRUE(f.service->submit({of_tenant(f.request("b's", 20), 2)}, b.sink()).accepted());
+  ASSERT_TRUE(b.wait(1));
+  EXPECT_EQ(b.seen[0], 0u) << "b waited for a slot instead of taking its share back";
+  ASSERT_TRUE(a.wait(12));
+}
+
 TEST(EngineService, ShutdownAbortsWhatIsLeftWithAnErrorEvent) {
   Fixture f(64);
   Collector c;

@@ -1,0 +1,102 @@
+"""Tenants (--tenants): the seed's 2,048-prompt list (x 256 new tokens, one
+call) from one tenant while another sends one short streamed request every
+200 ms: the short requests' time to first token p99 stays within 2x an idle
+server's or 250 ms, whichever is larger, and every one of the 2,048 is
+answered; the batch tenant's sequences were preempted to give the other its
+share, and the per-tenant metrics say so."""
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+
+from server import Server
+
+BATCH_KEY, WEB_KEY = "batch-key-0123", "web-key-4567"
+
+
+def sha256(text):
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def first_token_seconds(server, key, max_new_tokens=8):
+    """Time from sending a streamed request to its first token event (read to the end)."""
+    body = json.dumps({"inputs": "Once upon a time", "parameters": {"max_new_tokens": max_new_tokens}}).encode()
+    req = urllib.request.Request(server.url + "/generate_stream", data=body, method="POST",
+                                 headers={"Content-Type": "application/json", "Authorization": "Bearer " + key})
+    t0 = time.time()
+    first = None
+    with urllib.request.urlopen(req, timeout=120) as r:
+        for line in r:
+            if first is None and line.startswith(b"data:"):
+                first = time.time() - t0
+    return first
+
+
+def p99(samples):
+    s = sorted(samples)
+    return s[min(len(s) - 1, int(0.99 * len(s)))]
+
+
+class TenantsTest(unittest.TestCase):
+    def test_a_short_streamed_request_is_not_starved_by_a_2048_prompt_list(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"tenants": [{"name": "batch", "api_key_sha256": [sha256(BATCH_KEY)]},
+                                   {"name": "web", "api_key_sha256": [sha256(WEB_KEY)]}]}, f)
+            path = f.name
+        server = Server("--tenants", path, "--max-batch-size", "256")
+        try:
+            self.assertIn("tenants from %s" % path, server.output())
+            idle = []
+            for _ in range(10):
+                idle.append(first_token_seconds(server, WEB_KEY))
+                time.sleep(0.2)
+            result = {}
+
+            def batch():
+                t0 = time.time()
+                result["status"], data, _ = server.request(
+                    "POST", "/generate", {"inputs": ["Hello"] * 2048, "parameters": {"max_new_tokens": 256}},
+                    headers={"Authorization": "Bearer " + BATCH_KEY}, timeout_s=1800)
+                result["body"] = json.loads(data)
+                result["seconds"] = time.time() - t0
+
+            job = threading.Thread(target=batch)
+            job.start()
+            running = 'plimsoll_tenant_running_sequences{tenant="batch"}'
+            m = server.metrics_when(lambda m: m.get(running, 0) > 0, timeout_s=60)
+            self.assertGreater(m.get(running, 0), 0, "the batch never ran")
+            busy = []
+            while job.is_alive() and len(busy) < 100:
+                t0 = time.time()
+                busy.append(first_token_seconds(server, WEB_KEY))
+                time.sleep(max(0.0, 0.2 - (time.time() - t0)))
+            batch_running_at_end = job.is_alive()
+            job.join()
+            self.assertEqual(result["status"], 200, str(result.get("body"))[:300])
+            self.assertEqual(len(result["body"]), 2048)
+            self.assertTrue(all(item["generated_text"] for item in result["body"]))
+            bound = max(2 * p99(idle), 0.25)
+            print("time to first token: idle p99 %.3f s; beside the 2,048-prompt list (%.1f s) p99 %.3f s, max %.3f s "
+                  "over %d requests (bound %.3f s)" % (p99(idle), result["seconds"], p99(busy), max(busy), len(busy),
+                                                       bound))
+            self.assertGreaterEqual(len(busy), 20, "the list ended too soon to measure beside it")
+            self.assertLessEqual(p99(busy), bound)
+            m = server.metrics_when(lambda m: m.get('plimsoll_tenant_running_sequences{tenant="batch"}', 1) == 0)
+            self.assertGreater(m.get('plimsoll_tenant_served_tokens_total{tenant="batch"}', 0), 2048 * 256)
+            self.assertGreater(m.get('plimsoll_tenant_served_tokens_total{tenant="web"}', 0), 0)
+            self.assertGreaterEqual(m.get("plimsoll_preemptions_total", 0), 1, "the web tenant never took its share back")
+            print("batch ran to the end of the sampling: %s; preemptions %d" % (batch_running_at_end,
+                                                                               m.get("plimsoll_preemptions_total", 0)))
+            self.assertEqual(server.stop(), 0)
+        finally:
+            server.stop()
+            os.unlink(path)
+
+
+if __name__ == "__main__":
+    unittest.main()
