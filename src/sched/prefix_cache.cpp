@@ -13,7 +13,11 @@ std::span<const int32_t> block_tokens_of(const Sequence& seq, int64_t block, int
 // Appends the key of seq's next full block (its tokens are known).
 void key_next_block(const KvBlockPool& pool, Sequence& seq) {
   const int64_t j = static_cast<int64_t>(seq.block_keys.size());
-  const uint64_t parent = j == 0 ? pool.root_hash() : seq.block_keys.back();
+  uint64_t parent = j == 0 ? pool.root_hash() : seq.block_keys.back();
+  if (j == 0 && seq.owner->prefix_salt != 0) {  // a tenant's own cache: its chains start from its own root
+    const int32_t salt[1] = {-seq.owner->prefix_salt};
+    parent = chain_block_hash(parent, salt);
+  }
   seq.block_keys.push_back(chain_block_hash(parent, block_tokens_of(seq, j, pool.block_tokens())));
 }
 

@@ -42,6 +42,9 @@ void Scheduler::add(std::unique_ptr<Submission> submission) {
   submission->unfinished = submission->pending.size();
   const int32_t t = submission->pending.empty() ? 0 : submission->pending.front().tenant;
   submission->tenant = t >= 0 && static_cast<size_t>(t) < limits_.tenants.size() ? t : 0;
+  // One tenant alone (no tenants file) keeps the unsalted keys.
+  const bool shared = limits_.prefix_cache_across_tenants || limits_.tenants.size() == 1;
+  submission->prefix_salt = shared ? 0 : submission->tenant + 1;
   try {
     submissions_.push_back(std::move(submission));  // strong guarantee: still ours if it throws
   } catch (...) {

@@ -28,6 +28,9 @@ struct SchedulerLimits {
   int64_t step_seqs = 64;              // sequences per step (max_batch_size)
   int64_t max_skips = 16;              // steps a blocked head may be overtaken before it reserves
   TenantTable tenants;                 // empty: one default tenant
+  // false: each tenant's prompts are cached for that tenant alone (another cannot
+  // learn them from its cache hits' timing); true: one cache for all.
+  bool prefix_cache_across_tenants = false;
 };
 
 // One tenant's share of the engine now, counted each step.

@@ -81,6 +81,9 @@ struct Submission {
   Clock::time_point submitted_at = Clock::now();
   std::shared_ptr<void> charge;            // admission's byte charge, held while the engine has it
   int32_t tenant = 0;                      // its items' tenant (sched/tenants.h)
+  // Salts its prefix-cache keys (sched/prefix_cache.h): 0 shares the cache with
+  // every submission of salt 0; the tenant's index + 1 keeps it to the tenant.
+  int32_t prefix_salt = 0;
   // Its sequences waiting and running, counted by the scheduler each step.
   int64_t waiting = 0, running = 0;
 };

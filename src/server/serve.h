@@ -28,6 +28,7 @@ struct ServeConfig {
   double graceful_timeout_seconds = 30;
   HighWaterSetting memory_high_water;             // the backstop's mark: a fraction of the limit or bytes
   std::string tenants_file;                       // --tenants: sched/tenants_file.h ("": one default tenant)
+  bool prefix_cache_across_tenants = false;       // --prefix-cache-across-tenants
   sched::TenantTable tenants;                     // read from tenants_file at start (not a flag)
 };
 

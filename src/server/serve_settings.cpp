@@ -215,6 +215,9 @@ std::vector<ServeSetting> make_table() {
   t.push_back(row<std::string>("--tenants", "PLIMSOLL_TENANTS", K::kString, [](ServeConfig& c) -> auto& { return c.tenants_file; },
       "Tenants file (JSON: names, weights, caps, API key hashes; docs/api.md \"Tenants\"): the engine is shared "
       "by weight between tenants with work waiting; its keys are accepted API keys"));
+  t.push_back(row<bool>("--prefix-cache-across-tenants", "PLIMSOLL_PREFIX_CACHE_ACROSS_TENANTS", K::kBool, [](ServeConfig& c) -> auto& { return c.prefix_cache_across_tenants; },
+      "One prefix cache for all tenants (default: each tenant's prompts are found by that tenant alone, so "
+      "none can learn another's from how fast its own requests start)"));
   t.push_back(row<bool>("--trust-tenant-header", "PLIMSOLL_TRUST_TENANT_HEADER", K::kBool, [](ServeConfig& c) -> auto& { return c.api.trust_tenant_header; },
       "Take a request's tenant from its X-Tenant header when its API key names none (behind a gateway "
       "that sets it; an unknown name is the default tenant)"));

@@ -52,6 +52,7 @@ sched::EngineServiceConfig engine_service_config(const ServeConfig& c, const Eng
   out.scheduler.step_seqs = s.plan.workspace.step_seqs;
   out.scheduler.max_skips = c.max_waiting_tokens;
   out.scheduler.tenants = c.tenants;
+  out.scheduler.prefix_cache_across_tenants = c.prefix_cache_across_tenants;
   out.extra_eos_ids = c.api.generation_defaults.eos_token_ids;
   out.request_budget_bytes = s.plan.request_bytes;
   out.token_trie = s.token_trie;

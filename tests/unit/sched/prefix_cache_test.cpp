@@ -60,7 +60,7 @@ struct Server {
   KvBlockPool* pool = nullptr;
 
   Server(const LoadedModel& model, const TextTokenizer& tokenizer, bool caching, int64_t kv_blocks,
-         int64_t step_tokens = 32) {
+         int64_t step_tokens = 32, TenantTable tenants = {}, bool across_tenants = false) {
     threads = std::make_unique<ThreadPool>(2);
     auto p = std::move(KvBlockPool::create(config(), kv_blocks, kBlock, DType::kF32, caching)).value();
     pool = p.get();
@@ -78,6 +78,8 @@ struct Server {
     sc.scheduler.step_tokens = step_tokens;
     sc.scheduler.step_seqs = 8;
     sc.scheduler.max_skips = 4;
+    sc.scheduler.tenants = std::move(tenants);
+    sc.scheduler.prefix_cache_across_tenants = across_tenants;
     service = std::make_unique<EngineService>(sc, std::move(engine), std::move(p), tokenizer);
   }
 
@@ -220,6 +222,23 @@ TEST_F(PrefixCacheTest, SharedBlocksAreChargedOnceAndNotReusedWhileHeld) {
   EXPECT_EQ(cc.ids[0], off.run(cr));
   EXPECT_EQ(on.service->stats().prefix_cache_hit_tokens, 2 * kBlock);
   EXPECT_EQ(on.pool->used_blocks(), 0);
+}
+
+TEST_F(PrefixCacheTest, EachTenantHasItsOwnCacheUnlessSharingIsAsked) {
+  const std::vector<int32_t> prompt = ids(11, 3 * kBlock + 2);
+  for (const bool across : {false, true}) {
+    Server on(model, *tokenizer, true, 64, 32, TenantTable{{"default"}, {"a"}, {"b"}}, across);
+    GenerationRequest a = request(prompt, 4), b = a;
+    a.tenant = 1;
+    b.tenant = 2;
+    const auto first = on.run(a);
+    EXPECT_EQ(on.run(a), first);  // a again: its own cache
+    const int64_t own = on.service->stats().prefix_cache_hit_tokens;
+    EXPECT_EQ(own, 3 * kBlock);
+    EXPECT_EQ(on.run(b), first);
+    EXPECT_EQ(on.service->stats().prefix_cache_hit_tokens - own, across ? 3 * kBlock : 0)
+        << (across ? "shared: b finds a's blocks" : "isolated: b computes its own");
+  }
 }
 
 TEST_F(PrefixCacheTest, CachedBlocksAreReclaimedNeverARefusal) {
