@@ -16,7 +16,7 @@ promtool test rules "$rules/plimsoll.rules.test.yaml"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 for mutation in 's/ > 0.75$/ > 0.95/' 's/ > 0.80$/ > 0.95/' 's/reason="OOMKilled"/reason="Evicted"/' \
                 's/>= on (namespace, horizontalpodautoscaler)/> on (namespace, horizontalpodautoscaler)/' \
-                's/ > 0.05$/ > 0.5/'; do
+                's/ > 0.05$/ > 0.5/' 's/ > 0.01$/ > 0.5/'; do
   cp "$rules/plimsoll.rules.test.yaml" "$work/"
   sed "$mutation" "$rules/plimsoll.rules.yaml" > "$work/plimsoll.rules.yaml"
   if cmp -s "$work/plimsoll.rules.yaml" "$rules/plimsoll.rules.yaml"; then
