@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "api/field_reader.h"
+#include "api/validation.h"
 #include "api/request_json.h"
 #include "api/generic_tools.h"
 #include "api/grammar_params.h"
@@ -142,6 +143,7 @@ Status read_common(RouteContext& ctx, const FieldReader& f, const BodyPath& at, 
   }
   call->n = n.value_or(1);
   call->stream = stream.value_or(false);
+  PLIMSOLL_ASSIGN(call->priority, read_priority(f));
   if (best_of && (*best_of < call->n || *best_of > max_n)) {
     return invalid(fmt::format("`best_of` must be >= `n` ({}) and <= {}. Given: {}", call->n, max_n, *best_of));
   }
@@ -173,6 +175,7 @@ Status add_items(RouteContext& ctx, const PromptPlan& plan, int64_t default_max_
   item.prompt_details = call->echo && call->logprobs;  // the prompt's logprobs are echoed too
   item.prompt_top_n = item.prompt_details ? call->top_logprobs : 0;
   item.streamed = call->stream;
+  item.priority = call->priority;
   const sched::ServiceLimits limits = ctx.service.limits();
   PLIMSOLL_TRY(build_prompt(plan, ctx.tokenizer, limits,
                             default_max_new_tokens(ctx.config.generation_defaults, default_max_tokens), &item));

@@ -22,6 +22,7 @@ struct OpenAiCall {
   int64_t n = 1;                     // choices per prompt: choice index = prompt * n + j
   int64_t best_of = 1;               // items generated per prompt (>= n): item index = prompt * best_of + k
   bool stream = false;
+  int32_t priority = 0;              // vLLM's `priority` (lower first, within a tenant)
   bool include_usage = false;        // stream_options.include_usage
   bool echo = false;                 // completions: prepend the prompt (with logprobs: the prompt's too)
   bool include_stop = false;         // include_stop_str_in_output (vLLM): keep a matched stop sequence

@@ -65,6 +65,7 @@ Result<TgiCall> parse_call(RouteContext& ctx, const json& body, std::string_view
     sched::GenerationRequest item;
     item.params = call.parameters.sampling;  // the stop list is shared, not copied
     item.top_n_tokens = o.top_n_tokens;
+    item.priority = o.priority;
     item.prompt_details = o.decoder_input_details;
     item.token_records = wants_details(o);
     item.streamed = streaming;

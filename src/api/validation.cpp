@@ -77,6 +77,7 @@ Status read_unsupported(const FieldReader& f) {
 
 Status read_options(const FieldReader& f, const sched::ServiceLimits& limits, bool streaming,
                     bool default_full_text, TgiOptions* o) {
+  PLIMSOLL_ASSIGN(o->priority, read_priority(f));
   PLIMSOLL_ASSIGN(auto details, f.boolean("details"));
   PLIMSOLL_ASSIGN(auto full_text, f.boolean("return_full_text"));
   PLIMSOLL_ASSIGN(auto input_details, f.boolean("decoder_input_details"));
@@ -104,6 +105,14 @@ Status read_options(const FieldReader& f, const sched::ServiceLimits& limits, bo
 }
 
 }  // namespace
+
+Result<int32_t> read_priority(const FieldReader& f) {
+  PLIMSOLL_ASSIGN(auto priority, f.integer("priority"));
+  if (priority && (*priority < INT32_MIN || *priority > INT32_MAX)) {
+    return invalid(fmt::format("`priority` must be a 32-bit integer (lower runs first). Given: {}", *priority));
+  }
+  return static_cast<int32_t>(priority.value_or(0));
+}
 
 Status check_stop(const StopList& stop, const sched::ServiceLimits& limits) {
   if (static_cast<int64_t>(stop.size()) > limits.max_stop_sequences) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/api_config.h"
+#include "api/field_reader.h"
 #include "api/json_text.h"
 #include "core/result.h"
 #include "sched/generation_service.h"
@@ -31,7 +32,11 @@ struct TgiOptions {
   int64_t best_of = 1;                    // sequences per input; the best (mean logprob) answers
   std::optional<int64_t> max_new_tokens;  // unset: the default, clipped to the room left
   std::optional<int64_t> truncate;        // keep the last N prompt tokens
+  int32_t priority = 0;                   // vLLM's `priority` (sched::GenerationRequest::priority)
 };
+
+// vLLM's `priority`: any int32 (lower first); absent: 0.
+Result<int32_t> read_priority(const FieldReader& f);
 
 struct TgiParameters {
   SamplingParams sampling;

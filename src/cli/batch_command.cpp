@@ -62,6 +62,10 @@ Runner add_batch_command(CLI::App& app) {
   cmd->add_option("--route", flags->route, "generate (TGI /generate), completions or chat (OpenAI)")
       ->capture_default_str();
   cmd->add_option("--api-key", flags->job.client.api_key, "Sent as Authorization: Bearer")->envname("PLIMSOLL_API_KEY");
+  cmd->add_option("--priority", flags->job.priority,
+                  "vLLM's `priority` sent with each request whose parameters give none: lower runs first within a "
+                  "tenant and preempts higher; interactive requests default to 0")
+      ->capture_default_str();
   return [flags] { return run_batch(*flags); };
 }
 

@@ -47,12 +47,19 @@ ClientResult<size_t> resume_point(const std::vector<JobItem>& items, const std::
   return scan->complete_lines;
 }
 
-ChunkSender make_sender(Client& client, Route route, const std::vector<JobItem>& items) {
-  return [&client, route, &items](const Chunk& chunk) -> ClientResult<GenerationList> {
+// The item's parameters, with the job's priority unless they give one.
+nlohmann::json with_priority(const nlohmann::json& parameters, int32_t priority) {
+  nlohmann::json out = parameters.is_object() ? parameters : nlohmann::json::object();
+  if (!out.contains("priority")) out["priority"] = priority;
+  return out;
+}
+
+ChunkSender make_sender(Client& client, Route route, const std::vector<JobItem>& items, int32_t priority) {
+  return [&client, route, &items, priority](const Chunk& chunk) -> ClientResult<GenerationList> {
     const JobItem& head = items[chunk.front()];
     if (route == Route::kChat) {
       OpenAiParams params;
-      params.extra = head.parameters;
+      params.extra = with_priority(head.parameters, priority);
       ClientResult<Generation> one = client.chat(head.messages, params);
       if (!one) return one.error();
       return GenerationList{{*one}, one->generated_tokens.value_or(0)};
@@ -61,11 +68,11 @@ ChunkSender make_sender(Client& client, Route route, const std::vector<JobItem>&
     for (size_t index : chunk) prompts.push_back(items[index].prompt);
     if (route == Route::kCompletions) {
       OpenAiParams params;
-      params.extra = head.parameters;
+      params.extra = with_priority(head.parameters, priority);
       return client.completions_list(prompts, params);
     }
     GenerateParams params;
-    params.extra = head.parameters;
+    params.extra = with_priority(head.parameters, priority);
     return client.generate_list(prompts, params);
   };
 }
@@ -137,7 +144,7 @@ ClientResult<JobSummary> run_batch_job(const JobOptions& options) {
   batch.on_item = [&](size_t index, const ItemResult& result) { sink.item(index, result); };
   batch.on_retry = [&](const RetryNote&) { progress.add_retry(); };
   batch.on_tokens = [&](int64_t tokens) { progress.add_tokens(tokens); };
-  BatchResult result = run_chunks(items->size(), chunks, make_sender(client, options.route, *items), batch);
+  BatchResult result = run_chunks(items->size(), chunks, make_sender(client, options.route, *items, options.priority), batch);
   progress.finish();
 
   summary.retries = result.stats.retries;

@@ -22,6 +22,9 @@ struct JobOptions {
   int64_t parallel = 4;
   int64_t chunk_size = 0;  // user cap; 0 = the server's safe_client_batch_size
   RetryPolicy retry;
+  // vLLM's `priority` sent with every request unless its parameters give one: 1, batch (a
+  // server's interactive requests keep the default 0 and go first within a tenant).
+  int32_t priority = 1;
   ClientOptions client;
   std::FILE* progress = stderr;  // nullptr: no progress line
 };

@@ -33,6 +33,9 @@ struct GenerationRequest {
   bool streamed = false;             // events go out as they come; no per-token records accumulate
   int64_t held_text_bytes = 0;       // prompt text kept for the answer (echo, return_full_text)
   int32_t tenant = 0;                // index into the service's tenant table (sched/tenants.h); 0: default
+  // vLLM's `priority`: within a tenant, lower starts first and may preempt
+  // higher (`plimsoll batch` sends 1; interactive requests leave the default 0).
+  int32_t priority = 0;
 };
 
 struct TokenInfo {

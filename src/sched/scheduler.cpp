@@ -4,6 +4,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <tuple>
 #include <spdlog/spdlog.h>
 
 #include "sched/prefix_cache.h"
@@ -170,14 +171,15 @@ bool Scheduler::at_cap(int32_t tenant) const {
 
 // The waiting sequence to try next: of the tenants under their caps, the one
 // holding the least of the KV pool for its weight (then the fewest running
-// sequences for its weight); of its sequences, the one whose submission runs
-// the fewest; then the longest waiting. `passed`: waiting_ entries tried
+// sequences for its weight); of its sequences, the lowest `priority`, then the
+// one whose submission runs the fewest; then the longest waiting. `passed`: waiting_ entries tried
 // already. Returns its index, waiting_.size() when none is left.
 size_t Scheduler::next_to_start(const std::vector<char>& passed) const {
   size_t best_at = waiting_.size();
   const Sequence* best = nullptr;
   double best_blocks = 0, best_running = 0;
   int64_t best_sub = 0;
+  int32_t best_priority = 0;
   for (size_t i = 0; i < waiting_.size(); ++i) {
     if (passed[i]) continue;
     const Sequence* seq = waiting_[i].get();
@@ -187,23 +189,26 @@ size_t Scheduler::next_to_start(const std::vector<char>& passed) const {
     const double blocks = static_cast<double>(use_[static_cast<size_t>(t)].kv_blocks) / w;
     const double running = static_cast<double>(use_[static_cast<size_t>(t)].running) / w;
     const int64_t sub = seq->owner->running;
-    if (!best || blocks < best_blocks || (blocks == best_blocks && running < best_running) ||
-        (blocks == best_blocks && running == best_running && sub < best_sub)) {
+    const int32_t priority = seq->request.priority;
+    const auto key = std::make_tuple(blocks, running, priority, sub);
+    if (!best || key < std::make_tuple(best_blocks, best_running, best_priority, best_sub)) {
       best = seq;
       best_at = i;
       best_blocks = blocks;
       best_running = running;
+      best_priority = priority;
       best_sub = sub;
     }
   }
   return best_at;
 }
 
-// Gives seq's tenant what it is owed: where the tenant holds less than its fair
+// Makes room and a slot for seq: where its tenant holds less than its fair
 // share (the pool's blocks and the step's sequence slots, split by weight
-// between the tenants with work) and lacks room or a slot, preempts the newest
-// sequences of the tenants most over theirs until it has both. False when
-// seq's tenant is owed nothing or nothing can be taken back.
+// between the tenants with work), by preempting the newest sequences of the
+// tenants most over theirs; else (or when none is over) its tenant's own
+// running sequences of a higher `priority` value give way, newest of the
+// highest first. False when nothing can be taken back.
 bool Scheduler::make_room_for(const Sequence& seq, std::vector<char>& passed) {
   const auto t = static_cast<size_t>(seq.owner->tenant);
   double active_weight = 0;
@@ -215,30 +220,43 @@ bool Scheduler::make_room_for(const Sequence& seq, std::vector<char>& passed) {
   };
   const int64_t need = blocks_for_tokens(seq.total_tokens(), pool_.block_tokens());
   const auto n_blocks = pool_.n_blocks();
-  if (static_cast<double>(use_[t].kv_blocks + need) > fair(t, n_blocks) + 1e-9 ||
-      static_cast<double>(use_[t].running + 1) > std::max(1.0, fair(t, limits_.step_seqs)) + 1e-9) {
-    return false;
-  }
-  while (pool_.free_blocks() < need || static_cast<int64_t>(running_.size()) >= limits_.step_seqs) {
-    size_t victim = use_.size();
+  const auto room = [&] {
+    return pool_.free_blocks() >= need && static_cast<int64_t>(running_.size()) < limits_.step_seqs;
+  };
+  const bool owed = static_cast<double>(use_[t].kv_blocks + need) <= fair(t, n_blocks) + 1e-9 &&
+                    static_cast<double>(use_[t].running + 1) <= std::max(1.0, fair(t, limits_.step_seqs)) + 1e-9;
+  // The newest running sequence of the tenant most over its share (owed), else the
+  // tenant's own newest of the highest `priority` value above seq's; none: running_.size().
+  const auto victim = [&]() -> size_t {
+    size_t over = use_.size();
     double most = 0;
-    for (size_t u = 0; u < use_.size(); ++u) {
+    for (size_t u = 0; owed && u < use_.size(); ++u) {
       if (u == t || use_[u].running == 0) continue;
-      const bool over = static_cast<double>(use_[u].kv_blocks) > fair(u, n_blocks) ||
-                        static_cast<double>(use_[u].running) > fair(u, limits_.step_seqs);
+      const bool above = static_cast<double>(use_[u].kv_blocks) > fair(u, n_blocks) ||
+                         static_cast<double>(use_[u].running) > fair(u, limits_.step_seqs);
       const double held = static_cast<double>(use_[u].kv_blocks) / limits_.tenants[u].weight;
-      if (over && (victim == use_.size() || held > most)) {
-        victim = u;
+      if (above && (over == use_.size() || held > most)) {
+        over = u;
         most = held;
       }
     }
-    if (victim == use_.size()) return false;
-    for (size_t i = running_.size(); i-- > 0;) {  // its newest: the least work to do again
-      if (static_cast<size_t>(running_[i]->owner->tenant) == victim) {
-        preempt(i, passed);
-        break;
+    size_t found = running_.size();
+    for (size_t i = running_.size(); i-- > 0;) {
+      const Sequence& r = *running_[i];
+      const auto u = static_cast<size_t>(r.owner->tenant);
+      if (over < use_.size()) {
+        if (u == over) return i;
+      } else if (u == t && r.request.priority > seq.request.priority &&
+                 (found == running_.size() || r.request.priority > running_[found]->request.priority)) {
+        found = i;
       }
     }
+    return found;
+  };
+  while (!room()) {
+    const size_t i = victim();
+    if (i == running_.size()) return false;
+    preempt(i, passed);
   }
   return true;
 }

@@ -64,5 +64,24 @@ TEST_F(TenantsTest, ATrustedHeaderNamesTheTenantWhenTheKeyDoesNot) {
   EXPECT_EQ(tenant_of({{"X-Tenant", "web"}}), 0) << "without --trust-tenant-header the header is ignored";
 }
 
+TEST_F(TenantsTest, PriorityIsReadOnEveryRouteAndCheckedAsAnInt32) {
+  const auto sent = [&](const std::string& path, const json& body) {
+    const auto r = post(path, body.dump());
+    EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "no response");
+    const auto items = service_.last_items();
+    return items.empty() ? -99 : items[0].priority;
+  };
+  EXPECT_EQ(sent("/generate", {{"inputs", "hi"}, {"parameters", {{"max_new_tokens", 2}, {"priority", 3}}}}), 3);
+  EXPECT_EQ(sent("/generate", {{"inputs", "hi"}, {"parameters", {{"max_new_tokens", 2}}}}), 0);
+  EXPECT_EQ(sent("/v1/completions", {{"prompt", "hi"}, {"max_tokens", 2}, {"priority", -5}}), -5);
+  EXPECT_EQ(sent("/v1/chat/completions",
+                 {{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", 2}, {"priority", 1}}),
+            1);
+  const auto big = post("/v1/completions", json{{"prompt", "hi"}, {"priority", 1LL << 40}}.dump());
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 400) << big->body;
+  EXPECT_NE(big->body.find("`priority` must be a 32-bit integer"), std::string::npos) << big->body;
+}
+
 }  // namespace
 }  // namespace plimsoll::testing

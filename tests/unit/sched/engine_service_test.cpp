@@ -537,6 +537,43 @@ TEST(EngineService, ATenantUnderItsShareOfSlotsTakesOneBack) {
   ASSERT_TRUE(a.wait(12));
 }
 
+GenerationRequest with_priority(GenerationRequest r, int32_t priority) {
+  r.priority = priority;
+  return r;
+}
+
+TEST(EngineService, WithinATenantALowerPriorityPreemptsAHigherOneWhoseAnswersAreUnchanged) {
+  // One tenant. 16 blocks: the batch's items (priority 1) hold most of them; the interactive one
+  // (priority 0) needs more than are free.
+  Fixture f(16, 64, 16);
+  Collector batch;
+  FinalCounter one, batch_finals;
+  one.other = &batch_finals;
+  std::vector<GenerationRequest> items;
+  for (int i = 0; i < 4; ++i) items.push_back(with_priority(f.request(prompt(i), 200), 1));
+  EventSink batch_sink = [&](TokenEvent&& ev) {
+    if (ev.final) batch_finals.sink()(TokenEvent{ev});
+    batch.sink()(std::move(ev));
+  };
+  ASSERT_TRUE(f.service->submit(items, batch_sink).accepted());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (f.service->stats().running_requests == 0 || f.service->stats().queued_requests == 0) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+    std::this_thread::yield();
+  }
+  const GenerationRequest interactive = f.request("now", 40);
+  ASSERT_TRUE(f.service->submit({interactive}, one.sink()).accepted());
+  ASSERT_TRUE(one.wait(1));
+  EXPECT_EQ(one.seen[0], 0u) << "the interactive request waited for the batch";
+  ASSERT_TRUE(batch.wait(4, 120));
+  for (size_t i = 0; i < items.size(); ++i) EXPECT_EQ(batch.ids(i), f.reference(items[i])) << "item " << i;
+  const auto settled = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (f.service->stats().preemptions_total == 0 && std::chrono::steady_clock::now() < settled) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_GE(f.service->stats().preemptions_total, 1);
+}
+
 TEST(EngineService, ShutdownAbortsWhatIsLeftWithAnErrorEvent) {
   Fixture f(64);
   Collector c;
