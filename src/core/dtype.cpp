@@ -8,7 +8,7 @@
 namespace plimsoll {
 namespace {
 
-constexpr std::array<DTypeTraits, 16> kTraits = {{
+constexpr std::array<DTypeTraits, 17> kTraits = {{
     {DType::kF32, "f32", 0, 1, 4},
     {DType::kF16, "f16", 1, 1, 2},
     {DType::kBF16, "bf16", 30, 1, 2},
@@ -25,6 +25,7 @@ constexpr std::array<DTypeTraits, 16> kTraits = {{
     {DType::kIQ4_XS, "iq4_xs", 23, 256, 136},
     {DType::kQ3_K, "q3_k", 11, 256, 110},
     {DType::kQ2_K, "q2_k", 10, 256, 84},
+    {DType::kIQ2_XXS, "iq2_xxs", 16, 256, 66, true},
 }};
 
 }  // namespace

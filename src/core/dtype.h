@@ -26,6 +26,8 @@ enum class DType : uint8_t {
   kIQ4_XS,  // super-blocks of 256: IQ4_NL's table with 6-bit scales per 32 elements
   kQ3_K,    // super-blocks of 256: 3-bit values, 6-bit scales per 16 (llama.cpp k-quants)
   kQ2_K,    // super-blocks of 256: 2-bit values, 4-bit scales and mins per 16
+  // Read-only (no quantizer here: ggml's need an importance matrix and a grid-neighbour search).
+  kIQ2_XXS,  // super-blocks of 256: 8-value grid entries (2.06 bits a weight), 4-bit scales per 32
 };
 
 struct DTypeTraits {
@@ -34,6 +36,7 @@ struct DTypeTraits {
   uint32_t ggml_type;        // id in GGUF files
   int64_t block_elems;       // elements per block (1 for plain floats)
   int64_t block_bytes;       // bytes per block
+  bool read_only = false;    // read from GGUF files, never written (no quantizer)
 };
 
 const DTypeTraits& dtype_traits(DType dtype);
@@ -48,5 +51,8 @@ inline int64_t dtype_row_bytes(DType dtype, int64_t n_elems) {
   return n_elems / t.block_elems * t.block_bytes;
 }
 inline bool dtype_is_quantized(DType dtype) { return dtype_traits(dtype).block_elems > 1; }
+// Whether quantize_row can write `dtype` (plimsoll convert --dtype): all but Q8_K's
+// activations-side format and the read-only i-quants.
+inline bool dtype_is_writable(DType dtype) { return dtype != DType::kQ8_K && !dtype_traits(dtype).read_only; }
 
 }  // namespace plimsoll

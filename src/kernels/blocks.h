@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/iq_grids.h"
+
 namespace plimsoll::kernels {
 
 inline constexpr int kQK = 32;    // elements per Q8_0 / Q4_0 block
@@ -82,6 +84,47 @@ struct BlockIQ4XS {
   uint8_t qs[kQKK / 2];   // block b: qs[16b..16b+15] as IQ4_NL's nibbles
 };                        // value = d * (scale[b] - 32) * kIQ4NLValues[nibble]
 
+// The grid i-quants (ggml's block_iq2_xxs ... block_iq1_m): super-blocks of 256 whose
+// values come 8 (or 4) at a time from a fixed grid (iq_grids.h), with signs, 3- or
+// 4-bit scales and an f16 super-scale. Read-only here: ggml's quantizers for them need
+// an importance matrix and a search over grid neighbours.
+struct BlockIQ2XXS {
+  uint16_t d;                // f16 super-scale
+  uint16_t qs[kQKK / 8];     // per 32 elements 4 x u16: bytes 0..3 index kIQ2XXSGrid (8 elements
+};                           // each); the 2nd u32: 4 x 7-bit kIQ2Signs indices, then a 4-bit scale
+struct BlockIQ2XS {
+  uint16_t d;
+  uint16_t qs[kQKK / 8];     // per 8 elements: 9-bit kIQ2XSGrid index | 7-bit kIQ2Signs index << 9
+  uint8_t scales[kQKK / 32]; // per 32 elements: 4-bit scales of the first and second 16
+};
+struct BlockIQ2S {
+  uint16_t d;
+  uint8_t qs[kQKK / 4];      // 32 low bytes of the 10-bit kIQ2SGrid indices, then 32 sign bytes
+  uint8_t qh[kQKK / 32];     // per 32 elements: the indices' top 2 bits (2 per 8 elements)
+  uint8_t scales[kQKK / 32]; // as IQ2_XS
+};
+struct BlockIQ3XXS {
+  uint16_t d;
+  uint8_t qs[3 * kQKK / 8];  // 64 kIQ3XXSGrid indices (4 elements each), then per 32 elements
+};                           // a u32 of 4 x 7-bit kIQ2Signs indices and a 4-bit scale
+struct BlockIQ3S {
+  uint16_t d;
+  uint8_t qs[kQKK / 4];      // low bytes of the 9-bit kIQ3SGrid indices (4 elements each)
+  uint8_t qh[kQKK / 32];     // per 32 elements: the 8 indices' 9th bits
+  uint8_t signs[kQKK / 8];   // bit i: element i negative
+  uint8_t scales[kQKK / 64]; // per 32 elements a 4-bit scale
+};
+struct BlockIQ1S {
+  uint16_t d;
+  uint8_t qs[kQKK / 8];      // low bytes of the 11-bit kIQ1SGrid indices (8 elements each)
+  uint16_t qh[kQKK / 32];    // per 32 elements: 4 x 3 index bits, a 3-bit scale, the delta's sign
+};
+struct BlockIQ1M {
+  uint8_t qs[kQKK / 8];      // as IQ1_S
+  uint8_t qh[kQKK / 16];     // per 8 elements a nibble: 3 index bits and the delta's sign
+  uint8_t scales[kQKK / 32]; // per 16 elements a 3-bit scale; the f16 super-scale in the top
+};                           // nibbles of the 4 u16 words
+
 // IQ4_NL / IQ4_XS's 16 values (ggml's kvalues_iq4nl: format data).
 inline constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                             1,    13,   25,  38,  53,  69,  89,  113};
@@ -105,6 +148,13 @@ static_assert(sizeof(BlockQ5_0) == 22);
 static_assert(sizeof(BlockQ5_1) == 24);
 static_assert(sizeof(BlockIQ4NL) == 18);
 static_assert(sizeof(BlockIQ4XS) == 136);
+static_assert(sizeof(BlockIQ2XXS) == 66);
+static_assert(sizeof(BlockIQ2XS) == 74);
+static_assert(sizeof(BlockIQ2S) == 82);
+static_assert(sizeof(BlockIQ3XXS) == 98);
+static_assert(sizeof(BlockIQ3S) == 110);
+static_assert(sizeof(BlockIQ1S) == 50);
+static_assert(sizeof(BlockIQ1M) == 56);
 
 // Sub-block b (0..7) scale of an IQ4_XS super-block, 0..63 (the weight scale is d * (this - 32)).
 static inline int iq4xs_scale(const BlockIQ4XS& x, int b) {
@@ -130,6 +180,49 @@ static inline uint32_t q5_high_bits(const uint8_t (&qh)[4]) {
   uint32_t h;
   std::memcpy(&h, qh, sizeof(h));
   return h;
+}
+
+// ---- the grid i-quants as the row kernels take them ---------------------------------------
+// Group g (0..7) of a super-block: elements 32g..32g+31 as 4 grid entries of 8 bytes and the
+// signs, deltas and scales that apply to them. The integer value of element i is
+//   IQ2 / IQ3:  byte i % 8 of grid[i / 8], negated where bit i of signs is set;
+//   IQ1:        8 * (int8 byte i % 8 of grid[i / 8]) - 1 where bit i / 8 of delta is set, else + 1
+// (the grid's -1, 0, 1 plus ggml's +-IQ1S_DELTA = 1/8, times 8), and a super-block's dot with a
+// Q8_K block is  d * d_x * kIqFactor<Block> * sum_i scale[i % 32 / 16] * value[i] * q_x[i]:
+// ggml's dequantized value of element i is d * kIqFactor * scale * value exactly.
+struct IqGroup {
+  uint64_t grid[4];
+  uint32_t signs;
+  uint32_t delta;
+  int scale[2];  // of elements 0..15 and 16..31 of the group: odd, 1..31
+};
+template <class Block> inline constexpr float kIqFactor = 0.125f;  // IQ2: (0.5 + s) / 4 = (2s + 1) / 8
+template <class Block> inline constexpr bool kIqOneBit = false;
+
+static inline uint32_t load_u32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+// Signed byte j of an 8-byte grid entry.
+static inline int grid_byte(uint64_t entry, int j) { return static_cast<int8_t>(entry >> (8 * j)); }
+
+static inline int iq_value(const IqGroup& q, int i, bool one_bit) {
+  const int b = grid_byte(q.grid[i / 8], i % 8);
+  if (one_bit) return 8 * b + (((q.delta >> (i / 8)) & 1) ? -1 : 1);
+  return ((q.signs >> i) & 1) ? -(b & 0xFF) : (b & 0xFF);
+}
+
+static inline uint16_t iq_super_scale(const BlockIQ2XXS& b) { return b.d; }
+static inline IqGroup iq_group(const BlockIQ2XXS& b, int g) {
+  const uint32_t idx = load_u32(b.qs + 4 * g), aux = load_u32(b.qs + 4 * g + 2);
+  IqGroup q{};
+  for (int l = 0; l < 4; ++l) {
+    q.grid[l] = kIQ2XXSGrid[(idx >> (8 * l)) & 0xFF];
+    q.signs |= static_cast<uint32_t>(kIQ2Signs[(aux >> (7 * l)) & 127]) << (8 * l);
+  }
+  q.scale[0] = q.scale[1] = 2 * static_cast<int>(aux >> 28) + 1;
+  return q;
 }
 
 // (static: the x86 files, built with ISA flags, must not emit shared inline copies.)

@@ -15,7 +15,7 @@ TEST(DType, GeometryMatchesGgml) {
   EXPECT_EQ(dtype_row_bytes(DType::kF16, 10), 20);
   EXPECT_EQ(dtype_from_ggml(8), DType::kQ8_0);
   EXPECT_EQ(dtype_from_ggml(30), DType::kBF16);
-  EXPECT_FALSE(dtype_from_ggml(16).has_value());  // IQ2_XXS: not supported
+  EXPECT_FALSE(dtype_from_ggml(9).has_value());  // Q8_1: not supported
   // the GGUF ids and block geometry of ggml-common.h
   EXPECT_EQ(dtype_from_ggml(3), DType::kQ4_1);
   EXPECT_EQ(dtype_from_ggml(6), DType::kQ5_0);
@@ -33,7 +33,14 @@ TEST(DType, GeometryMatchesGgml) {
   EXPECT_EQ(dtype_row_bytes(DType::kIQ4_XS, 512), 272);
   EXPECT_EQ(dtype_from_name("IQ4_XS"), DType::kIQ4_XS);
   EXPECT_EQ(dtype_from_name("Q4_K"), DType::kQ4_K);
-  EXPECT_FALSE(dtype_from_name("iq2_xxs").has_value());
+  EXPECT_FALSE(dtype_from_name("q8_1").has_value());
+  // the read-only grid i-quants (no quantizer)
+  EXPECT_EQ(dtype_from_ggml(16), DType::kIQ2_XXS);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ2_XXS, 512), 132);
+  EXPECT_EQ(dtype_from_name("IQ2_XXS"), DType::kIQ2_XXS);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ2_XXS));
+  EXPECT_FALSE(dtype_is_writable(DType::kQ8_K));
+  EXPECT_TRUE(dtype_is_writable(DType::kIQ4_XS));
 }
 
 TEST(Half, F16RoundTripsEveryHalf) {

@@ -277,8 +277,8 @@ TEST(GgufHostile, BadTensorInfos) {
   }
   {
     Bytes x = b;
-    poke<uint32_t>(x, at + 4 + 16, 16);
-    expect_error(x, ErrorCode::kUnsupported, {"tensor '" + q + "' has type IQ2_XXS, not supported"});
+    poke<uint32_t>(x, at + 4 + 16, 9);
+    expect_error(x, ErrorCode::kUnsupported, {"tensor '" + q + "' has type Q8_1, not supported"});
     poke<uint32_t>(x, at + 4 + 16, 777);
     expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has unknown type id 777"});
     poke<uint32_t>(x, at + 4 + 16, 8);  // Q8_0 with rows of 8
@@ -287,6 +287,8 @@ TEST(GgufHostile, BadTensorInfos) {
     expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 32 of Q4_1"});
     poke<uint32_t>(x, at + 4 + 16, 23);
     expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ4_XS"});
+    poke<uint32_t>(x, at + 4 + 16, 16);
+    expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ2_XXS"});
   }
   {
     Bytes x = b;

@@ -1,0 +1,37 @@
+// The grid i-quants' dequantizers (IQ2_XXS ...), written as ggml's dequantize_row_* walk a
+// super-block (ggml-quants.c), so each value is the same f32 operations on the same operands:
+// bit for bit ggml's. Read-only types: no quantizers (ggml's need an importance matrix and a
+// search over grid neighbours), so quantize_row has no entry for them.
+#include <cstring>
+
+#include "core/half.h"
+#include "kernels/codecs.h"
+#include "kernels/iq_grids.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+// Byte j of grid entry `entry` (ggml reads the uint64 / uint32 grid entries as bytes).
+inline uint8_t grid_u8(uint64_t entry, int j) { return static_cast<uint8_t>(entry >> (8 * j)); }
+inline float sign_of(uint8_t signs, int j) { return (signs & kIQ2MaskBits[j]) ? -1.f : 1.f; }
+
+}  // namespace
+
+void dequantize_iq2_xxs(const BlockIQ2XXS* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n / kQKK; ++i) {
+    const float d = f16_to_f32(x[i].d);
+    for (int ib32 = 0; ib32 < kQKK / 32; ++ib32) {
+      uint32_t aux32[2];
+      std::memcpy(aux32, x[i].qs + 4 * ib32, 2 * sizeof(uint32_t));
+      const float db = d * (0.5f + static_cast<float>(aux32[1] >> 28)) * 0.25f;
+      for (int l = 0; l < 4; ++l) {
+        const uint64_t grid = kIQ2XXSGrid[(aux32[0] >> (8 * l)) & 0xFF];
+        const uint8_t signs = kIQ2Signs[(aux32[1] >> (7 * l)) & 127];
+        for (int j = 0; j < 8; ++j) y[j] = db * static_cast<float>(grid_u8(grid, j)) * sign_of(signs, j);
+        y += 8;
+      }
+    }
+  }
+}
+
+}  // namespace plimsoll::kernels

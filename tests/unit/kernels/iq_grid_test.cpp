@@ -1,0 +1,131 @@
+// The grid i-quants (read-only: IQ2_XXS ...): the tables of iq_grids.h against entries read
+// from ggml-common.h and their checksums, blocks built by hand as ggml's dequantize_row_*
+// walk them, and the row kernels' view of a block (blocks.h's iq_group / iq_value) against
+// the dequantizer on random blocks, value for value.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "core/half.h"
+#include "kernel_test_util.h"
+#include "kernels/blocks.h"
+#include "kernels/iq_grids.h"
+
+namespace plimsoll::kernels {
+namespace {
+
+template <typename T, size_t N>
+uint64_t fnv1a(const T (&table)[N]) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const T& v : table) {
+    for (size_t i = 0; i < sizeof(T); ++i) {
+      h ^= (static_cast<uint64_t>(v) >> (8 * i)) & 0xFF;
+      h *= 0x100000001b3ull;
+    }
+  }
+  return h;
+}
+
+// Entries as ggml-common.h prints them (first, a few inside, last), and each table's checksum
+// as generated from that file.
+TEST(IqGrids, TablesAreGgmls) {
+  EXPECT_EQ(kIQ2MaskBits[7], 128);
+  EXPECT_EQ(kIQ2Signs[1], 129);
+  EXPECT_EQ(kIQ2Signs[3], 3);
+  EXPECT_EQ(kIQ2Signs[127], 255);
+  EXPECT_EQ(kIQ2XXSGrid[0], 0x0808080808080808ull);
+  EXPECT_EQ(kIQ2XXSGrid[1], 0x080808080808082bull);
+  EXPECT_EQ(kIQ2XXSGrid[2], 0x0808080808081919ull);
+  EXPECT_EQ(kIQ2XXSGrid[3], 0x0808080808082b08ull);
+  EXPECT_EQ(kIQ3XXSGrid[0], 0x04040404u);
+  EXPECT_EQ(kIQ3XXSGrid[5], 0x04040c3eu);
+  EXPECT_EQ(kIQ3SGrid[511], 0x0f0f0101u);
+  EXPECT_EQ(kIQ1SGrid[0], 0xffffffffffffffffull);
+  EXPECT_EQ(kIQ1SGrid[1], 0xffffffffffffff01ull);
+  EXPECT_EQ(kIQ1SGrid[2047], 0x0101010101010101ull);
+  EXPECT_EQ(fnv1a(kIQ2MaskBits), kIQ2MaskBitsChecksum);
+  EXPECT_EQ(fnv1a(kIQ2Signs), kIQ2SignsChecksum);
+  EXPECT_EQ(fnv1a(kIQ2XXSGrid), kIQ2XXSGridChecksum);
+  EXPECT_EQ(fnv1a(kIQ2XSGrid), kIQ2XSGridChecksum);
+  EXPECT_EQ(fnv1a(kIQ2SGrid), kIQ2SGridChecksum);
+  EXPECT_EQ(fnv1a(kIQ3XXSGrid), kIQ3XXSGridChecksum);
+  EXPECT_EQ(fnv1a(kIQ3SGrid), kIQ3SGridChecksum);
+  EXPECT_EQ(fnv1a(kIQ1SGrid), kIQ1SGridChecksum);
+  // the formats' invariants: an even number of signs (bit 7 = parity of bits 0..6), IQ2 grid
+  // bytes 8, 25, 43 and IQ1 grid bytes -1, 0, 1
+  for (int i = 0; i < 128; ++i) EXPECT_EQ(kIQ2Signs[i], i | (__builtin_popcount(i) % 2 ? 128 : 0)) << i;
+  for (uint64_t e : kIQ2XXSGrid) {
+    for (int j = 0; j < 8; ++j) {
+      const int b = (e >> (8 * j)) & 0xFF;
+      EXPECT_TRUE(b == 8 || b == 25 || b == 43) << std::hex << e;
+    }
+  }
+  for (uint64_t e : kIQ1SGrid) {
+    for (int j = 0; j < 8; ++j) {
+      const int b = (e >> (8 * j)) & 0xFF;
+      EXPECT_TRUE(b == 0xFF || b == 0 || b == 1) << std::hex << e;
+    }
+  }
+}
+
+// ggml's dequantized value of every element is d * kIqFactor * scale * iq_value exactly (every
+// product fits f32's 24 bits): the row kernels' decode is the dequantizer's, on random blocks.
+template <class Block>
+void expect_group_view_matches_dequantizer(DType dtype, uint32_t seed) {
+  constexpr int kBlocks = 64;
+  std::vector<std::byte> bytes(static_cast<size_t>(kBlocks * sizeof(Block)));
+  testing::random_read_only_blocks(dtype, bytes.data(), kBlocks, seed);
+  std::vector<float> y(static_cast<size_t>(kBlocks * kQKK));
+  dequantize_row(dtype, bytes.data(), y.data(), kBlocks * kQKK);
+  const auto* w = reinterpret_cast<const Block*>(bytes.data());
+  for (int b = 0; b < kBlocks; ++b) {
+    const float d = f16_to_f32(iq_super_scale(w[b]));
+    for (int g = 0; g < kQKK / 32; ++g) {
+      const IqGroup q = iq_group(w[b], g);
+      for (int i = 0; i < 32; ++i) {
+        const float want = d * kIqFactor<Block> * float(q.scale[i / 16]) * float(iq_value(q, i, kIqOneBit<Block>));
+        ASSERT_EQ(y[size_t(b * kQKK + 32 * g + i)], want) << dtype_name(dtype) << " block " << b << " element " << 32 * g + i;
+      }
+    }
+  }
+}
+
+TEST(IqGrids, RowKernelsDecodeAsTheDequantizer) {
+  expect_group_view_matches_dequantizer<BlockIQ2XXS>(DType::kIQ2_XXS, 1);
+}
+
+// IQ2_XXS built by hand as ggml's dequantize_row_iq2_xxs walks it: per 32 elements two u32
+// (the second 4 u16 of qs): the first's bytes index the grid (8 elements each), the second
+// holds 4 x 7-bit sign indices and the scale in its top 4 bits; value = d * (0.5 + scale) *
+// 0.25 * grid byte, negated by the sign byte's bit j. Grid entries 0..3 and sign indices 0..3
+// as ggml-common.h prints them.
+TEST(IqGrids, IQ2_XXSDecodesHandBuiltBlock) {
+  const int grid[4][8] = {{8, 8, 8, 8, 8, 8, 8, 8}, {43, 8, 8, 8, 8, 8, 8, 8}, {25, 25, 8, 8, 8, 8, 8, 8},
+                          {8, 43, 8, 8, 8, 8, 8, 8}};
+  const int signs[4] = {0, 129, 130, 3};
+  BlockIQ2XXS b{};
+  b.d = f32_to_f16(0.5f);
+  std::vector<float> want;
+  for (int ib = 0; ib < 8; ++ib) {
+    uint32_t aux[2] = {0, 0};
+    const uint32_t ls = (2 * ib + 1) % 16;
+    for (int l = 0; l < 4; ++l) {
+      const int gi = (ib + l) % 4, si = (ib + 2 * l) % 4;
+      aux[0] |= uint32_t(gi) << (8 * l);
+      aux[1] |= uint32_t(si) << (7 * l);
+      for (int j = 0; j < 8; ++j) {
+        const float v = 0.5f * (0.5f + float(ls)) * 0.25f * float(grid[gi][j]);
+        want.push_back((signs[si] >> j) & 1 ? -v : v);
+      }
+    }
+    aux[1] |= ls << 28;
+    std::memcpy(b.qs + 4 * ib, aux, sizeof(aux));
+  }
+  float y[256];
+  dequantize_row(DType::kIQ2_XXS, &b, y, 256);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
+}
+
+}  // namespace
+}  // namespace plimsoll::kernels
