@@ -28,6 +28,7 @@ enum class DType : uint8_t {
   kQ2_K,    // super-blocks of 256: 2-bit values, 4-bit scales and mins per 16
   // Read-only (no quantizer here: ggml's need an importance matrix and a grid-neighbour search).
   kIQ2_XXS,  // super-blocks of 256: 8-value grid entries (2.06 bits a weight), 4-bit scales per 32
+  kIQ2_XS,   // super-blocks of 256: 512-entry grid (2.31 bits a weight), 4-bit scales per 16
 };
 
 struct DTypeTraits {

@@ -225,6 +225,19 @@ static inline IqGroup iq_group(const BlockIQ2XXS& b, int g) {
   return q;
 }
 
+static inline uint16_t iq_super_scale(const BlockIQ2XS& b) { return b.d; }
+static inline IqGroup iq_group(const BlockIQ2XS& b, int g) {
+  IqGroup q{};
+  for (int l = 0; l < 4; ++l) {
+    const uint16_t v = b.qs[4 * g + l];
+    q.grid[l] = kIQ2XSGrid[v & 511];
+    q.signs |= static_cast<uint32_t>(kIQ2Signs[v >> 9]) << (8 * l);
+  }
+  q.scale[0] = 2 * (b.scales[g] & 0xF) + 1;
+  q.scale[1] = 2 * (b.scales[g] >> 4) + 1;
+  return q;
+}
+
 // (static: the x86 files, built with ISA flags, must not emit shared inline copies.)
 // Sub-block j (0..7) scale and min of a Q4_K/Q5_K super-block (ggml's get_scale_min_k4).
 static inline void scale_min_k4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {

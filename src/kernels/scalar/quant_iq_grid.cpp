@@ -34,4 +34,21 @@ void dequantize_iq2_xxs(const BlockIQ2XXS* x, float* y, int64_t n) {
   }
 }
 
+void dequantize_iq2_xs(const BlockIQ2XS* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n / kQKK; ++i) {
+    const float d = f16_to_f32(x[i].d);
+    for (int ib32 = 0; ib32 < kQKK / 32; ++ib32) {
+      float db[2];
+      db[0] = d * (0.5f + static_cast<float>(x[i].scales[ib32] & 0xF)) * 0.25f;
+      db[1] = d * (0.5f + static_cast<float>(x[i].scales[ib32] >> 4)) * 0.25f;
+      for (int l = 0; l < 4; ++l) {
+        const uint64_t grid = kIQ2XSGrid[x[i].qs[4 * ib32 + l] & 511];
+        const uint8_t signs = kIQ2Signs[x[i].qs[4 * ib32 + l] >> 9];
+        for (int j = 0; j < 8; ++j) y[j] = db[l / 2] * static_cast<float>(grid_u8(grid, j)) * sign_of(signs, j);
+        y += 8;
+      }
+    }
+  }
+}
+
 }  // namespace plimsoll::kernels

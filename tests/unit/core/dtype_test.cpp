@@ -39,6 +39,10 @@ TEST(DType, GeometryMatchesGgml) {
   EXPECT_EQ(dtype_row_bytes(DType::kIQ2_XXS, 512), 132);
   EXPECT_EQ(dtype_from_name("IQ2_XXS"), DType::kIQ2_XXS);
   EXPECT_FALSE(dtype_is_writable(DType::kIQ2_XXS));
+  EXPECT_EQ(dtype_from_ggml(17), DType::kIQ2_XS);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ2_XS, 512), 148);
+  EXPECT_EQ(dtype_from_name("IQ2_XS"), DType::kIQ2_XS);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ2_XS));
   EXPECT_FALSE(dtype_is_writable(DType::kQ8_K));
   EXPECT_TRUE(dtype_is_writable(DType::kIQ4_XS));
 }

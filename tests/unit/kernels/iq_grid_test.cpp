@@ -38,6 +38,8 @@ TEST(IqGrids, TablesAreGgmls) {
   EXPECT_EQ(kIQ2XXSGrid[1], 0x080808080808082bull);
   EXPECT_EQ(kIQ2XXSGrid[2], 0x0808080808081919ull);
   EXPECT_EQ(kIQ2XXSGrid[3], 0x0808080808082b08ull);
+  EXPECT_EQ(kIQ2XSGrid[4], 0x0808080808082b2bull);
+  EXPECT_EQ(kIQ2XSGrid[5], 0x0808080808190819ull);
   EXPECT_EQ(kIQ3XXSGrid[0], 0x04040404u);
   EXPECT_EQ(kIQ3XXSGrid[5], 0x04040c3eu);
   EXPECT_EQ(kIQ3SGrid[511], 0x0f0f0101u);
@@ -92,6 +94,7 @@ void expect_group_view_matches_dequantizer(DType dtype, uint32_t seed) {
 }
 
 TEST(IqGrids, RowKernelsDecodeAsTheDequantizer) {
+  expect_group_view_matches_dequantizer<BlockIQ2XS>(DType::kIQ2_XS, 17);
   expect_group_view_matches_dequantizer<BlockIQ2XXS>(DType::kIQ2_XXS, 1);
 }
 
@@ -124,6 +127,35 @@ TEST(IqGrids, IQ2_XXSDecodesHandBuiltBlock) {
   }
   float y[256];
   dequantize_row(DType::kIQ2_XXS, &b, y, 256);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
+}
+
+// IQ2_XS built by hand as ggml's dequantize_row_iq2_xs walks it: per 8 elements a u16 of a
+// 9-bit grid index and a 7-bit sign index (<< 9); per 32 elements a scales byte, its low
+// nibble for the first 16, its high nibble for the next 16; value = d * (0.5 + scale) * 0.25 *
+// grid byte, negated by the sign byte's bit j.
+TEST(IqGrids, IQ2_XSDecodesHandBuiltBlock) {
+  const int index[4] = {0, 1, 4, 5};
+  const int grid[4][8] = {{8, 8, 8, 8, 8, 8, 8, 8}, {43, 8, 8, 8, 8, 8, 8, 8}, {43, 43, 8, 8, 8, 8, 8, 8},
+                          {25, 8, 25, 8, 8, 8, 8, 8}};
+  const int signs[4] = {0, 129, 130, 3};
+  BlockIQ2XS b{};
+  b.d = f32_to_f16(0.25f);
+  std::vector<float> want;
+  for (int ib = 0; ib < 8; ++ib) {
+    b.scales[ib] = uint8_t(((ib * 3 + 1) % 16) | (((ib * 5 + 2) % 16) << 4));
+    for (int l = 0; l < 4; ++l) {
+      const int gi = (ib + l) % 4, si = (ib + 3 * l) % 4;
+      b.qs[4 * ib + l] = uint16_t(index[gi] | (si << 9));
+      const int ls = l < 2 ? b.scales[ib] & 15 : b.scales[ib] >> 4;
+      for (int j = 0; j < 8; ++j) {
+        const float v = 0.25f * (0.5f + float(ls)) * 0.25f * float(grid[gi][j]);
+        want.push_back((signs[si] >> j) & 1 ? -v : v);
+      }
+    }
+  }
+  float y[256];
+  dequantize_row(DType::kIQ2_XS, &b, y, 256);
   for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
 }
 
