@@ -8,7 +8,7 @@
 namespace plimsoll {
 namespace {
 
-constexpr std::array<DTypeTraits, 18> kTraits = {{
+constexpr std::array<DTypeTraits, 19> kTraits = {{
     {DType::kF32, "f32", 0, 1, 4},
     {DType::kF16, "f16", 1, 1, 2},
     {DType::kBF16, "bf16", 30, 1, 2},
@@ -27,6 +27,7 @@ constexpr std::array<DTypeTraits, 18> kTraits = {{
     {DType::kQ2_K, "q2_k", 10, 256, 84},
     {DType::kIQ2_XXS, "iq2_xxs", 16, 256, 66, true},
     {DType::kIQ2_XS, "iq2_xs", 17, 256, 74, true},
+    {DType::kIQ3_XXS, "iq3_xxs", 18, 256, 98, true},
 }};
 
 }  // namespace

@@ -29,6 +29,7 @@ enum class DType : uint8_t {
   // Read-only (no quantizer here: ggml's need an importance matrix and a grid-neighbour search).
   kIQ2_XXS,  // super-blocks of 256: 8-value grid entries (2.06 bits a weight), 4-bit scales per 32
   kIQ2_XS,   // super-blocks of 256: 512-entry grid (2.31 bits a weight), 4-bit scales per 16
+  kIQ3_XXS,  // super-blocks of 256: 4-value grid entries (3.06 bits a weight), 4-bit scales per 32
 };
 
 struct DTypeTraits {

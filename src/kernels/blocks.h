@@ -198,6 +198,7 @@ struct IqGroup {
 };
 template <class Block> inline constexpr float kIqFactor = 0.125f;  // IQ2: (0.5 + s) / 4 = (2s + 1) / 8
 template <class Block> inline constexpr bool kIqOneBit = false;
+template <> inline constexpr float kIqFactor<BlockIQ3XXS> = 0.25f;  // (0.5 + s) / 2 = (2s + 1) / 4
 
 static inline uint32_t load_u32(const void* p) {
   uint32_t v;
@@ -235,6 +236,18 @@ static inline IqGroup iq_group(const BlockIQ2XS& b, int g) {
   }
   q.scale[0] = 2 * (b.scales[g] & 0xF) + 1;
   q.scale[1] = 2 * (b.scales[g] >> 4) + 1;
+  return q;
+}
+
+static inline uint16_t iq_super_scale(const BlockIQ3XXS& b) { return b.d; }
+static inline IqGroup iq_group(const BlockIQ3XXS& b, int g) {
+  const uint32_t aux = load_u32(b.qs + kQKK / 4 + 4 * g);
+  IqGroup q{};
+  for (int l = 0; l < 4; ++l) {
+    q.grid[l] = kIQ3XXSGrid[b.qs[8 * g + 2 * l]] | static_cast<uint64_t>(kIQ3XXSGrid[b.qs[8 * g + 2 * l + 1]]) << 32;
+    q.signs |= static_cast<uint32_t>(kIQ2Signs[(aux >> (7 * l)) & 127]) << (8 * l);
+  }
+  q.scale[0] = q.scale[1] = 2 * static_cast<int>(aux >> 28) + 1;
   return q;
 }
 

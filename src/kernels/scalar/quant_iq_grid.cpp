@@ -51,4 +51,27 @@ void dequantize_iq2_xs(const BlockIQ2XS* x, float* y, int64_t n) {
   }
 }
 
+void dequantize_iq3_xxs(const BlockIQ3XXS* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n / kQKK; ++i) {
+    const float d = f16_to_f32(x[i].d);
+    const uint8_t* qs = x[i].qs;
+    const uint8_t* scales_and_signs = qs + kQKK / 4;
+    for (int ib32 = 0; ib32 < kQKK / 32; ++ib32) {
+      uint32_t aux32;
+      std::memcpy(&aux32, scales_and_signs + 4 * ib32, sizeof(uint32_t));
+      const float db = d * (0.5f + static_cast<float>(aux32 >> 28)) * 0.5f;
+      for (int l = 0; l < 4; ++l) {
+        const uint8_t signs = kIQ2Signs[(aux32 >> (7 * l)) & 127];
+        const uint32_t grid1 = kIQ3XXSGrid[qs[2 * l]], grid2 = kIQ3XXSGrid[qs[2 * l + 1]];
+        for (int j = 0; j < 4; ++j) {
+          y[j] = db * static_cast<float>(grid_u8(grid1, j)) * sign_of(signs, j);
+          y[j + 4] = db * static_cast<float>(grid_u8(grid2, j)) * sign_of(signs, j + 4);
+        }
+        y += 8;
+      }
+      qs += 8;
+    }
+  }
+}
+
 }  // namespace plimsoll::kernels

@@ -43,6 +43,10 @@ TEST(DType, GeometryMatchesGgml) {
   EXPECT_EQ(dtype_row_bytes(DType::kIQ2_XS, 512), 148);
   EXPECT_EQ(dtype_from_name("IQ2_XS"), DType::kIQ2_XS);
   EXPECT_FALSE(dtype_is_writable(DType::kIQ2_XS));
+  EXPECT_EQ(dtype_from_ggml(18), DType::kIQ3_XXS);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ3_XXS, 512), 196);
+  EXPECT_EQ(dtype_from_name("IQ3_XXS"), DType::kIQ3_XXS);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ3_XXS));
   EXPECT_FALSE(dtype_is_writable(DType::kQ8_K));
   EXPECT_TRUE(dtype_is_writable(DType::kIQ4_XS));
 }

@@ -41,6 +41,8 @@ TEST(IqGrids, TablesAreGgmls) {
   EXPECT_EQ(kIQ2XSGrid[4], 0x0808080808082b2bull);
   EXPECT_EQ(kIQ2XSGrid[5], 0x0808080808190819ull);
   EXPECT_EQ(kIQ3XXSGrid[0], 0x04040404u);
+  EXPECT_EQ(kIQ3XXSGrid[1], 0x04040414u);
+  EXPECT_EQ(kIQ3XXSGrid[3], 0x04040c0cu);
   EXPECT_EQ(kIQ3XXSGrid[5], 0x04040c3eu);
   EXPECT_EQ(kIQ3SGrid[511], 0x0f0f0101u);
   EXPECT_EQ(kIQ1SGrid[0], 0xffffffffffffffffull);
@@ -94,6 +96,7 @@ void expect_group_view_matches_dequantizer(DType dtype, uint32_t seed) {
 }
 
 TEST(IqGrids, RowKernelsDecodeAsTheDequantizer) {
+  expect_group_view_matches_dequantizer<BlockIQ3XXS>(DType::kIQ3_XXS, 18);
   expect_group_view_matches_dequantizer<BlockIQ2XS>(DType::kIQ2_XS, 17);
   expect_group_view_matches_dequantizer<BlockIQ2XXS>(DType::kIQ2_XXS, 1);
 }
@@ -156,6 +159,37 @@ TEST(IqGrids, IQ2_XSDecodesHandBuiltBlock) {
   }
   float y[256];
   dequantize_row(DType::kIQ2_XS, &b, y, 256);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
+}
+
+// IQ3_XXS built by hand as ggml's dequantize_row_iq3_xxs walks it: 64 grid indices (4 elements
+// each, two per 8 elements), then per 32 elements a u32 of 4 x 7-bit sign indices and the scale
+// in its top 4 bits; value = d * (0.5 + scale) * 0.5 * grid byte, negated by the sign byte's
+// bit j (bits 4..7 for the second entry of each 8).
+TEST(IqGrids, IQ3_XXSDecodesHandBuiltBlock) {
+  const int index[4] = {0, 1, 3, 5};
+  const int grid[4][4] = {{4, 4, 4, 4}, {20, 4, 4, 4}, {12, 12, 4, 4}, {62, 12, 4, 4}};
+  const int signs[4] = {0, 129, 130, 3};
+  BlockIQ3XXS b{};
+  b.d = f32_to_f16(0.125f);
+  std::vector<float> want;
+  for (int ib = 0; ib < 8; ++ib) {
+    const uint32_t ls = (3 * ib + 2) % 16;
+    uint32_t aux = ls << 28;
+    for (int l = 0; l < 4; ++l) {
+      const int g1 = (ib + l) % 4, g2 = (ib + 2 * l + 1) % 4, si = (ib + l + 1) % 4;
+      b.qs[8 * ib + 2 * l] = uint8_t(index[g1]);
+      b.qs[8 * ib + 2 * l + 1] = uint8_t(index[g2]);
+      aux |= uint32_t(si) << (7 * l);
+      for (int j = 0; j < 8; ++j) {
+        const float v = 0.125f * (0.5f + float(ls)) * 0.5f * float(j < 4 ? grid[g1][j] : grid[g2][j - 4]);
+        want.push_back((signs[si] >> j) & 1 ? -v : v);
+      }
+    }
+    std::memcpy(b.qs + 64 + 4 * ib, &aux, sizeof(aux));
+  }
+  float y[256];
+  dequantize_row(DType::kIQ3_XXS, &b, y, 256);
   for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
 }
 
