@@ -8,7 +8,7 @@
 namespace plimsoll {
 namespace {
 
-constexpr std::array<DTypeTraits, 19> kTraits = {{
+constexpr std::array<DTypeTraits, 20> kTraits = {{
     {DType::kF32, "f32", 0, 1, 4},
     {DType::kF16, "f16", 1, 1, 2},
     {DType::kBF16, "bf16", 30, 1, 2},
@@ -28,6 +28,7 @@ constexpr std::array<DTypeTraits, 19> kTraits = {{
     {DType::kIQ2_XXS, "iq2_xxs", 16, 256, 66, true},
     {DType::kIQ2_XS, "iq2_xs", 17, 256, 74, true},
     {DType::kIQ3_XXS, "iq3_xxs", 18, 256, 98, true},
+    {DType::kIQ1_S, "iq1_s", 19, 256, 50, true},
 }};
 
 }  // namespace

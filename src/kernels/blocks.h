@@ -199,6 +199,7 @@ struct IqGroup {
 template <class Block> inline constexpr float kIqFactor = 0.125f;  // IQ2: (0.5 + s) / 4 = (2s + 1) / 8
 template <class Block> inline constexpr bool kIqOneBit = false;
 template <> inline constexpr float kIqFactor<BlockIQ3XXS> = 0.25f;  // (0.5 + s) / 2 = (2s + 1) / 4
+template <> inline constexpr bool kIqOneBit<BlockIQ1S> = true;        // (2s + 1) * (g +- 1/8)
 
 static inline uint32_t load_u32(const void* p) {
   uint32_t v;
@@ -248,6 +249,16 @@ static inline IqGroup iq_group(const BlockIQ3XXS& b, int g) {
     q.signs |= static_cast<uint32_t>(kIQ2Signs[(aux >> (7 * l)) & 127]) << (8 * l);
   }
   q.scale[0] = q.scale[1] = 2 * static_cast<int>(aux >> 28) + 1;
+  return q;
+}
+
+static inline uint16_t iq_super_scale(const BlockIQ1S& b) { return b.d; }
+static inline IqGroup iq_group(const BlockIQ1S& b, int g) {
+  const int qh = b.qh[g];
+  IqGroup q{};
+  for (int l = 0; l < 4; ++l) q.grid[l] = kIQ1SGrid[b.qs[4 * g + l] | (((qh >> (3 * l)) & 7) << 8)];
+  q.delta = (qh & 0x8000) ? 0xF : 0;
+  q.scale[0] = q.scale[1] = 2 * ((qh >> 12) & 7) + 1;
   return q;
 }
 

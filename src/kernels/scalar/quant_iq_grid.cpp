@@ -13,6 +13,7 @@ namespace {
 
 // Byte j of grid entry `entry` (ggml reads the uint64 / uint32 grid entries as bytes).
 inline uint8_t grid_u8(uint64_t entry, int j) { return static_cast<uint8_t>(entry >> (8 * j)); }
+constexpr float kIQ1Delta = 0.125f;  // ggml's IQ1S_DELTA (and IQ1M_DELTA, the same)
 inline float sign_of(uint8_t signs, int j) { return (signs & kIQ2MaskBits[j]) ? -1.f : 1.f; }
 
 }  // namespace
@@ -70,6 +71,24 @@ void dequantize_iq3_xxs(const BlockIQ3XXS* x, float* y, int64_t n) {
         y += 8;
       }
       qs += 8;
+    }
+  }
+}
+
+void dequantize_iq1_s(const BlockIQ1S* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n / kQKK; ++i) {
+    const float d = f16_to_f32(x[i].d);
+    const uint8_t* qs = x[i].qs;
+    const uint16_t* qh = x[i].qh;
+    for (int ib = 0; ib < kQKK / 32; ++ib) {
+      const float dl = d * static_cast<float>(2 * ((qh[ib] >> 12) & 7) + 1);
+      const float delta = (qh[ib] & 0x8000) ? -kIQ1Delta : kIQ1Delta;
+      for (int l = 0; l < 4; ++l) {
+        const uint64_t grid = kIQ1SGrid[qs[l] | (((qh[ib] >> (3 * l)) & 7) << 8)];
+        for (int j = 0; j < 8; ++j) y[j] = dl * (static_cast<float>(static_cast<int8_t>(grid_u8(grid, j))) + delta);
+        y += 8;
+      }
+      qs += 4;
     }
   }
 }

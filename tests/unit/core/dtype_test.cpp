@@ -47,6 +47,10 @@ TEST(DType, GeometryMatchesGgml) {
   EXPECT_EQ(dtype_row_bytes(DType::kIQ3_XXS, 512), 196);
   EXPECT_EQ(dtype_from_name("IQ3_XXS"), DType::kIQ3_XXS);
   EXPECT_FALSE(dtype_is_writable(DType::kIQ3_XXS));
+  EXPECT_EQ(dtype_from_ggml(19), DType::kIQ1_S);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ1_S, 512), 100);
+  EXPECT_EQ(dtype_from_name("IQ1_S"), DType::kIQ1_S);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ1_S));
   EXPECT_FALSE(dtype_is_writable(DType::kQ8_K));
   EXPECT_TRUE(dtype_is_writable(DType::kIQ4_XS));
 }

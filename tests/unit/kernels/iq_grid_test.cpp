@@ -47,6 +47,7 @@ TEST(IqGrids, TablesAreGgmls) {
   EXPECT_EQ(kIQ3SGrid[511], 0x0f0f0101u);
   EXPECT_EQ(kIQ1SGrid[0], 0xffffffffffffffffull);
   EXPECT_EQ(kIQ1SGrid[1], 0xffffffffffffff01ull);
+  EXPECT_EQ(kIQ1SGrid[2], 0xffffffffffff0000ull);
   EXPECT_EQ(kIQ1SGrid[2047], 0x0101010101010101ull);
   EXPECT_EQ(fnv1a(kIQ2MaskBits), kIQ2MaskBitsChecksum);
   EXPECT_EQ(fnv1a(kIQ2Signs), kIQ2SignsChecksum);
@@ -96,6 +97,7 @@ void expect_group_view_matches_dequantizer(DType dtype, uint32_t seed) {
 }
 
 TEST(IqGrids, RowKernelsDecodeAsTheDequantizer) {
+  expect_group_view_matches_dequantizer<BlockIQ1S>(DType::kIQ1_S, 19);
   expect_group_view_matches_dequantizer<BlockIQ3XXS>(DType::kIQ3_XXS, 18);
   expect_group_view_matches_dequantizer<BlockIQ2XS>(DType::kIQ2_XS, 17);
   expect_group_view_matches_dequantizer<BlockIQ2XXS>(DType::kIQ2_XXS, 1);
@@ -190,6 +192,35 @@ TEST(IqGrids, IQ3_XXSDecodesHandBuiltBlock) {
   }
   float y[256];
   dequantize_row(DType::kIQ3_XXS, &b, y, 256);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
+}
+
+// IQ1_S built by hand as ggml's dequantize_row_iq1_s walks it: per 8 elements the low byte of an
+// 11-bit grid index (entries of -1, 0, 1); per 32 elements a u16 of the 4 indices' top 3 bits,
+// a 3-bit scale (bits 12..14) and the delta's sign (bit 15); value = d * (2 scale + 1) *
+// (grid byte + delta), delta = -1/8 where bit 15 is set, else +1/8.
+TEST(IqGrids, IQ1_SDecodesHandBuiltBlock) {
+  const int index[4] = {0, 1, 2, 2047};
+  const int grid[4][8] = {{-1, -1, -1, -1, -1, -1, -1, -1}, {1, -1, -1, -1, -1, -1, -1, -1},
+                          {0, 0, -1, -1, -1, -1, -1, -1}, {1, 1, 1, 1, 1, 1, 1, 1}};
+  BlockIQ1S b{};
+  b.d = f32_to_f16(0.25f);
+  std::vector<float> want;
+  for (int ib = 0; ib < 8; ++ib) {
+    const int ls = (ib * 5 + 3) % 8;
+    const bool neg = ib % 3 == 1;
+    int qh = (ls << 12) | (neg ? 0x8000 : 0);
+    const float dl = 0.25f * float(2 * ls + 1), delta = neg ? -0.125f : 0.125f;
+    for (int l = 0; l < 4; ++l) {
+      const int gi = (ib + 3 * l) % 4;
+      b.qs[4 * ib + l] = uint8_t(index[gi] & 0xFF);
+      qh |= (index[gi] >> 8) << (3 * l);
+      for (int j = 0; j < 8; ++j) want.push_back(dl * (float(grid[gi][j]) + delta));
+    }
+    b.qh[ib] = uint16_t(qh);
+  }
+  float y[256];
+  dequantize_row(DType::kIQ1_S, &b, y, 256);
   for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
 }
 
