@@ -200,6 +200,7 @@ template <class Block> inline constexpr float kIqFactor = 0.125f;  // IQ2: (0.5 
 template <class Block> inline constexpr bool kIqOneBit = false;
 template <> inline constexpr float kIqFactor<BlockIQ3XXS> = 0.25f;  // (0.5 + s) / 2 = (2s + 1) / 4
 template <> inline constexpr bool kIqOneBit<BlockIQ1S> = true;        // (2s + 1) * (g +- 1/8)
+template <> inline constexpr float kIqFactor<BlockIQ3S> = 1.f;        // 2s + 1
 
 static inline uint32_t load_u32(const void* p) {
   uint32_t v;
@@ -259,6 +260,20 @@ static inline IqGroup iq_group(const BlockIQ1S& b, int g) {
   for (int l = 0; l < 4; ++l) q.grid[l] = kIQ1SGrid[b.qs[4 * g + l] | (((qh >> (3 * l)) & 7) << 8)];
   q.delta = (qh & 0x8000) ? 0xF : 0;
   q.scale[0] = q.scale[1] = 2 * ((qh >> 12) & 7) + 1;
+  return q;
+}
+
+static inline uint16_t iq_super_scale(const BlockIQ3S& b) { return b.d; }
+static inline IqGroup iq_group(const BlockIQ3S& b, int g) {
+  const int qh = b.qh[g];
+  IqGroup q{};
+  for (int l = 0; l < 4; ++l) {
+    const int i1 = b.qs[8 * g + 2 * l] | (((qh >> (2 * l)) & 1) << 8);
+    const int i2 = b.qs[8 * g + 2 * l + 1] | (((qh >> (2 * l + 1)) & 1) << 8);
+    q.grid[l] = kIQ3SGrid[i1] | static_cast<uint64_t>(kIQ3SGrid[i2]) << 32;
+  }
+  q.signs = load_u32(b.signs + 4 * g);
+  q.scale[0] = q.scale[1] = 2 * ((b.scales[g / 2] >> (4 * (g % 2))) & 0xF) + 1;
   return q;
 }
 

@@ -279,6 +279,7 @@ RowKernels make_scalar() {
   k.fn[static_cast<int>(DType::kIQ2_XS)] = dot_iq<BlockIQ2XS>;
   k.fn[static_cast<int>(DType::kIQ3_XXS)] = dot_iq<BlockIQ3XXS>;
   k.fn[static_cast<int>(DType::kIQ1_S)] = dot_iq<BlockIQ1S>;
+  k.fn[static_cast<int>(DType::kIQ3_S)] = dot_iq<BlockIQ3S>;
   return k;
 }
 

@@ -93,4 +93,32 @@ void dequantize_iq1_s(const BlockIQ1S* x, float* y, int64_t n) {
   }
 }
 
+void dequantize_iq3_s(const BlockIQ3S* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n / kQKK; ++i) {
+    const float d = f16_to_f32(x[i].d);
+    const uint8_t* qs = x[i].qs;
+    const uint8_t* qh = x[i].qh;
+    const uint8_t* signs = x[i].signs;
+    for (int ib32 = 0; ib32 < kQKK / 32; ib32 += 2) {
+      const float db1 = d * static_cast<float>(1 + 2 * (x[i].scales[ib32 / 2] & 0xF));
+      const float db2 = d * static_cast<float>(1 + 2 * (x[i].scales[ib32 / 2] >> 4));
+      for (int half = 0; half < 2; ++half) {  // ggml's two loops: qh[0] with db1, then qh[1] with db2
+        const float db = half == 0 ? db1 : db2;
+        for (int l = 0; l < 4; ++l) {
+          const uint32_t grid1 = kIQ3SGrid[qs[2 * l] | ((qh[half] << (8 - 2 * l)) & 256)];
+          const uint32_t grid2 = kIQ3SGrid[qs[2 * l + 1] | ((qh[half] << (7 - 2 * l)) & 256)];
+          for (int j = 0; j < 4; ++j) {
+            y[j] = db * static_cast<float>(grid_u8(grid1, j)) * sign_of(signs[l], j);
+            y[j + 4] = db * static_cast<float>(grid_u8(grid2, j)) * sign_of(signs[l], j + 4);
+          }
+          y += 8;
+        }
+        qs += 8;
+        signs += 4;
+      }
+      qh += 2;
+    }
+  }
+}
+
 }  // namespace plimsoll::kernels

@@ -51,6 +51,10 @@ TEST(DType, GeometryMatchesGgml) {
   EXPECT_EQ(dtype_row_bytes(DType::kIQ1_S, 512), 100);
   EXPECT_EQ(dtype_from_name("IQ1_S"), DType::kIQ1_S);
   EXPECT_FALSE(dtype_is_writable(DType::kIQ1_S));
+  EXPECT_EQ(dtype_from_ggml(21), DType::kIQ3_S);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ3_S, 512), 220);
+  EXPECT_EQ(dtype_from_name("IQ3_S"), DType::kIQ3_S);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ3_S));
   EXPECT_FALSE(dtype_is_writable(DType::kQ8_K));
   EXPECT_TRUE(dtype_is_writable(DType::kIQ4_XS));
 }

@@ -295,6 +295,8 @@ TEST(GgufHostile, BadTensorInfos) {
     expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ3_XXS"});
     poke<uint32_t>(x, at + 4 + 16, 19);
     expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ1_S"});
+    poke<uint32_t>(x, at + 4 + 16, 21);
+    expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ3_S"});
   }
   {
     Bytes x = b;

@@ -44,6 +44,10 @@ TEST(IqGrids, TablesAreGgmls) {
   EXPECT_EQ(kIQ3XXSGrid[1], 0x04040414u);
   EXPECT_EQ(kIQ3XXSGrid[3], 0x04040c0cu);
   EXPECT_EQ(kIQ3XXSGrid[5], 0x04040c3eu);
+  EXPECT_EQ(kIQ3SGrid[0], 0x01010101u);
+  EXPECT_EQ(kIQ3SGrid[1], 0x01010103u);
+  EXPECT_EQ(kIQ3SGrid[4], 0x0101010fu);
+  EXPECT_EQ(kIQ3SGrid[257], 0x05090705u);
   EXPECT_EQ(kIQ3SGrid[511], 0x0f0f0101u);
   EXPECT_EQ(kIQ1SGrid[0], 0xffffffffffffffffull);
   EXPECT_EQ(kIQ1SGrid[1], 0xffffffffffffff01ull);
@@ -97,6 +101,7 @@ void expect_group_view_matches_dequantizer(DType dtype, uint32_t seed) {
 }
 
 TEST(IqGrids, RowKernelsDecodeAsTheDequantizer) {
+  expect_group_view_matches_dequantizer<BlockIQ3S>(DType::kIQ3_S, 21);
   expect_group_view_matches_dequantizer<BlockIQ1S>(DType::kIQ1_S, 19);
   expect_group_view_matches_dequantizer<BlockIQ3XXS>(DType::kIQ3_XXS, 18);
   expect_group_view_matches_dequantizer<BlockIQ2XS>(DType::kIQ2_XS, 17);
@@ -221,6 +226,36 @@ TEST(IqGrids, IQ1_SDecodesHandBuiltBlock) {
   }
   float y[256];
   dequantize_row(DType::kIQ1_S, &b, y, 256);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
+}
+
+// IQ3_S built by hand as ggml's dequantize_row_iq3_s walks it: per 4 elements the low byte of a
+// 9-bit grid index, per 32 elements a qh byte of the 8 indices' 9th bits and 4 sign bytes (bit j
+// of byte l: element 8l + j negative), per 64 elements a scales byte (low nibble: the first 32);
+// value = d * (1 + 2 scale) * grid byte.
+TEST(IqGrids, IQ3_SDecodesHandBuiltBlock) {
+  const int index[4] = {0, 1, 4, 257};
+  const int grid[4][4] = {{1, 1, 1, 1}, {3, 1, 1, 1}, {15, 1, 1, 1}, {5, 7, 9, 5}};
+  BlockIQ3S b{};
+  b.d = f32_to_f16(0.5f);
+  std::vector<float> want;
+  for (int ib = 0; ib < 8; ++ib) {
+    const int ls = (ib * 7 + 4) % 16;
+    b.scales[ib / 2] = uint8_t(b.scales[ib / 2] | (ls << (4 * (ib % 2))));
+    const float db = 0.5f * float(1 + 2 * ls);
+    for (int k = 0; k < 8; ++k) {  // 4 elements each
+      const int gi = (ib + 3 * k) % 4;
+      b.qs[8 * ib + k] = uint8_t(index[gi] & 0xFF);
+      b.qh[ib] = uint8_t(b.qh[ib] | ((index[gi] >> 8) << k));
+    }
+    for (int l = 0; l < 4; ++l) b.signs[4 * ib + l] = uint8_t((ib * 37 + l * 91 + 5) & 0xFF);
+    for (int e = 0; e < 32; ++e) {
+      const float v = db * float(grid[(ib + 3 * (e / 4)) % 4][e % 4]);
+      want.push_back((b.signs[4 * ib + e / 8] >> (e % 8)) & 1 ? -v : v);
+    }
+  }
+  float y[256];
+  dequantize_row(DType::kIQ3_S, &b, y, 256);
   for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
 }
 
