@@ -277,6 +277,16 @@ static inline IqGroup iq_group(const BlockIQ3S& b, int g) {
   return q;
 }
 
+static inline uint16_t iq_super_scale(const BlockIQ2S& b) { return b.d; }
+static inline IqGroup iq_group(const BlockIQ2S& b, int g) {
+  IqGroup q{};
+  for (int l = 0; l < 4; ++l) q.grid[l] = kIQ2SGrid[b.qs[4 * g + l] | ((b.qh[g] << (8 - 2 * l)) & 0x300)];
+  q.signs = load_u32(b.qs + kQKK / 8 + 4 * g);
+  q.scale[0] = 2 * (b.scales[g] & 0xF) + 1;
+  q.scale[1] = 2 * (b.scales[g] >> 4) + 1;
+  return q;
+}
+
 // (static: the x86 files, built with ISA flags, must not emit shared inline copies.)
 // Sub-block j (0..7) scale and min of a Q4_K/Q5_K super-block (ggml's get_scale_min_k4).
 static inline void scale_min_k4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {

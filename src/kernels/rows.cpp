@@ -33,6 +33,7 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
     case DType::kIQ3_XXS: dequantize_iq3_xxs(static_cast<const BlockIQ3XXS*>(src), dst, n); return;
     case DType::kIQ1_S: dequantize_iq1_s(static_cast<const BlockIQ1S*>(src), dst, n); return;
     case DType::kIQ3_S: dequantize_iq3_s(static_cast<const BlockIQ3S*>(src), dst, n); return;
+    case DType::kIQ2_S: dequantize_iq2_s(static_cast<const BlockIQ2S*>(src), dst, n); return;
   }
   assert(false && "unknown dtype");
 }
@@ -61,7 +62,8 @@ void quantize_row(DType dtype, const float* src, void* dst, int64_t n) {
     case DType::kIQ2_XS:
     case DType::kIQ3_XXS:
     case DType::kIQ1_S:
-    case DType::kIQ3_S: break;  // read-only: no quantizer (dtype_is_writable)
+    case DType::kIQ3_S:
+    case DType::kIQ2_S: break;  // read-only: no quantizer (dtype_is_writable)
   }
   assert(false && "unknown dtype");
 }

@@ -280,6 +280,7 @@ RowKernels make_scalar() {
   k.fn[static_cast<int>(DType::kIQ3_XXS)] = dot_iq<BlockIQ3XXS>;
   k.fn[static_cast<int>(DType::kIQ1_S)] = dot_iq<BlockIQ1S>;
   k.fn[static_cast<int>(DType::kIQ3_S)] = dot_iq<BlockIQ3S>;
+  k.fn[static_cast<int>(DType::kIQ2_S)] = dot_iq<BlockIQ2S>;
   return k;
 }
 

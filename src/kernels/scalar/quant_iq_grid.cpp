@@ -121,4 +121,26 @@ void dequantize_iq3_s(const BlockIQ3S* x, float* y, int64_t n) {
   }
 }
 
+void dequantize_iq2_s(const BlockIQ2S* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n / kQKK; ++i) {
+    const float d = f16_to_f32(x[i].d);
+    const uint8_t* qs = x[i].qs;
+    const uint8_t* qh = x[i].qh;
+    const uint8_t* signs = qs + kQKK / 8;
+    for (int ib32 = 0; ib32 < kQKK / 32; ++ib32) {
+      float db[2];
+      db[0] = d * (0.5f + static_cast<float>(x[i].scales[ib32] & 0xF)) * 0.25f;
+      db[1] = d * (0.5f + static_cast<float>(x[i].scales[ib32] >> 4)) * 0.25f;
+      for (int l = 0; l < 4; ++l) {
+        const float dl = db[l / 2];
+        const uint64_t grid = kIQ2SGrid[qs[l] | ((qh[ib32] << (8 - 2 * l)) & 0x300)];
+        for (int j = 0; j < 8; ++j) y[j] = dl * static_cast<float>(grid_u8(grid, j)) * sign_of(signs[l], j);
+        y += 8;
+      }
+      qs += 4;
+      signs += 4;
+    }
+  }
+}
+
 }  // namespace plimsoll::kernels

@@ -55,6 +55,10 @@ TEST(DType, GeometryMatchesGgml) {
   EXPECT_EQ(dtype_row_bytes(DType::kIQ3_S, 512), 220);
   EXPECT_EQ(dtype_from_name("IQ3_S"), DType::kIQ3_S);
   EXPECT_FALSE(dtype_is_writable(DType::kIQ3_S));
+  EXPECT_EQ(dtype_from_ggml(22), DType::kIQ2_S);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ2_S, 512), 164);
+  EXPECT_EQ(dtype_from_name("IQ2_S"), DType::kIQ2_S);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ2_S));
   EXPECT_FALSE(dtype_is_writable(DType::kQ8_K));
   EXPECT_TRUE(dtype_is_writable(DType::kIQ4_XS));
 }

@@ -40,6 +40,8 @@ TEST(IqGrids, TablesAreGgmls) {
   EXPECT_EQ(kIQ2XXSGrid[3], 0x0808080808082b08ull);
   EXPECT_EQ(kIQ2XSGrid[4], 0x0808080808082b2bull);
   EXPECT_EQ(kIQ2XSGrid[5], 0x0808080808190819ull);
+  EXPECT_EQ(kIQ2SGrid[4], 0x0808080808082b2bull);
+  EXPECT_EQ(kIQ2SGrid[508], 0x190808190819192bull);
   EXPECT_EQ(kIQ3XXSGrid[0], 0x04040404u);
   EXPECT_EQ(kIQ3XXSGrid[1], 0x04040414u);
   EXPECT_EQ(kIQ3XXSGrid[3], 0x04040c0cu);
@@ -101,6 +103,7 @@ void expect_group_view_matches_dequantizer(DType dtype, uint32_t seed) {
 }
 
 TEST(IqGrids, RowKernelsDecodeAsTheDequantizer) {
+  expect_group_view_matches_dequantizer<BlockIQ2S>(DType::kIQ2_S, 22);
   expect_group_view_matches_dequantizer<BlockIQ3S>(DType::kIQ3_S, 21);
   expect_group_view_matches_dequantizer<BlockIQ1S>(DType::kIQ1_S, 19);
   expect_group_view_matches_dequantizer<BlockIQ3XXS>(DType::kIQ3_XXS, 18);
@@ -256,6 +259,37 @@ TEST(IqGrids, IQ3_SDecodesHandBuiltBlock) {
   }
   float y[256];
   dequantize_row(DType::kIQ3_S, &b, y, 256);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
+}
+
+// IQ2_S built by hand as ggml's dequantize_row_iq2_s walks it: per 8 elements the low byte of a
+// 10-bit grid index (qs[0..31]) and a sign byte (qs[32..63]), per 32 elements a qh byte of the 4
+// indices' top 2 bits and a scales byte as IQ2_XS's; value = d * (0.5 + scale) * 0.25 * grid
+// byte, negated by the sign byte's bit j.
+TEST(IqGrids, IQ2_SDecodesHandBuiltBlock) {
+  const int index[4] = {0, 1, 4, 508};
+  const int grid[4][8] = {{8, 8, 8, 8, 8, 8, 8, 8}, {43, 8, 8, 8, 8, 8, 8, 8}, {43, 43, 8, 8, 8, 8, 8, 8},
+                          {43, 25, 25, 8, 25, 8, 8, 25}};
+  BlockIQ2S b{};
+  b.d = f32_to_f16(0.375f);
+  std::vector<float> want;
+  for (int ib = 0; ib < 8; ++ib) {
+    b.scales[ib] = uint8_t(((ib * 5 + 3) % 16) | (((ib * 3 + 7) % 16) << 4));
+    for (int l = 0; l < 4; ++l) {
+      const int gi = (ib + l) % 4;
+      b.qs[4 * ib + l] = uint8_t(index[gi] & 0xFF);
+      b.qh[ib] = uint8_t(b.qh[ib] | ((index[gi] >> 8) << (2 * l)));
+      const uint8_t signs = uint8_t((ib * 53 + l * 29 + 1) & 0xFF);
+      b.qs[32 + 4 * ib + l] = signs;
+      const int ls = l < 2 ? b.scales[ib] & 15 : b.scales[ib] >> 4;
+      for (int j = 0; j < 8; ++j) {
+        const float v = 0.375f * (0.5f + float(ls)) * 0.25f * float(grid[gi][j]);
+        want.push_back((signs >> j) & 1 ? -v : v);
+      }
+    }
+  }
+  float y[256];
+  dequantize_row(DType::kIQ2_S, &b, y, 256);
   for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
 }
 
