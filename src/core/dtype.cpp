@@ -8,7 +8,7 @@
 namespace plimsoll {
 namespace {
 
-constexpr std::array<DTypeTraits, 22> kTraits = {{
+constexpr std::array<DTypeTraits, 23> kTraits = {{
     {DType::kF32, "f32", 0, 1, 4},
     {DType::kF16, "f16", 1, 1, 2},
     {DType::kBF16, "bf16", 30, 1, 2},
@@ -31,6 +31,7 @@ constexpr std::array<DTypeTraits, 22> kTraits = {{
     {DType::kIQ1_S, "iq1_s", 19, 256, 50, true},
     {DType::kIQ3_S, "iq3_s", 21, 256, 110, true},
     {DType::kIQ2_S, "iq2_s", 22, 256, 82, true},
+    {DType::kIQ1_M, "iq1_m", 29, 256, 56, true},
 }};
 
 }  // namespace

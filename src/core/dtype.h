@@ -33,6 +33,7 @@ enum class DType : uint8_t {
   kIQ1_S,    // super-blocks of 256: 2048-entry grid of -1, 0, 1 plus a +-1/8 delta (1.56 bits a weight)
   kIQ3_S,    // super-blocks of 256: 512-entry grid of 4 values, sign bits (3.44 bits a weight)
   kIQ2_S,    // super-blocks of 256: 1024-entry grid, sign bits (2.56 bits a weight), 4-bit scales per 16
+  kIQ1_M,    // super-blocks of 256: IQ1_S's grid, a delta sign per 8 and 3-bit scales per 16 (1.75 bits)
 };
 
 struct DTypeTraits {

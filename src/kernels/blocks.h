@@ -201,6 +201,7 @@ template <class Block> inline constexpr bool kIqOneBit = false;
 template <> inline constexpr float kIqFactor<BlockIQ3XXS> = 0.25f;  // (0.5 + s) / 2 = (2s + 1) / 4
 template <> inline constexpr bool kIqOneBit<BlockIQ1S> = true;        // (2s + 1) * (g +- 1/8)
 template <> inline constexpr float kIqFactor<BlockIQ3S> = 1.f;        // 2s + 1
+template <> inline constexpr bool kIqOneBit<BlockIQ1M> = true;        // (2s + 1) * (g +- 1/8)
 
 static inline uint32_t load_u32(const void* p) {
   uint32_t v;
@@ -284,6 +285,27 @@ static inline IqGroup iq_group(const BlockIQ2S& b, int g) {
   q.signs = load_u32(b.qs + kQKK / 8 + 4 * g);
   q.scale[0] = 2 * (b.scales[g] & 0xF) + 1;
   q.scale[1] = 2 * (b.scales[g] >> 4) + 1;
+  return q;
+}
+
+// IQ1_M's f16 super-scale: the top nibbles of its 4 scale words (ggml's iq1m_scale_t).
+static inline uint16_t iq_super_scale(const BlockIQ1M& b) {
+  uint16_t sc[4];
+  std::memcpy(sc, b.scales, sizeof(sc));
+  return static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000));
+}
+static inline IqGroup iq_group(const BlockIQ1M& b, int g) {
+  const int qh0 = b.qh[2 * g], qh1 = b.qh[2 * g + 1];
+  uint16_t sc;
+  std::memcpy(&sc, b.scales + 2 * (g / 2), sizeof(sc));
+  IqGroup q{};
+  q.grid[0] = kIQ1SGrid[b.qs[4 * g] | ((qh0 << 8) & 0x700)];
+  q.grid[1] = kIQ1SGrid[b.qs[4 * g + 1] | ((qh0 << 4) & 0x700)];
+  q.grid[2] = kIQ1SGrid[b.qs[4 * g + 2] | ((qh1 << 8) & 0x700)];
+  q.grid[3] = kIQ1SGrid[b.qs[4 * g + 3] | ((qh1 << 4) & 0x700)];
+  q.delta = static_cast<uint32_t>(((qh0 >> 3) & 1) | ((qh0 >> 6) & 2) | ((qh1 >> 1) & 4) | ((qh1 >> 4) & 8));
+  q.scale[0] = 2 * ((sc >> (6 * (g % 2))) & 7) + 1;
+  q.scale[1] = 2 * ((sc >> (6 * (g % 2) + 3)) & 7) + 1;
   return q;
 }
 

@@ -33,6 +33,7 @@ void dequantize_iq3_xxs(const BlockIQ3XXS* x, float* y, int64_t n);
 void dequantize_iq1_s(const BlockIQ1S* x, float* y, int64_t n);
 void dequantize_iq3_s(const BlockIQ3S* x, float* y, int64_t n);
 void dequantize_iq2_s(const BlockIQ2S* x, float* y, int64_t n);
+void dequantize_iq1_m(const BlockIQ1M* x, float* y, int64_t n);
 
 void quantize_q2_k(const float* x, BlockQ2K* y, int64_t n);
 void dequantize_q2_k(const BlockQ2K* x, float* y, int64_t n);

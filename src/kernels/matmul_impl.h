@@ -12,7 +12,7 @@
 namespace plimsoll::kernels {
 
 inline constexpr int kTokenTile = 4;  // tokens per weight-row pass
-inline constexpr int kNumDTypes = 22;
+inline constexpr int kNumDTypes = 23;
 
 // The batches a kernel row of an ISA table (isa_table.h) is chosen for: n_tokens in
 // [min_tokens, max_tokens], or on rows of wide_cols+ columns from wide_min_tokens tokens
@@ -68,6 +68,7 @@ inline DType act_dtype(DType w) {
     case DType::kIQ1_S:
     case DType::kIQ3_S:
     case DType::kIQ2_S:
+    case DType::kIQ1_M:
     case DType::kQ8_K: return DType::kQ8_K;
     default: return DType::kF32;
   }

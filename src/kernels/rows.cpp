@@ -34,6 +34,7 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
     case DType::kIQ1_S: dequantize_iq1_s(static_cast<const BlockIQ1S*>(src), dst, n); return;
     case DType::kIQ3_S: dequantize_iq3_s(static_cast<const BlockIQ3S*>(src), dst, n); return;
     case DType::kIQ2_S: dequantize_iq2_s(static_cast<const BlockIQ2S*>(src), dst, n); return;
+    case DType::kIQ1_M: dequantize_iq1_m(static_cast<const BlockIQ1M*>(src), dst, n); return;
   }
   assert(false && "unknown dtype");
 }
@@ -63,7 +64,8 @@ void quantize_row(DType dtype, const float* src, void* dst, int64_t n) {
     case DType::kIQ3_XXS:
     case DType::kIQ1_S:
     case DType::kIQ3_S:
-    case DType::kIQ2_S: break;  // read-only: no quantizer (dtype_is_writable)
+    case DType::kIQ2_S:
+    case DType::kIQ1_M: break;  // read-only: no quantizer (dtype_is_writable)
   }
   assert(false && "unknown dtype");
 }

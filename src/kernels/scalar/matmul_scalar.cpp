@@ -281,6 +281,7 @@ RowKernels make_scalar() {
   k.fn[static_cast<int>(DType::kIQ1_S)] = dot_iq<BlockIQ1S>;
   k.fn[static_cast<int>(DType::kIQ3_S)] = dot_iq<BlockIQ3S>;
   k.fn[static_cast<int>(DType::kIQ2_S)] = dot_iq<BlockIQ2S>;
+  k.fn[static_cast<int>(DType::kIQ1_M)] = dot_iq<BlockIQ1M>;
   return k;
 }
 

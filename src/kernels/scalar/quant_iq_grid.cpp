@@ -143,4 +143,38 @@ void dequantize_iq2_s(const BlockIQ2S* x, float* y, int64_t n) {
   }
 }
 
+void dequantize_iq1_m(const BlockIQ1M* x, float* y, int64_t n) {
+  float delta[4];
+  uint16_t idx[4];
+  for (int64_t i = 0; i < n / kQKK; ++i) {
+    uint16_t sc[4];  // ggml reads the scales as uint16_t words
+    std::memcpy(sc, x[i].scales, sizeof(sc));
+    const uint16_t scale = static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) |
+                                                 (sc[3] & 0xF000));
+    const float d = f16_to_f32(scale);
+    const uint8_t* qs = x[i].qs;
+    const uint8_t* qh = x[i].qh;
+    for (int ib = 0; ib < kQKK / 32; ++ib) {
+      const float dl1 = d * static_cast<float>(2 * ((sc[ib / 2] >> (6 * (ib % 2) + 0)) & 0x7) + 1);
+      const float dl2 = d * static_cast<float>(2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 0x7) + 1);
+      idx[0] = static_cast<uint16_t>(qs[0] | ((qh[0] << 8) & 0x700));
+      idx[1] = static_cast<uint16_t>(qs[1] | ((qh[0] << 4) & 0x700));
+      idx[2] = static_cast<uint16_t>(qs[2] | ((qh[1] << 8) & 0x700));
+      idx[3] = static_cast<uint16_t>(qs[3] | ((qh[1] << 4) & 0x700));
+      delta[0] = (qh[0] & 0x08) ? -kIQ1Delta : kIQ1Delta;
+      delta[1] = (qh[0] & 0x80) ? -kIQ1Delta : kIQ1Delta;
+      delta[2] = (qh[1] & 0x08) ? -kIQ1Delta : kIQ1Delta;
+      delta[3] = (qh[1] & 0x80) ? -kIQ1Delta : kIQ1Delta;
+      for (int l = 0; l < 4; ++l) {
+        const uint64_t grid = kIQ1SGrid[idx[l]];
+        const float dl = l < 2 ? dl1 : dl2;
+        for (int j = 0; j < 8; ++j) y[j] = dl * (static_cast<float>(static_cast<int8_t>(grid_u8(grid, j))) + delta[l]);
+        y += 8;
+      }
+      qs += 4;
+      qh += 2;
+    }
+  }
+}
+
 }  // namespace plimsoll::kernels

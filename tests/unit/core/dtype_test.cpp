@@ -59,6 +59,10 @@ TEST(DType, GeometryMatchesGgml) {
   EXPECT_EQ(dtype_row_bytes(DType::kIQ2_S, 512), 164);
   EXPECT_EQ(dtype_from_name("IQ2_S"), DType::kIQ2_S);
   EXPECT_FALSE(dtype_is_writable(DType::kIQ2_S));
+  EXPECT_EQ(dtype_from_ggml(29), DType::kIQ1_M);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ1_M, 512), 112);
+  EXPECT_EQ(dtype_from_name("IQ1_M"), DType::kIQ1_M);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ1_M));
   EXPECT_FALSE(dtype_is_writable(DType::kQ8_K));
   EXPECT_TRUE(dtype_is_writable(DType::kIQ4_XS));
 }

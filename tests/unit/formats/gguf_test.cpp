@@ -299,6 +299,8 @@ TEST(GgufHostile, BadTensorInfos) {
     expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ3_S"});
     poke<uint32_t>(x, at + 4 + 16, 22);
     expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ2_S"});
+    poke<uint32_t>(x, at + 4 + 16, 29);
+    expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ1_M"});
   }
   {
     Bytes x = b;

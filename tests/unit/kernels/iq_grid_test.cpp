@@ -103,6 +103,7 @@ void expect_group_view_matches_dequantizer(DType dtype, uint32_t seed) {
 }
 
 TEST(IqGrids, RowKernelsDecodeAsTheDequantizer) {
+  expect_group_view_matches_dequantizer<BlockIQ1M>(DType::kIQ1_M, 29);
   expect_group_view_matches_dequantizer<BlockIQ2S>(DType::kIQ2_S, 22);
   expect_group_view_matches_dequantizer<BlockIQ3S>(DType::kIQ3_S, 21);
   expect_group_view_matches_dequantizer<BlockIQ1S>(DType::kIQ1_S, 19);
@@ -290,6 +291,38 @@ TEST(IqGrids, IQ2_SDecodesHandBuiltBlock) {
   }
   float y[256];
   dequantize_row(DType::kIQ2_S, &b, y, 256);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
+}
+
+// IQ1_M built by hand as ggml's dequantize_row_iq1_m walks it: per 8 elements the low byte of an
+// 11-bit index into IQ1_S's grid and a qh nibble (3 index bits, the delta's sign in bit 3); per
+// 32 elements two 3-bit scales (first and second 16) in 6 bits of a u16 scale word, whose top
+// nibbles hold the f16 super-scale; value = d * (2 scale + 1) * (grid byte + delta).
+TEST(IqGrids, IQ1_MDecodesHandBuiltBlock) {
+  const int index[4] = {0, 1, 2, 2047};
+  const int grid[4][8] = {{-1, -1, -1, -1, -1, -1, -1, -1}, {1, -1, -1, -1, -1, -1, -1, -1},
+                          {0, 0, -1, -1, -1, -1, -1, -1}, {1, 1, 1, 1, 1, 1, 1, 1}};
+  BlockIQ1M b{};
+  const uint16_t h = f32_to_f16(0.25f);
+  uint16_t sc[4];
+  for (int k = 0; k < 4; ++k) sc[k] = uint16_t(((h >> (4 * k)) & 0xF) << 12);
+  std::vector<float> want;
+  for (int ib = 0; ib < 8; ++ib) {
+    const int s1 = (ib * 3 + 1) % 8, s2 = (ib * 5 + 2) % 8;
+    sc[ib / 2] = uint16_t(sc[ib / 2] | ((s1 | (s2 << 3)) << (6 * (ib % 2))));
+    const float dl1 = 0.25f * float(2 * s1 + 1), dl2 = 0.25f * float(2 * s2 + 1);
+    for (int l = 0; l < 4; ++l) {
+      const int gi = (ib + 3 * l) % 4;
+      const bool neg = (ib + l) % 3 == 0;
+      b.qs[4 * ib + l] = uint8_t(index[gi] & 0xFF);
+      b.qh[2 * ib + l / 2] = uint8_t(b.qh[2 * ib + l / 2] | (((index[gi] >> 8) | (neg ? 8 : 0)) << (4 * (l % 2))));
+      const float delta = neg ? -0.125f : 0.125f;
+      for (int j = 0; j < 8; ++j) want.push_back((l < 2 ? dl1 : dl2) * (float(grid[gi][j]) + delta));
+    }
+  }
+  std::memcpy(b.scales, sc, sizeof(sc));
+  float y[256];
+  dequantize_row(DType::kIQ1_M, &b, y, 256);
   for (int e = 0; e < 256; ++e) EXPECT_EQ(y[e], want[size_t(e)]) << e;
 }
 

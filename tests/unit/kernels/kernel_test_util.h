@@ -31,7 +31,8 @@ inline std::vector<float> random_floats(int64_t n, uint32_t seed, float scale = 
 
 // n_blocks random blocks of a read-only dtype (the grid i-quants: no quantizer): every byte
 // random (every grid index, sign, delta and 3- or 4-bit scale pattern is valid), then an f16
-// super-scale of either sign, |d| in [0.002, 0.02): ggml's d.
+// super-scale of either sign, |d| in [0.002, 0.02): ggml's d, or for IQ1_M the top nibbles of
+// its 4 scale words.
 inline void random_read_only_blocks(DType dtype, std::byte* p, int64_t n_blocks, uint32_t seed) {
   std::mt19937 rng(seed);
   const int64_t bb = dtype_traits(dtype).block_bytes;
@@ -39,7 +40,14 @@ inline void random_read_only_blocks(DType dtype, std::byte* p, int64_t n_blocks,
     for (int64_t i = 0; i < bb; ++i) p[i] = std::byte(rng() & 0xFF);
     const float d = (0.002f + 0.018f * float(rng() % 1000) / 1000.f) * (rng() % 2 ? -1.f : 1.f);
     const uint16_t h = f32_to_f16(d);
-    std::memcpy(p, &h, sizeof(h));
+    if (dtype == DType::kIQ1_M) {
+      uint16_t sc[4];
+      std::memcpy(sc, p + bb - 8, sizeof(sc));
+      for (int k = 0; k < 4; ++k) sc[k] = uint16_t((sc[k] & 0x0FFF) | (((h >> (4 * k)) & 0xF) << 12));
+      std::memcpy(p + bb - 8, sc, sizeof(sc));
+    } else {
+      std::memcpy(p, &h, sizeof(h));
+    }
   }
 }
 

@@ -20,7 +20,7 @@ using testing::IsaGuard;
 using testing::Shape;
 
 const DType kNewTypes[] = {DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL, DType::kIQ4_XS, DType::kQ3_K,
-                           DType::kQ2_K, DType::kIQ2_XXS, DType::kIQ2_XS, DType::kIQ3_XXS, DType::kIQ1_S, DType::kIQ3_S, DType::kIQ2_S};
+                           DType::kQ2_K, DType::kIQ2_XXS, DType::kIQ2_XS, DType::kIQ3_XXS, DType::kIQ1_S, DType::kIQ3_S, DType::kIQ2_S, DType::kIQ1_M};
 
 TEST(MatmulQuantTypes, EachLevelHasItsOwnRowKernelsAndGemv) {
   IsaGuard guard;
