@@ -80,7 +80,10 @@ int run_convert(const ConvertFlags& f) {
   // q4_k_m: llama.cpp's Q4_K_M mix (Q4_K, Q6_K where its llama_tensor_get_type puts it)
   const QuantMix mix = f.dtype == "q4_k_m" ? QuantMix::kQ4_K_M : QuantMix::kNone;
   const std::optional<DType> dtype = mix == QuantMix::kQ4_K_M ? DType::kQ4_K : dtype_from_name(f.dtype);
-  if (!dtype || *dtype == DType::kQ8_K) {
+  if (dtype && dtype_traits(*dtype).read_only) {
+    return fail("--dtype '" + f.dtype + "' is read only: ggml's quantizer for it needs an importance matrix");
+  }
+  if (!dtype || !dtype_is_writable(*dtype)) {
     return fail("--dtype '" + f.dtype + "' is not one of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q2_k, q3_k, q4_k, q4_k_m, q5_k, q6_k");
   }
   catch_stop_signals();  // Ctrl-C / SIGTERM: the writer stops and removes its .tmp file

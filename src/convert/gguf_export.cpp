@@ -153,6 +153,11 @@ Result<ExportReport> export_llama_gguf(const std::string& path, const ModelConfi
   if (target == DType::kQ8_K) {
     return make_error(ErrorCode::kUnsupported, "q8_k is an activation format; pick another --dtype");
   }
+  if (!dtype_is_writable(target)) {
+    return make_error(ErrorCode::kUnsupported, std::string(dtype_name(target)) +
+                                                   " is read-only (ggml's quantizer for it needs an importance matrix); "
+                                                   "pick another --dtype");
+  }
   GgufWriter writer;
   PLIMSOLL_TRY(set_metadata(writer, config, vocab, target));
   ExportReport report;

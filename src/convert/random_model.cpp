@@ -100,6 +100,9 @@ std::vector<ExportTensor> random_llama_tensors(const ModelConfig& config, uint64
 }
 
 Result<LoadedModel> random_llama_in_memory(const ModelConfig& config, DType dtype, uint64_t seed) {
+  if (!dtype_is_writable(dtype)) {
+    return make_error(ErrorCode::kUnsupported, std::string(dtype_name(dtype)) + " has no quantizer (read-only)");
+  }
   LoadedModel model;
   model.path = "<random in memory>";
   model.config = config;

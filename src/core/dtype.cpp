@@ -8,7 +8,7 @@
 namespace plimsoll {
 namespace {
 
-constexpr std::array<DTypeTraits, 16> kTraits = {{
+constexpr std::array<DTypeTraits, 23> kTraits = {{
     {DType::kF32, "f32", 0, 1, 4},
     {DType::kF16, "f16", 1, 1, 2},
     {DType::kBF16, "bf16", 30, 1, 2},
@@ -25,6 +25,13 @@ constexpr std::array<DTypeTraits, 16> kTraits = {{
     {DType::kIQ4_XS, "iq4_xs", 23, 256, 136},
     {DType::kQ3_K, "q3_k", 11, 256, 110},
     {DType::kQ2_K, "q2_k", 10, 256, 84},
+    {DType::kIQ2_XXS, "iq2_xxs", 16, 256, 66, true},
+    {DType::kIQ2_XS, "iq2_xs", 17, 256, 74, true},
+    {DType::kIQ3_XXS, "iq3_xxs", 18, 256, 98, true},
+    {DType::kIQ1_S, "iq1_s", 19, 256, 50, true},
+    {DType::kIQ3_S, "iq3_s", 21, 256, 110, true},
+    {DType::kIQ2_S, "iq2_s", 22, 256, 82, true},
+    {DType::kIQ1_M, "iq1_m", 29, 256, 56, true},
 }};
 
 }  // namespace

@@ -26,6 +26,14 @@ enum class DType : uint8_t {
   kIQ4_XS,  // super-blocks of 256: IQ4_NL's table with 6-bit scales per 32 elements
   kQ3_K,    // super-blocks of 256: 3-bit values, 6-bit scales per 16 (llama.cpp k-quants)
   kQ2_K,    // super-blocks of 256: 2-bit values, 4-bit scales and mins per 16
+  // Read-only (no quantizer here: ggml's need an importance matrix and a grid-neighbour search).
+  kIQ2_XXS,  // super-blocks of 256: 8-value grid entries (2.06 bits a weight), 4-bit scales per 32
+  kIQ2_XS,   // super-blocks of 256: 512-entry grid (2.31 bits a weight), 4-bit scales per 16
+  kIQ3_XXS,  // super-blocks of 256: 4-value grid entries (3.06 bits a weight), 4-bit scales per 32
+  kIQ1_S,    // super-blocks of 256: 2048-entry grid of -1, 0, 1 plus a +-1/8 delta (1.56 bits a weight)
+  kIQ3_S,    // super-blocks of 256: 512-entry grid of 4 values, sign bits (3.44 bits a weight)
+  kIQ2_S,    // super-blocks of 256: 1024-entry grid, sign bits (2.56 bits a weight), 4-bit scales per 16
+  kIQ1_M,    // super-blocks of 256: IQ1_S's grid, a delta sign per 8 and 3-bit scales per 16 (1.75 bits)
 };
 
 struct DTypeTraits {
@@ -34,6 +42,7 @@ struct DTypeTraits {
   uint32_t ggml_type;        // id in GGUF files
   int64_t block_elems;       // elements per block (1 for plain floats)
   int64_t block_bytes;       // bytes per block
+  bool read_only = false;    // read from GGUF files, never written (no quantizer)
 };
 
 const DTypeTraits& dtype_traits(DType dtype);
@@ -48,5 +57,8 @@ inline int64_t dtype_row_bytes(DType dtype, int64_t n_elems) {
   return n_elems / t.block_elems * t.block_bytes;
 }
 inline bool dtype_is_quantized(DType dtype) { return dtype_traits(dtype).block_elems > 1; }
+// Whether quantize_row can write `dtype` (plimsoll convert --dtype): all but Q8_K's
+// activations-side format and the read-only i-quants.
+inline bool dtype_is_writable(DType dtype) { return dtype != DType::kQ8_K && !dtype_traits(dtype).read_only; }
 
 }  // namespace plimsoll

@@ -25,6 +25,15 @@ void quantize_iq4_nl(const float* x, BlockIQ4NL* y, int64_t n);
 void dequantize_iq4_nl(const BlockIQ4NL* x, float* y, int64_t n);
 void quantize_iq4_xs(const float* x, BlockIQ4XS* y, int64_t n);
 void dequantize_iq4_xs(const BlockIQ4XS* x, float* y, int64_t n);
+// The grid i-quants (scalar/quant_iq_grid.cpp): dequantizers only, bit for bit ggml's
+// dequantize_row_*; read-only (ggml's quantizers need an importance matrix).
+void dequantize_iq2_xxs(const BlockIQ2XXS* x, float* y, int64_t n);
+void dequantize_iq2_xs(const BlockIQ2XS* x, float* y, int64_t n);
+void dequantize_iq3_xxs(const BlockIQ3XXS* x, float* y, int64_t n);
+void dequantize_iq1_s(const BlockIQ1S* x, float* y, int64_t n);
+void dequantize_iq3_s(const BlockIQ3S* x, float* y, int64_t n);
+void dequantize_iq2_s(const BlockIQ2S* x, float* y, int64_t n);
+void dequantize_iq1_m(const BlockIQ1M* x, float* y, int64_t n);
 
 void quantize_q2_k(const float* x, BlockQ2K* y, int64_t n);
 void dequantize_q2_k(const BlockQ2K* x, float* y, int64_t n);

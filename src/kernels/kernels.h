@@ -52,8 +52,9 @@ int64_t matmul_scratch_bytes(int64_t cols, int64_t n_tokens, int64_t n_threads);
 // Row `row` of w (any dtype) as n = w.cols() floats (embedding lookup).
 void dequantize_row(DType dtype, const void* src, float* dst, int64_t n);
 // Quantize n floats into dst (dtype_row_bytes(dtype, n) bytes); n must be a
-// multiple of the dtype's block size. All dtypes (Q8_K too, for tests). Bytes
-// equal ggml's reference quantizers' (quantize_row_*_ref) for the same input.
+// multiple of the dtype's block size. All dtypes but the read-only i-quants
+// (dtype_is_writable; Q8_K too, for tests). Bytes equal ggml's reference quantizers'
+// (quantize_row_*_ref) for the same input.
 void quantize_row(DType dtype, const float* src, void* dst, int64_t n);
 
 // ---- f32 element-wise ops ----------------------------------------------------

@@ -12,7 +12,7 @@
 namespace plimsoll::kernels {
 
 inline constexpr int kTokenTile = 4;  // tokens per weight-row pass
-inline constexpr int kNumDTypes = 16;
+inline constexpr int kNumDTypes = 23;
 
 // The batches a kernel row of an ISA table (isa_table.h) is chosen for: n_tokens in
 // [min_tokens, max_tokens], or on rows of wide_cols+ columns from wide_min_tokens tokens
@@ -32,7 +32,7 @@ struct BatchRange {
 // acts + t * act_stride_bytes and holds cols elements in the activation format
 // of w's dtype (act_dtype below): f32 for float weights, Q8_0 blocks for the
 // 32-element block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), Q8_K blocks for
-// the 256-element super-block types (K-quants, IQ4_XS).
+// the 256-element super-block types (K-quants, IQ4_XS, the grid i-quants IQ2_XXS ...).
 using RowTileFn = void (*)(const std::byte* w_row, const std::byte* acts, int64_t act_stride_bytes,
                            int n_tok, int64_t cols, float* out);
 
@@ -62,6 +62,13 @@ inline DType act_dtype(DType w) {
     case DType::kQ5_K:
     case DType::kQ6_K:
     case DType::kIQ4_XS:
+    case DType::kIQ2_XXS:
+    case DType::kIQ2_XS:
+    case DType::kIQ3_XXS:
+    case DType::kIQ1_S:
+    case DType::kIQ3_S:
+    case DType::kIQ2_S:
+    case DType::kIQ1_M:
     case DType::kQ8_K: return DType::kQ8_K;
     default: return DType::kF32;
   }

@@ -28,6 +28,13 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
     case DType::kIQ4_XS: dequantize_iq4_xs(static_cast<const BlockIQ4XS*>(src), dst, n); return;
     case DType::kQ3_K: dequantize_q3_k(static_cast<const BlockQ3K*>(src), dst, n); return;
     case DType::kQ2_K: dequantize_q2_k(static_cast<const BlockQ2K*>(src), dst, n); return;
+    case DType::kIQ2_XXS: dequantize_iq2_xxs(static_cast<const BlockIQ2XXS*>(src), dst, n); return;
+    case DType::kIQ2_XS: dequantize_iq2_xs(static_cast<const BlockIQ2XS*>(src), dst, n); return;
+    case DType::kIQ3_XXS: dequantize_iq3_xxs(static_cast<const BlockIQ3XXS*>(src), dst, n); return;
+    case DType::kIQ1_S: dequantize_iq1_s(static_cast<const BlockIQ1S*>(src), dst, n); return;
+    case DType::kIQ3_S: dequantize_iq3_s(static_cast<const BlockIQ3S*>(src), dst, n); return;
+    case DType::kIQ2_S: dequantize_iq2_s(static_cast<const BlockIQ2S*>(src), dst, n); return;
+    case DType::kIQ1_M: dequantize_iq1_m(static_cast<const BlockIQ1M*>(src), dst, n); return;
   }
   assert(false && "unknown dtype");
 }
@@ -52,6 +59,13 @@ void quantize_row(DType dtype, const float* src, void* dst, int64_t n) {
     case DType::kIQ4_XS: quantize_iq4_xs(src, static_cast<BlockIQ4XS*>(dst), n); return;
     case DType::kQ3_K: quantize_q3_k(src, static_cast<BlockQ3K*>(dst), n); return;
     case DType::kQ2_K: quantize_q2_k(src, static_cast<BlockQ2K*>(dst), n); return;
+    case DType::kIQ2_XXS:
+    case DType::kIQ2_XS:
+    case DType::kIQ3_XXS:
+    case DType::kIQ1_S:
+    case DType::kIQ3_S:
+    case DType::kIQ2_S:
+    case DType::kIQ1_M: break;  // read-only: no quantizer (dtype_is_writable)
   }
   assert(false && "unknown dtype");
 }

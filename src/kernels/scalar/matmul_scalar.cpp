@@ -216,6 +216,32 @@ void dot_iq4_xs(const std::byte* w_row, const std::byte* acts, int64_t stride_by
   }
 }
 
+// The grid i-quants against Q8_K (blocks.h's IqGroup): per super-block
+//   isum = sum_g sum_i scale[g, i / 16] * value[g, i] * q_x[32g + i]
+//   y += (d_w * d_x * kIqFactor) * isum  (kIqFactor a power of two: exact)
+template <typename Block>
+void dot_iq(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok, int64_t cols,
+            float* out) {
+  const Block* w = reinterpret_cast<const Block*>(w_row);
+  for (int t = 0; t < n_tok; ++t) {
+    const BlockQ8K* x = at<BlockQ8K>(acts, t * stride_bytes);
+    float sum = 0.f;
+    for (int64_t b = 0; b < cols / kQKK; ++b) {
+      int32_t isum = 0;
+      for (int g = 0; g < kQKK / 32; ++g) {
+        const IqGroup q = iq_group(w[b], g);
+        for (int h = 0; h < 2; ++h) {
+          int32_t s = 0;
+          for (int i = 16 * h; i < 16 * h + 16; ++i) s += iq_value(q, i, kIqOneBit<Block>) * x[b].qs[32 * g + i];
+          isum += q.scale[h] * s;
+        }
+      }
+      sum += (f16_to_f32(iq_super_scale(w[b])) * x[b].d * kIqFactor<Block>) * static_cast<float>(isum);
+    }
+    out[t] = sum;
+  }
+}
+
 void dot_q8k(const std::byte* w_row, const std::byte* acts, int64_t stride_bytes, int n_tok,
              int64_t cols, float* out) {
   const BlockQ8K* w = reinterpret_cast<const BlockQ8K*>(w_row);
@@ -249,6 +275,13 @@ RowKernels make_scalar() {
   k.fn[static_cast<int>(DType::kIQ4_XS)] = dot_iq4_xs;
   k.fn[static_cast<int>(DType::kQ3_K)] = dot_q3k;
   k.fn[static_cast<int>(DType::kQ2_K)] = dot_q2k;
+  k.fn[static_cast<int>(DType::kIQ2_XXS)] = dot_iq<BlockIQ2XXS>;
+  k.fn[static_cast<int>(DType::kIQ2_XS)] = dot_iq<BlockIQ2XS>;
+  k.fn[static_cast<int>(DType::kIQ3_XXS)] = dot_iq<BlockIQ3XXS>;
+  k.fn[static_cast<int>(DType::kIQ1_S)] = dot_iq<BlockIQ1S>;
+  k.fn[static_cast<int>(DType::kIQ3_S)] = dot_iq<BlockIQ3S>;
+  k.fn[static_cast<int>(DType::kIQ2_S)] = dot_iq<BlockIQ2S>;
+  k.fn[static_cast<int>(DType::kIQ1_M)] = dot_iq<BlockIQ1M>;
   return k;
 }
 

@@ -60,6 +60,17 @@ TEST(Generate, RandomModelsInEachNewQuantTypeLoadAndGenerate) {
   }
 }
 
+// The grid i-quants are read only: convert refuses them as a target and says why.
+TEST(Generate, ConvertRefusesReadOnlyIQuants) {
+  const std::string out = testing::make_temp_dir() + "/iq.gguf";
+  for (const char* dtype : {"iq2_xxs", "iq1_m"}) {
+    auto r = run_command(plimsoll_binary() + " convert --random --dim 256 --layers 1 --heads 4 --ffn 256 " +
+                         "--vocab-size 512 --context 16 --dtype " + dtype + " -o " + out + " 2>&1");
+    EXPECT_NE(r.exit_code, 0) << dtype;
+    EXPECT_NE(r.out.find(std::string("--dtype '") + dtype + "' is read only"), std::string::npos) << r.out;
+  }
+}
+
 // tests/data/llama2c_reference_prompts.txt: what llama2.c's run.c prints for prompts.
 struct PromptCase {
   std::string prompt;

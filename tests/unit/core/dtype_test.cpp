@@ -15,7 +15,7 @@ TEST(DType, GeometryMatchesGgml) {
   EXPECT_EQ(dtype_row_bytes(DType::kF16, 10), 20);
   EXPECT_EQ(dtype_from_ggml(8), DType::kQ8_0);
   EXPECT_EQ(dtype_from_ggml(30), DType::kBF16);
-  EXPECT_FALSE(dtype_from_ggml(16).has_value());  // IQ2_XXS: not supported
+  EXPECT_FALSE(dtype_from_ggml(9).has_value());  // Q8_1: not supported
   // the GGUF ids and block geometry of ggml-common.h
   EXPECT_EQ(dtype_from_ggml(3), DType::kQ4_1);
   EXPECT_EQ(dtype_from_ggml(6), DType::kQ5_0);
@@ -33,7 +33,38 @@ TEST(DType, GeometryMatchesGgml) {
   EXPECT_EQ(dtype_row_bytes(DType::kIQ4_XS, 512), 272);
   EXPECT_EQ(dtype_from_name("IQ4_XS"), DType::kIQ4_XS);
   EXPECT_EQ(dtype_from_name("Q4_K"), DType::kQ4_K);
-  EXPECT_FALSE(dtype_from_name("iq2_xxs").has_value());
+  EXPECT_FALSE(dtype_from_name("q8_1").has_value());
+  // the read-only grid i-quants (no quantizer)
+  EXPECT_EQ(dtype_from_ggml(16), DType::kIQ2_XXS);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ2_XXS, 512), 132);
+  EXPECT_EQ(dtype_from_name("IQ2_XXS"), DType::kIQ2_XXS);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ2_XXS));
+  EXPECT_EQ(dtype_from_ggml(17), DType::kIQ2_XS);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ2_XS, 512), 148);
+  EXPECT_EQ(dtype_from_name("IQ2_XS"), DType::kIQ2_XS);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ2_XS));
+  EXPECT_EQ(dtype_from_ggml(18), DType::kIQ3_XXS);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ3_XXS, 512), 196);
+  EXPECT_EQ(dtype_from_name("IQ3_XXS"), DType::kIQ3_XXS);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ3_XXS));
+  EXPECT_EQ(dtype_from_ggml(19), DType::kIQ1_S);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ1_S, 512), 100);
+  EXPECT_EQ(dtype_from_name("IQ1_S"), DType::kIQ1_S);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ1_S));
+  EXPECT_EQ(dtype_from_ggml(21), DType::kIQ3_S);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ3_S, 512), 220);
+  EXPECT_EQ(dtype_from_name("IQ3_S"), DType::kIQ3_S);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ3_S));
+  EXPECT_EQ(dtype_from_ggml(22), DType::kIQ2_S);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ2_S, 512), 164);
+  EXPECT_EQ(dtype_from_name("IQ2_S"), DType::kIQ2_S);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ2_S));
+  EXPECT_EQ(dtype_from_ggml(29), DType::kIQ1_M);
+  EXPECT_EQ(dtype_row_bytes(DType::kIQ1_M, 512), 112);
+  EXPECT_EQ(dtype_from_name("IQ1_M"), DType::kIQ1_M);
+  EXPECT_FALSE(dtype_is_writable(DType::kIQ1_M));
+  EXPECT_FALSE(dtype_is_writable(DType::kQ8_K));
+  EXPECT_TRUE(dtype_is_writable(DType::kIQ4_XS));
 }
 
 TEST(Half, F16RoundTripsEveryHalf) {

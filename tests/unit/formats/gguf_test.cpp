@@ -277,8 +277,8 @@ TEST(GgufHostile, BadTensorInfos) {
   }
   {
     Bytes x = b;
-    poke<uint32_t>(x, at + 4 + 16, 16);
-    expect_error(x, ErrorCode::kUnsupported, {"tensor '" + q + "' has type IQ2_XXS, not supported"});
+    poke<uint32_t>(x, at + 4 + 16, 9);
+    expect_error(x, ErrorCode::kUnsupported, {"tensor '" + q + "' has type Q8_1, not supported"});
     poke<uint32_t>(x, at + 4 + 16, 777);
     expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has unknown type id 777"});
     poke<uint32_t>(x, at + 4 + 16, 8);  // Q8_0 with rows of 8
@@ -287,6 +287,20 @@ TEST(GgufHostile, BadTensorInfos) {
     expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 32 of Q4_1"});
     poke<uint32_t>(x, at + 4 + 16, 23);
     expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ4_XS"});
+    poke<uint32_t>(x, at + 4 + 16, 16);
+    expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ2_XXS"});
+    poke<uint32_t>(x, at + 4 + 16, 17);
+    expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ2_XS"});
+    poke<uint32_t>(x, at + 4 + 16, 18);
+    expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ3_XXS"});
+    poke<uint32_t>(x, at + 4 + 16, 19);
+    expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ1_S"});
+    poke<uint32_t>(x, at + 4 + 16, 21);
+    expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ3_S"});
+    poke<uint32_t>(x, at + 4 + 16, 22);
+    expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ2_S"});
+    poke<uint32_t>(x, at + 4 + 16, 29);
+    expect_error(x, ErrorCode::kInvalidFile, {"tensor '" + q + "' has row length 8", "block size 256 of IQ1_M"});
   }
   {
     Bytes x = b;

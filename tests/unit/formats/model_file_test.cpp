@@ -187,6 +187,28 @@ TEST(LoadModel, QuantizedWeightsAreAccepted) {
   EXPECT_EQ(m->tensors.find("blk.0.attn_q.weight")->dtype, DType::kQ8_0);
 }
 
+// The read-only grid i-quants load as any other weight dtype: rows of 256 (one super-block),
+// each tensor's bytes the dtype's row size (the blocks' bytes are whatever tiny_values wrote).
+TEST(LoadModel, GridIQuantWeightsAreAccepted) {
+  for (DType dtype : {DType::kIQ2_XXS, DType::kIQ2_XS, DType::kIQ3_XXS, DType::kIQ1_S, DType::kIQ3_S, DType::kIQ2_S,
+                      DType::kIQ1_M}) {
+    testing::TinySpec s;
+    s.dim = 256;
+    s.ffn = 256;
+    s.heads = 4;
+    s.kv_heads = 2;
+    s.weight_dtype = dtype;
+    auto m = parse_model(span_of(testing::tiny_llama_gguf(s)), "iq.gguf");
+    ASSERT_TRUE(m.ok()) << dtype_name(dtype) << ": " << m.error().message;
+    for (const char* name : {"blk.0.attn_q.weight", "blk.1.attn_k.weight", "blk.1.ffn_down.weight", "output.weight"}) {
+      const TensorView* t = m->tensors.find(name);
+      ASSERT_NE(t, nullptr) << name;
+      EXPECT_EQ(t->dtype, dtype) << name;
+      EXPECT_EQ(t->n_bytes, t->rows() * dtype_row_bytes(dtype, 256)) << dtype_name(dtype) << " " << name;
+    }
+  }
+}
+
 TEST(LoadModel, UnknownArchitectureAndTokenizer) {
   testing::TinySpec a;
   a.arch = "mamba";

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/half.h"
 #include "core/tensor.h"
 #include <gtest/gtest.h>
 
@@ -27,7 +29,30 @@ inline std::vector<float> random_floats(int64_t n, uint32_t seed, float scale = 
   return v;
 }
 
-// A [rows, cols] weight matrix of `dtype` quantized from random floats.
+// n_blocks random blocks of a read-only dtype (the grid i-quants: no quantizer): every byte
+// random (every grid index, sign, delta and 3- or 4-bit scale pattern is valid), then an f16
+// super-scale of either sign, |d| in [0.002, 0.02): ggml's d, or for IQ1_M the top nibbles of
+// its 4 scale words.
+inline void random_read_only_blocks(DType dtype, std::byte* p, int64_t n_blocks, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const int64_t bb = dtype_traits(dtype).block_bytes;
+  for (int64_t b = 0; b < n_blocks; ++b, p += bb) {
+    for (int64_t i = 0; i < bb; ++i) p[i] = std::byte(rng() & 0xFF);
+    const float d = (0.002f + 0.018f * float(rng() % 1000) / 1000.f) * (rng() % 2 ? -1.f : 1.f);
+    const uint16_t h = f32_to_f16(d);
+    if (dtype == DType::kIQ1_M) {
+      uint16_t sc[4];
+      std::memcpy(sc, p + bb - 8, sizeof(sc));
+      for (int k = 0; k < 4; ++k) sc[k] = uint16_t((sc[k] & 0x0FFF) | (((h >> (4 * k)) & 0xF) << 12));
+      std::memcpy(p + bb - 8, sc, sizeof(sc));
+    } else {
+      std::memcpy(p, &h, sizeof(h));
+    }
+  }
+}
+
+// A [rows, cols] weight matrix of `dtype` quantized from random floats (read-only dtypes:
+// random blocks, random_read_only_blocks).
 struct Weights {
   std::vector<std::byte> bytes;
   TensorView view;
@@ -40,8 +65,10 @@ inline Weights make_weights(DType dtype, int64_t rows, int64_t cols, uint32_t se
   const int64_t row_bytes = dtype_row_bytes(dtype, cols);
   w.bytes.resize(static_cast<size_t>(rows * row_bytes));
   w.dequantized.resize(static_cast<size_t>(rows * cols));
+  const bool writable = dtype_is_writable(dtype) || dtype == DType::kQ8_K;
+  if (!writable) random_read_only_blocks(dtype, w.bytes.data(), rows * cols / dtype_traits(dtype).block_elems, seed);
   for (int64_t r = 0; r < rows; ++r) {
-    quantize_row(dtype, src.data() + r * cols, w.bytes.data() + r * row_bytes, cols);
+    if (writable) quantize_row(dtype, src.data() + r * cols, w.bytes.data() + r * row_bytes, cols);
     dequantize_row(dtype, w.bytes.data() + r * row_bytes, w.dequantized.data() + r * cols, cols);
   }
   w.view.dtype = dtype;

@@ -111,7 +111,7 @@ TEST(MatmulNeon, KQuantRowKernelsMatchScalarTwin) {
   const bool has_dot = set_isa(Isa::kNeonDot);
   uint32_t seed = 7500;
   for (DType dtype : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS, DType::kQ3_K, DType::kQ2_K, DType::kQ4_1, DType::kQ5_0,
-                      DType::kQ5_1, DType::kIQ4_NL}) {
+                      DType::kQ5_1, DType::kIQ4_NL, DType::kIQ2_XXS, DType::kIQ2_XS, DType::kIQ3_XXS, DType::kIQ1_S, DType::kIQ3_S, DType::kIQ2_S, DType::kIQ1_M}) {
     const int idx = static_cast<int>(dtype);
     ASSERT_NE(neon_row_kernels().fn[idx], scalar_row_kernels().fn[idx]) << dtype_name(dtype);
     for (int64_t cols : {256, 768, 1280}) {

@@ -1,5 +1,5 @@
 // The row kernels and gemvs of Q4_1 / Q5_0 / Q5_1 / IQ4_NL (x Q8_0 activations) and IQ4_XS,
-// Q3_K, Q2_K (x Q8_K): each level's own kernels are registered, and on odd shapes (1..4 tokens a pass,
+// Q3_K, Q2_K and the grid i-quants IQ2_XXS ... (x Q8_K; random blocks: kernel_test_util.h): each level's own kernels are registered, and on odd shapes (1..4 tokens a pass,
 // the gemv's passes of 4 rows and its tails, batches past the row kernels' 4-token tile) every
 // path this CPU has matches the scalar twin within the usual f32 bound.
 #include <gtest/gtest.h>
@@ -20,7 +20,7 @@ using testing::IsaGuard;
 using testing::Shape;
 
 const DType kNewTypes[] = {DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL, DType::kIQ4_XS, DType::kQ3_K,
-                           DType::kQ2_K};
+                           DType::kQ2_K, DType::kIQ2_XXS, DType::kIQ2_XS, DType::kIQ3_XXS, DType::kIQ1_S, DType::kIQ3_S, DType::kIQ2_S, DType::kIQ1_M};
 
 TEST(MatmulQuantTypes, EachLevelHasItsOwnRowKernelsAndGemv) {
   IsaGuard guard;

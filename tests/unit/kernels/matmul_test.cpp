@@ -52,7 +52,8 @@ std::vector<Shape> shapes_for(DType dtype) {
 
 const DType kAllDTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16,   DType::kQ8_0,   DType::kQ4_0,
                             DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,   DType::kIQ4_NL, DType::kQ4_K,
-                            DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS, DType::kQ3_K,   DType::kQ2_K, DType::kQ8_K};
+                            DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS, DType::kQ3_K,   DType::kQ2_K, DType::kQ8_K,
+                            DType::kIQ2_XXS, DType::kIQ2_XS, DType::kIQ3_XXS, DType::kIQ1_S, DType::kIQ3_S, DType::kIQ2_S, DType::kIQ1_M};
 
 
 
