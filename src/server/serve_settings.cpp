@@ -214,7 +214,8 @@ std::vector<ServeSetting> make_table() {
       "Require `Authorization: Bearer KEY` (checked before the body is read)"));
   t.push_back(row<std::string>("--tenants", "PLIMSOLL_TENANTS", K::kString, [](ServeConfig& c) -> auto& { return c.tenants_file; },
       "Tenants file (JSON: names, weights, caps, API key hashes; docs/api.md \"Tenants\"): the engine is shared "
-      "by weight between tenants with work waiting; its keys are accepted API keys"));
+      "by weight between tenants with work waiting; its keys are accepted API keys (plan: each tenant's share)",
+      kPlanInput));
   t.push_back(row<bool>("--prefix-cache-across-tenants", "PLIMSOLL_PREFIX_CACHE_ACROSS_TENANTS", K::kBool, [](ServeConfig& c) -> auto& { return c.prefix_cache_across_tenants; },
       "One prefix cache for all tenants (default: each tenant's prompts are found by that tenant alone, so "
       "none can learn another's from how fast its own requests start)"));

@@ -219,5 +219,33 @@ class PlannedCommandTest(unittest.TestCase):
             self.assertEqual(proc.wait(timeout=60), 0, open(log_path).read())
 
 
+class PlanTenantsTest(unittest.TestCase):
+    def test_plan_shows_each_tenants_share_and_the_serve_command_keeps_the_file(self):
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"default_tenant": "web", "tenants": [
+                {"name": "web", "weight": 3},
+                {"name": "batch", "weight": 1, "max_kv_share": 0.5, "max_queued_tokens": 100000}]}, f)
+            path = f.name
+        try:
+            j = plan("--model", STORIES, "--memory-limit", "256Mi", "--tenants", path)
+            seqs = j["plan"]["max_concurrent_sequences"]
+            t = {x["name"]: x for x in j["tenants"]}
+            self.assertEqual(list(t), ["web", "batch"])  # the default first
+            self.assertAlmostEqual(t["web"]["share"], 0.75)
+            self.assertAlmostEqual(t["batch"]["share"], 0.25)
+            self.assertEqual(t["web"]["sequences_at_share"], int(0.75 * seqs))
+            self.assertEqual(t["batch"]["sequences_at_share"], int(0.25 * seqs))
+            self.assertEqual(t["batch"]["max_queued_tokens"], 100000)
+            self.assertLessEqual(t["batch"]["sequences_at_cap"], seqs // 2)
+            self.assertIn("--tenants", j["serve_flags"])
+            bad = subprocess.run([BINARY, "plan", "--model", STORIES, "--memory-limit", "256Mi", "--tenants",
+                                  "/nonexistent/tenants.json"], capture_output=True, text=True, timeout=120)
+            self.assertNotEqual(bad.returncode, 0)
+            self.assertIn("/nonexistent/tenants.json", bad.stderr)
+        finally:
+            os.unlink(path)
+
+
 if __name__ == "__main__":
     unittest.main()
