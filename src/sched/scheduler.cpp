@@ -280,7 +280,6 @@ void Scheduler::preempt(size_t running_index, std::vector<char>& passed) {
   seq->prefill_end = std::max<int64_t>(seq->prompt_len, static_cast<int64_t>(seq->tokens.size()) - 1);
   seq->skipped_steps = 0;
   seq->requeued = true;
-  ++seq->preemptions;
   ++preemptions_;
   waiting_.push_back(std::move(seq));
   passed.push_back(1);  // not started again in the step that preempted it

@@ -62,7 +62,6 @@ struct Sequence {
   // after a preemption (its blocks given back) every token but the last, which
   // the next decode step feeds.
   int64_t prefill_end = 0;
-  int64_t preemptions = 0;
   bool requeued = false;             // preempted and waiting to start again
 
   int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_len; }
