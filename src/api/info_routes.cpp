@@ -56,6 +56,7 @@ void refresh_load_gauges(RouteContext& ctx) {
   m.kv_blocks_capacity.set(double(s.kv_blocks_total));
   m.kv_blocks_used.set(double(s.kv_blocks_used));
   m.preemptions_total.advance_to(double(s.preemptions_total));
+  m.recomputed_tokens_total.advance_to(double(s.recomputed_tokens_total));
   m.engine_faults_total.advance_to(double(s.engine_faults_total));
   m.num_requests_waiting.set(double(s.queued_requests));
   m.num_requests_running.set(double(s.running_requests));

@@ -64,7 +64,10 @@ inline constexpr Name kRejectionsTotal{"plimsoll_rejections_total",
                                        "Submissions refused before any token, by reason."};
 inline constexpr const char* kReasonLabel = "reason";
 inline constexpr Name kPreemptionsTotal{"plimsoll_preemptions_total",
-                                        "Sequences preempted to free KV blocks."};
+                                        "Sequences preempted to give a slot or KV blocks to another."};
+inline constexpr Name kRecomputedTokensTotal{"plimsoll_recomputed_tokens_total",
+                                             "Tokens whose K/V were computed again after a preemption gave "
+                                             "their blocks back (a preemption for a slot alone keeps them)."};
 inline constexpr Name kEngineFaultsTotal{"plimsoll_engine_faults_total",
                                          "Faults (exceptions, failed steps) contained on the engine thread; "
                                          "the requests they hit ended with an error."};

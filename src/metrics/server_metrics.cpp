@@ -60,6 +60,7 @@ ServerMetrics::ServerMetrics(MetricsRegistry& r)
       rejections_total(r.counter_family(names::kRejectionsTotal.name,
                                         names::kRejectionsTotal.help, {names::kReasonLabel})),
       preemptions_total(counter(r, names::kPreemptionsTotal)),
+      recomputed_tokens_total(counter(r, names::kRecomputedTokensTotal)),
       engine_faults_total(counter(r, names::kEngineFaultsTotal)),
       prefix_cache_queried_tokens(counter(r, names::kPrefixCacheQueriedTokens)),
       prefix_cache_hit_tokens(counter(r, names::kPrefixCacheHitTokens)),

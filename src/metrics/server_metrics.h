@@ -43,6 +43,7 @@ struct ServerMetrics {
   Gauge& kv_blocks_used;
   CounterFamily& rejections_total;  // {reason}
   Counter& preemptions_total;
+  Counter& recomputed_tokens_total;
   Counter& engine_faults_total;
   Counter& prefix_cache_queried_tokens;
   Counter& prefix_cache_hit_tokens;

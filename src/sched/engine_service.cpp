@@ -126,6 +126,7 @@ ServiceStats EngineService::stats() const {
   s.prefix_cache_reclaimable_blocks = pool_->reclaimable_blocks();
   s.prefix_cache_evictions = pool_->evictions();
   s.preemptions_total = st_preemptions_;
+  s.recomputed_tokens_total = st_recomputed_;
   {
     std::lock_guard<std::mutex> lock(tenants_mu_);
     s.tenants = st_tenants_;
@@ -182,6 +183,7 @@ void EngineService::record_step(int64_t tokens, double seconds) {
   st_prefix_queried_ = scheduler_.prefix_queried_tokens();
   st_prefix_hits_ = scheduler_.prefix_hit_tokens();
   st_preemptions_ = scheduler_.preemptions();
+  st_recomputed_ = scheduler_.recomputed_tokens();
   std::lock_guard<std::mutex> lock(tenants_mu_);
   const std::vector<TenantUse>& use = scheduler_.tenant_use();
   st_tenants_.resize(use.size());

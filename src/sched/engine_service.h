@@ -79,7 +79,7 @@ class EngineService final : public GenerationService {
   // stats written by the engine thread
   std::atomic<int64_t> st_queued_{0}, st_queued_tokens_{0}, st_running_{0}, st_batch_size_{0},
       st_batch_tokens_{0}, st_blocks_used_{0}, st_generated_{0}, st_faults_{0}, st_prefix_queried_{0},
-      st_prefix_hits_{0}, st_preemptions_{0};
+      st_prefix_hits_{0}, st_preemptions_{0}, st_recomputed_{0};
   std::atomic<double> st_tokens_per_second_{0.0};
   // Items submitted and not yet handed to the scheduler (counted as queued meanwhile).
   std::atomic<int64_t> st_inbox_items_{0};

@@ -57,6 +57,7 @@ struct ServiceStats {
   int64_t kv_blocks_total = 0;
   int64_t kv_blocks_used = 0;
   int64_t preemptions_total = 0;
+  int64_t recomputed_tokens_total = 0;  // K/V computed again after preemptions that gave the blocks back
   double generated_tokens_per_second = 0;  // recent drain rate
   int64_t engine_faults_total = 0;         // faults contained on the engine thread (sched/fault.h)
   double admission_fill = 0;               // 0-1, Admission::fill(): at 1 a new submission gets 429

@@ -34,6 +34,8 @@ Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokeni
     : limits_(std::move(limits)), pool_(pool), tokenizer_(tokenizer) {
   limits_.tenants = with_default_tenant(std::move(limits_.tenants));
   use_.resize(limits_.tenants.size());
+  service_.assign(limits_.tenants.size(), 0.0);
+  active_.assign(limits_.tenants.size(), 0);
   for (const TenantLimits& t : limits_.tenants) {  // a share cap holds at least one block
     cap_blocks_.push_back(t.max_kv_share > 0 ? std::max<int64_t>(1, static_cast<int64_t>(t.max_kv_share * static_cast<double>(pool_.n_blocks()))) : 0);
   }
@@ -78,13 +80,16 @@ int64_t Scheduler::waiting_tokens() const {
 }
 
 // Counts each tenant's and submission's sequences waiting and running, and the
-// blocks the running hold.
+// blocks they hold (running, or preempted with their blocks kept); then lifts
+// the service of each tenant that has work again (lift_returning).
 void Scheduler::count_use() {
   for (TenantUse& u : use_) u = TenantUse{0, 0, 0, u.served_tokens, u.preemptions};
   for (auto& sub : submissions_) sub->waiting = sub->running = 0;
   for (const auto& s : waiting_) {
+    TenantUse& u = use_[static_cast<size_t>(s->owner->tenant)];
     ++s->owner->waiting;
-    ++use_[static_cast<size_t>(s->owner->tenant)].waiting;
+    ++u.waiting;
+    u.kv_blocks += static_cast<int64_t>(s->table.blocks.size());
   }
   for (const auto& s : running_) {
     TenantUse& u = use_[static_cast<size_t>(s->owner->tenant)];
@@ -92,6 +97,27 @@ void Scheduler::count_use() {
     ++u.running;
     u.kv_blocks += static_cast<int64_t>(s->table.blocks.size());
   }
+  lift_returning();
+}
+
+// A tenant that had no work and has some again starts from the least service
+// (tokens per weight) of the tenants that kept working, not from its own old
+// figure: being idle earns no credit (the virtual token counter of Sheng et
+// al., "Fairness in Serving Large Language Models", OSDI 2024).
+void Scheduler::lift_returning() {
+  std::vector<char> now(use_.size(), 0);
+  for (size_t t = 0; t < use_.size(); ++t) now[t] = use_[t].waiting > 0 || use_[t].running > 0;
+  for (const auto& sub : submissions_) {
+    if (!sub->pending.empty()) now[static_cast<size_t>(sub->tenant)] = 1;
+  }
+  double least = -1;
+  for (size_t t = 0; t < use_.size(); ++t) {
+    if (active_[t] && now[t] && (least < 0 || service_[t] < least)) least = service_[t];
+  }
+  for (size_t t = 0; t < use_.size(); ++t) {
+    if (now[t] && !active_[t] && least >= 0) service_[t] = std::max(service_[t], least);
+  }
+  active_ = std::move(now);
 }
 
 // Turns pending items into waiting sequences: first one for every submission
@@ -137,6 +163,7 @@ void Scheduler::feed_waiting() {
 // reclaimable one costs a free block, as taking it makes it unreclaimable),
 // the rest newly owned. Prefill then starts after the shared blocks.
 Scheduler::Start Scheduler::try_start(Sequence& seq) {
+  if (seq.holds_blocks()) return Start::kStarted;  // preempted with its blocks: resumes
   const int64_t bt = pool_.block_tokens();
   const int64_t need = blocks_for_tokens(seq.total_tokens(), bt);
   seq.table.blocks.reserve(static_cast<size_t>(need));
@@ -161,54 +188,52 @@ Scheduler::Start Scheduler::try_start(Sequence& seq) {
   return Start::kStarted;
 }
 
-// Whether the tenant's caps leave no room for another sequence of `blocks`.
-bool Scheduler::at_cap(int32_t tenant) const {
-  const TenantLimits& l = limits_.tenants[static_cast<size_t>(tenant)];
-  const TenantUse& u = use_[static_cast<size_t>(tenant)];
+// Whether its tenant's caps leave no room to start seq: a slot more, and the
+// blocks it needs beyond those it holds (after a preemption that kept them).
+bool Scheduler::at_cap(const Sequence& seq) const {
+  const auto t = static_cast<size_t>(seq.owner->tenant);
+  const TenantLimits& l = limits_.tenants[t];
+  const TenantUse& u = use_[t];
+  const int64_t more_blocks =
+      blocks_for_tokens(seq.total_tokens(), pool_.block_tokens()) - static_cast<int64_t>(seq.table.blocks.size());
   return (l.max_sequences > 0 && u.running >= l.max_sequences) ||
-         (cap_blocks_[static_cast<size_t>(tenant)] > 0 && u.kv_blocks >= cap_blocks_[static_cast<size_t>(tenant)]);
+         (cap_blocks_[t] > 0 && u.kv_blocks + more_blocks > cap_blocks_[t]);
 }
 
 // The waiting sequence to try next: of the tenants under their caps, the one
-// holding the least of the KV pool for its weight (then the fewest running
-// sequences for its weight); of its sequences, the lowest `priority`, then the
-// one whose submission runs the fewest; then the longest waiting. `passed`: waiting_ entries tried
-// already. Returns its index, waiting_.size() when none is left.
+// served the fewest tokens for its weight (then holding the least of the KV
+// pool for its weight, then the fewest running sequences for it); of its
+// sequences, the lowest `priority`, then the one whose submission runs the
+// fewest; then the longest waiting. `passed`: waiting_ entries tried already.
+// Returns its index, waiting_.size() when none is left.
 size_t Scheduler::next_to_start(const std::vector<char>& passed) const {
+  using Key = std::tuple<double, double, double, int32_t, int64_t>;
   size_t best_at = waiting_.size();
-  const Sequence* best = nullptr;
-  double best_blocks = 0, best_running = 0;
-  int64_t best_sub = 0;
-  int32_t best_priority = 0;
+  Key best{};
   for (size_t i = 0; i < waiting_.size(); ++i) {
     if (passed[i]) continue;
     const Sequence* seq = waiting_[i].get();
-    const int32_t t = seq->owner->tenant;
-    if (at_cap(t)) continue;
-    const double w = limits_.tenants[static_cast<size_t>(t)].weight;
-    const double blocks = static_cast<double>(use_[static_cast<size_t>(t)].kv_blocks) / w;
-    const double running = static_cast<double>(use_[static_cast<size_t>(t)].running) / w;
-    const int64_t sub = seq->owner->running;
-    const int32_t priority = seq->request.priority;
-    const auto key = std::make_tuple(blocks, running, priority, sub);
-    if (!best || key < std::make_tuple(best_blocks, best_running, best_priority, best_sub)) {
-      best = seq;
+    const auto t = static_cast<size_t>(seq->owner->tenant);
+    if (at_cap(*seq)) continue;
+    const double w = limits_.tenants[t].weight;
+    const Key key{service_[t], static_cast<double>(use_[t].kv_blocks) / w, static_cast<double>(use_[t].running) / w,
+                  seq->request.priority, seq->owner->running};
+    if (best_at == waiting_.size() || key < best) {
       best_at = i;
-      best_blocks = blocks;
-      best_running = running;
-      best_priority = priority;
-      best_sub = sub;
+      best = key;
     }
   }
   return best_at;
 }
 
-// Makes room and a slot for seq: where its tenant holds less than its fair
+// Makes room and a slot for seq. Where its tenant holds less than its fair
 // share (the pool's blocks and the step's sequence slots, split by weight
-// between the tenants with work), by preempting the newest sequences of the
-// tenants most over theirs; else (or when none is over) its tenant's own
-// running sequences of a higher `priority` value give way, newest of the
-// highest first. False when nothing can be taken back.
+// between the tenants with work), the tenant most over its share among those
+// served as many tokens for their weight or more gives way; else (or when none
+// is over) its tenant's own sequences of a higher `priority` value, the highest
+// first. Newest first. A victim keeps its blocks while the pool has room for
+// seq without them (only a slot was short); blocks short, victims waiting with
+// kept blocks give them back first. False when nothing can be taken back.
 bool Scheduler::make_room_for(const Sequence& seq, std::vector<char>& passed) {
   const auto t = static_cast<size_t>(seq.owner->tenant);
   double active_weight = 0;
@@ -218,21 +243,18 @@ bool Scheduler::make_room_for(const Sequence& seq, std::vector<char>& passed) {
   const auto fair = [&](size_t u, int64_t total) {
     return static_cast<double>(total) * limits_.tenants[u].weight / active_weight;
   };
-  const int64_t need = blocks_for_tokens(seq.total_tokens(), pool_.block_tokens());
-  const auto n_blocks = pool_.n_blocks();
-  const auto room = [&] {
-    return pool_.free_blocks() >= need && static_cast<int64_t>(running_.size()) < limits_.step_seqs;
-  };
-  const bool owed = static_cast<double>(use_[t].kv_blocks + need) <= fair(t, n_blocks) + 1e-9 &&
+  const int64_t need =
+      blocks_for_tokens(seq.total_tokens(), pool_.block_tokens()) - static_cast<int64_t>(seq.table.blocks.size());
+  const bool owed = static_cast<double>(use_[t].kv_blocks + need) <= fair(t, pool_.n_blocks()) + 1e-9 &&
                     static_cast<double>(use_[t].running + 1) <= std::max(1.0, fair(t, limits_.step_seqs)) + 1e-9;
-  // The newest running sequence of the tenant most over its share (owed), else the
-  // tenant's own newest of the highest `priority` value above seq's; none: running_.size().
-  const auto victim = [&]() -> size_t {
+  // The tenant that gives way when seq's is owed: the most over its share,
+  // holding blocks (kept = false: running sequences); none: use_.size().
+  const auto most_over = [&](bool kept) {
     size_t over = use_.size();
     double most = 0;
     for (size_t u = 0; owed && u < use_.size(); ++u) {
-      if (u == t || use_[u].running == 0) continue;
-      const bool above = static_cast<double>(use_[u].kv_blocks) > fair(u, n_blocks) ||
+      if (u == t || (kept ? use_[u].kv_blocks : use_[u].running) == 0 || service_[u] < service_[t]) continue;
+      const bool above = static_cast<double>(use_[u].kv_blocks) > fair(u, pool_.n_blocks()) ||
                          static_cast<double>(use_[u].running) > fair(u, limits_.step_seqs);
       const double held = static_cast<double>(use_[u].kv_blocks) / limits_.tenants[u].weight;
       if (above && (over == use_.size() || held > most)) {
@@ -240,44 +262,66 @@ bool Scheduler::make_room_for(const Sequence& seq, std::vector<char>& passed) {
         most = held;
       }
     }
-    size_t found = running_.size();
-    for (size_t i = running_.size(); i-- > 0;) {
-      const Sequence& r = *running_[i];
+    return over;
+  };
+  // Of `seqs` (newest last; empty entries skipped), the newest of the highest
+  // `priority` value that gives way to seq; seqs.size(): none.
+  const auto victim_in = [&](const auto& seqs, bool kept) {
+    const size_t over = most_over(kept);
+    const auto gives_way = [&](const Sequence& r) {
       const auto u = static_cast<size_t>(r.owner->tenant);
-      if (over < use_.size()) {
-        if (u == over) return i;
-      } else if (u == t && r.request.priority > seq.request.priority &&
-                 (found == running_.size() || r.request.priority > running_[found]->request.priority)) {
-        found = i;
-      }
+      if (kept && !r.holds_blocks()) return false;
+      return over < use_.size() ? u == over : u == t && r.request.priority > seq.request.priority;
+    };
+    size_t found = seqs.size();
+    for (size_t i = seqs.size(); i-- > 0;) {
+      if (!seqs[i] || !gives_way(*seqs[i])) continue;
+      if (found == seqs.size() || seqs[i]->request.priority > seqs[found]->request.priority) found = i;
     }
     return found;
   };
-  while (!room()) {
-    const size_t i = victim();
+  for (;;) {
+    const bool blocks_short = pool_.free_blocks() < need;
+    if (!blocks_short && static_cast<int64_t>(running_.size()) < limits_.step_seqs) return true;
+    if (blocks_short) {
+      if (const size_t kept = victim_in(waiting_, true); kept < waiting_.size()) {
+        use_[static_cast<size_t>(waiting_[kept]->owner->tenant)].kv_blocks -=
+            static_cast<int64_t>(waiting_[kept]->table.blocks.size());
+        drop_blocks(*waiting_[kept]);
+        continue;
+      }
+    }
+    const size_t i = victim_in(running_, false);
     if (i == running_.size()) return false;
-    preempt(i, passed);
+    preempt(i, passed, /*keep_blocks=*/!blocks_short);
   }
-  return true;
 }
 
-// Gives the sequence's blocks back and puts it in line again: a restart
-// computes the K/V of every token but its last, then decodes on.
-void Scheduler::preempt(size_t running_index, std::vector<char>& passed) {
+// Gives the sequence's blocks back: a restart computes the K/V of every token
+// but its last, then decodes on.
+void Scheduler::drop_blocks(Sequence& seq) {
+  release(seq);
+  seq.kv_len = 0;
+  seq.cached_tokens = 0;
+  seq.published_blocks = 0;
+  seq.prefill_end = std::max<int64_t>(seq.prompt_len, static_cast<int64_t>(seq.tokens.size()) - 1);
+}
+
+// Puts a running sequence in line again (at the front: requeued), with its
+// blocks (it resumes where it stopped) or without (drop_blocks).
+void Scheduler::preempt(size_t running_index, std::vector<char>& passed, bool keep_blocks) {
   std::unique_ptr<Sequence> seq = std::move(running_[running_index]);
   running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(running_index));
   TenantUse& u = use_[static_cast<size_t>(seq->owner->tenant)];
-  u.kv_blocks -= static_cast<int64_t>(seq->table.blocks.size());
   --u.running;
   ++u.waiting;
   ++u.preemptions;
   --seq->owner->running;
   ++seq->owner->waiting;
-  release(*seq);
-  seq->kv_len = 0;
-  seq->cached_tokens = 0;
-  seq->published_blocks = 0;
-  seq->prefill_end = std::max<int64_t>(seq->prompt_len, static_cast<int64_t>(seq->tokens.size()) - 1);
+  if (!keep_blocks) {
+    u.kv_blocks -= static_cast<int64_t>(seq->table.blocks.size());
+    drop_blocks(*seq);
+  }
   seq->skipped_steps = 0;
   seq->requeued = true;
   ++preemptions_;
@@ -303,11 +347,7 @@ void Scheduler::start_waiting() {
     if (at == waiting_.size()) break;
     passed[at] = 1;
     Sequence* seq = waiting_[at].get();
-    const int64_t cap = cap_blocks_[static_cast<size_t>(seq->owner->tenant)];
-    if (cap > 0 && use_[static_cast<size_t>(seq->owner->tenant)].kv_blocks +
-                           blocks_for_tokens(seq->total_tokens(), pool_.block_tokens()) > cap) {
-      continue;  // over its tenant's share of the pool: waits for its own blocks to come back
-    }
+    const auto held = static_cast<int64_t>(seq->table.blocks.size());
     const bool slot = static_cast<int64_t>(running_.size()) < limits_.step_seqs;
     Start result = slot ? try_start(*seq) : Start::kNoRoom;
     if (result == Start::kNoRoom && make_room_for(*seq, passed)) {
@@ -319,10 +359,11 @@ void Scheduler::start_waiting() {
       TenantUse& u = use_[static_cast<size_t>(seq->owner->tenant)];
       ++u.running;
       --u.waiting;
-      u.kv_blocks += static_cast<int64_t>(seq->table.blocks.size());
+      u.kv_blocks += static_cast<int64_t>(seq->table.blocks.size()) - held;
       ++seq->owner->running;
       --seq->owner->waiting;
       seq->requeued = false;
+      charge(*seq, seq->prefill_end);  // the prompt it will compute, charged now: the next start sees it
       running_.push_back(std::move(waiting_[at]));
       moved = true;
       continue;
@@ -334,6 +375,16 @@ void Scheduler::start_waiting() {
     waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), nullptr), waiting_.end());
     std::stable_partition(waiting_.begin(), waiting_.end(), [](const auto& s) { return s->requeued; });
   }
+}
+
+// Charges the tokens of seq below `end` not charged before, from its K/V on,
+// to its tenant's service.
+void Scheduler::charge(Sequence& seq, int64_t end) {
+  const int64_t from = std::max(seq.kv_len, seq.charged_len);
+  if (end <= from) return;
+  const auto t = static_cast<size_t>(seq.owner->tenant);
+  service_[t] += static_cast<double>(end - from) / limits_.tenants[t].weight;
+  seq.charged_len = end;
 }
 
 void Scheduler::add_decodes(StepPlan& plan, int64_t& budget) {
@@ -397,8 +448,15 @@ StepPlan Scheduler::schedule() {
 void Scheduler::record_written(const StepPlan& plan) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     Sequence& seq = *plan.owners[i];
-    seq.kv_len += static_cast<int64_t>(plan.steps[i].tokens.size());
-    use_[static_cast<size_t>(seq.owner->tenant)].served_tokens += static_cast<int64_t>(plan.steps[i].tokens.size());
+    const int64_t from = std::max(seq.kv_len, seq.served_len);
+    const int64_t to = seq.kv_len + static_cast<int64_t>(plan.steps[i].tokens.size());
+    recomputed_tokens_ += std::min(from, to) - seq.kv_len;  // what a restart computes again is not served anew
+    if (to > from) {
+      use_[static_cast<size_t>(seq.owner->tenant)].served_tokens += to - from;
+      seq.served_len = to;
+    }
+    charge(seq, to);
+    seq.kv_len = to;
     publish_written_blocks(pool_, seq);  // before any release: a finished sequence's blocks stay cached
   }
 }
@@ -490,7 +548,10 @@ void Scheduler::cancel(uint64_t ticket) {
 
 void Scheduler::abort_all(const Error& error) {
   for (auto& s : running_) fail(*s, error);
-  for (auto& s : waiting_) send_error_final(*s->owner, s->index, error);
+  for (auto& s : waiting_) {
+    release(*s);  // blocks kept through a preemption
+    send_error_final(*s->owner, s->index, error);
+  }
   for (auto& sub : submissions_) {
     for (size_t i = 0; i < sub->pending.size(); ++i) send_error_final(*sub, sub->next_index + i, error);
   }

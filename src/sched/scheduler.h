@@ -61,6 +61,8 @@ class Scheduler {
   // Faults contained so far: per sequence in schedule/deliver, and each fail_step.
   int64_t faults() const { return faults_; }
   int64_t preemptions() const { return preemptions_; }
+  // Tokens computed again after preemptions that gave their blocks back.
+  int64_t recomputed_tokens() const { return recomputed_tokens_; }
   void set_fault_hook(FaultHook hook) { fault_hook_ = std::move(hook); }
   void inject_fault(FaultSite site, uint64_t ticket = 0) const {
     if (fault_hook_) fault_hook_(site, ticket);
@@ -93,10 +95,13 @@ class Scheduler {
  private:
   void feed_waiting();
   void count_use();
+  void lift_returning();
   size_t next_to_start(const std::vector<char>& passed) const;
-  bool at_cap(int32_t tenant) const;
+  bool at_cap(const Sequence& seq) const;
   bool make_room_for(const Sequence& seq, std::vector<char>& passed);
-  void preempt(size_t running_index, std::vector<char>& passed);
+  void preempt(size_t running_index, std::vector<char>& passed, bool keep_blocks);
+  void drop_blocks(Sequence& seq);
+  void charge(Sequence& seq, int64_t end);
   void start_waiting();
   enum class Start { kStarted, kNoRoom, kWaitForPrefix };
   Start try_start(Sequence& seq);
@@ -116,11 +121,18 @@ class Scheduler {
   std::deque<std::unique_ptr<Sequence>> waiting_;  // queued, no blocks yet
   std::vector<std::unique_ptr<Sequence>> running_; // holding blocks
   std::vector<TenantUse> use_;                     // [tenants]
+  // [tenants] tokens served per unit of weight (each token computed once; a
+  // returning tenant lifted to the least of those that kept working): the
+  // first key of the start order, and a tenant takes back its share only from
+  // tenants served as much or more.
+  std::vector<double> service_;
+  std::vector<char> active_;                       // [tenants] had work at the last count_use
   std::vector<int64_t> cap_blocks_;                // [tenants] max_kv_share of the pool; 0: none
   int64_t last_batch_size_ = 0;
   int64_t last_batch_tokens_ = 0;
   int64_t faults_ = 0;
   int64_t preemptions_ = 0;
+  int64_t recomputed_tokens_ = 0;
   int64_t prefix_queried_tokens_ = 0;
   int64_t prefix_hit_tokens_ = 0;
   FaultHook fault_hook_;

@@ -63,6 +63,17 @@ struct Sequence {
   // the next decode step feeds.
   int64_t prefill_end = 0;
   bool requeued = false;             // preempted and waiting to start again
+  // Tokens whose K/V were computed at least once: what a restart computes
+  // again below it is not counted as served to its tenant (the preemption,
+  // not the tenant, caused it).
+  int64_t served_len = 0;
+  // Tokens charged to its tenant's service (Scheduler::service_): the prompt
+  // when it starts, each later token as it is computed.
+  int64_t charged_len = 0;
+
+  // Running, or waiting after a preemption that kept its blocks (the pool had
+  // room): then it resumes where it stopped, needing only a slot.
+  bool holds_blocks() const { return !table.blocks.empty(); }
 
   int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_len; }
   int64_t total_tokens() const { return prompt_len + request.params.max_new_tokens; }

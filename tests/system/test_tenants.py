@@ -97,6 +97,60 @@ class TenantsTest(unittest.TestCase):
             server.stop()
             os.unlink(path)
 
+    def test_tenants_of_equal_weight_are_served_alike_whatever_their_requests_shapes(self):
+        """Short prompts with long outputs against long prompts with short outputs, both
+        saturating the server: tokens computed per second (prompt and generated) within 10 %."""
+        keys = {"short": "short-key-0123", "long": "long-key-4567"}
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"tenants": [{"name": n, "api_key_sha256": [sha256(k)]} for n, k in keys.items()]}, f)
+            path = f.name
+        server = Server("--tenants", path, "--max-batch-size", "64")
+        try:
+            story = "Once upon a time there was a little girl who liked to play in the park with her dog. "
+            lists = {  # distinct prompts: no tenant is served from the prefix cache
+                "short": {"prompt": ["Once upon a time %d" % i for i in range(512)], "max_tokens": 200},
+                "long": {"prompt": ["%d %s" % (i, story * 16) for i in range(256)], "max_tokens": 4},
+            }
+            results = {}
+
+            def send(name):
+                body = dict(lists[name], ignore_eos=True)
+                status, data, _ = server.request("POST", "/v1/completions", body,
+                                                 headers={"Authorization": "Bearer " + keys[name]}, timeout_s=600)
+                results[name] = (status, data)
+
+            jobs = [threading.Thread(target=send, args=(n,)) for n in keys]
+            for j in jobs:
+                j.start()
+            served = 'plimsoll_tenant_served_tokens_total{tenant="%s"}'
+            waiting = 'plimsoll_tenant_waiting_sequences{tenant="%s"}'
+
+            def both_waiting(m):
+                return all(m.get(waiting % n, 0) > 0 for n in keys)
+
+            first = server.metrics_when(lambda m: both_waiting(m) and sum(m.get(served % n, 0) for n in keys) > 10000,
+                                        timeout_s=120)
+            self.assertTrue(both_waiting(first), "both tenants never had work waiting at once")
+            t0 = time.time()
+            time.sleep(6)
+            second = server.metrics()
+            seconds = time.time() - t0
+            self.assertTrue(both_waiting(second), "a tenant ran out of work inside the window (make its list longer): "
+                            + str({n: (second.get(served % n), second.get(waiting % n)) for n in keys}))
+            rate = {n: (second[served % n] - first[served % n]) / seconds for n in keys}
+            print("tokens computed per second over %.1f s: short prompts %.0f, long prompts %.0f (ratio %.3f)" % (
+                seconds, rate["short"], rate["long"], rate["short"] / rate["long"]))
+            self.assertAlmostEqual(rate["short"] / rate["long"], 1.0, delta=0.1)
+            for j in jobs:
+                j.join()
+            for name in keys:
+                self.assertEqual(results[name][0], 200, results[name][1][:300])
+                self.assertEqual(len(json.loads(results[name][1])["choices"]), len(lists[name]["prompt"]))
+            self.assertEqual(server.stop(), 0)
+        finally:
+            server.stop()
+            os.unlink(path)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -11,6 +11,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "convert/random_model.h"
@@ -510,10 +511,12 @@ TEST(EngineService, ATenantUnderItsShareTakesItBackAndThePreemptedAnswersAreUnch
     EXPECT_EQ(a.ids(i), f.reference(as[i])) << "item " << i << " (greedy, f32 KV): preempted or not, the same";
   }
   const auto settled = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (f.service->stats().preemptions_total == 0 && std::chrono::steady_clock::now() < settled) {
+  while ((f.service->stats().preemptions_total == 0 || f.service->stats().recomputed_tokens_total == 0) &&
+         std::chrono::steady_clock::now() < settled) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   EXPECT_GE(f.service->stats().preemptions_total, 1);
+  EXPECT_GT(f.service->stats().recomputed_tokens_total, 0) << "blocks were short: the preempted gave them back";
   EXPECT_EQ(f.service->stats().tenants[1].preemptions, f.service->stats().preemptions_total);
   EXPECT_EQ(f.pool->used_blocks(), 0);
 }
@@ -535,6 +538,81 @@ TEST(EngineService, ATenantUnderItsShareOfSlotsTakesOneBack) {
   ASSERT_TRUE(b.wait(1));
   EXPECT_EQ(b.seen[0], 0u) << "b waited for a slot instead of taking its share back";
   ASSERT_TRUE(a.wait(12));
+}
+
+TEST(EngineService, APreemptionForASlotAloneKeepsTheBlocksAndTheAnswersAreUnchanged) {
+  // 64 blocks, 4 sequences a step: a's items take every slot and 4 x 14 blocks; b takes a slot back.
+  Fixture f(64, 64, 4, 64, 1 << 20, nullptr, 0, nullptr, TenantTable{{"default"}, {"a"}, {"b"}});
+  Collector a;
+  FinalCounter b;
+  std::vector<GenerationRequest> as;
+  for (int i = 0; i < 6; ++i) as.push_back(of_tenant(f.request(prompt(i), 200), 1));
+  ASSERT_TRUE(f.service->submit(as, a.sink()).accepted());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (f.service->stats().tenants.empty() || f.service->stats().tenants[1].running < 4) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+    std::this_thread::yield();
+  }
+  ASSERT_TRUE(f.service->submit({of_tenant(f.request("b's", 8), 2)}, b.sink()).accepted());
+  ASSERT_TRUE(b.wait(1));
+  ASSERT_TRUE(a.wait(6, 120));
+  for (size_t i = 0; i < as.size(); ++i) {
+    EXPECT_EQ(a.ids(i), f.reference(as[i])) << "item " << i << " (greedy, f32 KV): preempted or not, the same";
+  }
+  const auto settled = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (f.service->stats().preemptions_total == 0 && std::chrono::steady_clock::now() < settled) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_GE(f.service->stats().preemptions_total, 1);
+  EXPECT_EQ(f.service->stats().recomputed_tokens_total, 0) << "the pool had room: the preempted kept their blocks";
+  EXPECT_EQ(f.pool->used_blocks(), 0);
+}
+
+// `n` prompt ids, distinct for each `i` from the first block on (no prefix-cache hits between items).
+std::vector<int32_t> long_prompt(Fixture& f, int i, size_t n) {
+  std::vector<int32_t> ids = f.tokenizer->encode(prompt(i) + " " + prompt(i * 7 + 3), true);
+  const std::vector<int32_t> fill = f.tokenizer->encode("once upon a time there was a story", false);
+  while (ids.size() < n) ids.push_back(fill[ids.size() % fill.size()]);
+  ids.resize(n);
+  return ids;
+}
+
+TEST(EngineService, TenantsOfEqualWeightAreServedAlikeWhateverTheirRequestsShapes) {
+  // 8 sequences and 64 tokens a step. a: short prompts, long outputs (1 token a step each);
+  // b: long prompts, short outputs (a whole step's budget in a few sequences).
+  Fixture f(256, 64, 8, 512, 1 << 22, nullptr, 0, nullptr, TenantTable{{"default"}, {"a"}, {"b"}});
+  Collector a, b;
+  std::vector<GenerationRequest> as, bs;
+  for (int i = 0; i < 150; ++i) as.push_back(of_tenant(f.request(prompt(i), 120), 1));
+  for (int i = 0; i < 100; ++i) {
+    GenerationRequest r = f.request("", 4);
+    r.prompt_ids = long_prompt(f, i, 200);
+    bs.push_back(of_tenant(std::move(r), 2));
+  }
+  ASSERT_TRUE(f.service->submit(as, a.sink()).accepted());
+  ASSERT_TRUE(f.service->submit(bs, b.sink()).accepted());
+  // Tokens served to each, sampled twice while both still have work waiting.
+  const auto served_at = [&](int64_t total) -> std::optional<std::pair<int64_t, int64_t>> {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (std::chrono::steady_clock::now() < deadline) {
+      const ServiceStats st = f.service->stats();
+      if (st.tenants.size() == 3 && st.tenants[1].served_tokens + st.tenants[2].served_tokens >= total) {
+        if (st.tenants[1].waiting == 0 || st.tenants[2].waiting == 0) return std::nullopt;
+        return std::make_pair(st.tenants[1].served_tokens, st.tenants[2].served_tokens);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return std::nullopt;
+  };
+  const auto start = served_at(2000);
+  const auto end = served_at(16000);
+  ASSERT_TRUE(start && end) << "a tenant ran out of waiting work inside the window";
+  const double a_tokens = static_cast<double>(end->first - start->first);
+  const double b_tokens = static_cast<double>(end->second - start->second);
+  EXPECT_NEAR(a_tokens / b_tokens, 1.0, 0.1) << "a " << a_tokens << " b " << b_tokens << " tokens";
+  ASSERT_TRUE(a.wait(150, 120));
+  ASSERT_TRUE(b.wait(100, 120));
+  EXPECT_EQ(f.pool->used_blocks(), 0);
 }
 
 GenerationRequest with_priority(GenerationRequest r, int32_t priority) {
