@@ -3,10 +3,14 @@
 
 #include "test_locations.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <vector>
 
 namespace plimsoll::testing {
 
@@ -27,10 +31,40 @@ std::string plimsoll_binary() {
   return PLIMSOLL_TEST_BINARY;
 }
 
+namespace {
+
+// The directories make_temp_dir created, removed when the test process exits
+// (not by a child forked from it, which exits with its own copy of the list).
+class TempDirs {
+ public:
+  ~TempDirs() {
+    if (getpid() != owner_) return;
+    std::error_code ignored;
+    for (const std::string& dir : dirs_) std::filesystem::remove_all(dir, ignored);
+  }
+  void add(std::string dir) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dirs_.push_back(std::move(dir));
+  }
+
+ private:
+  const pid_t owner_ = getpid();
+  std::mutex mutex_;
+  std::vector<std::string> dirs_;
+};
+
+TempDirs& temp_dirs() {
+  static TempDirs dirs;
+  return dirs;
+}
+
+}  // namespace
+
 std::string make_temp_dir() {
   std::string tmpl = "/tmp/plimsoll-test-XXXXXX";
-  char* dir = mkdtemp(tmpl.data());
-  return dir ? std::string(dir) : std::string("/tmp");
+  if (!mkdtemp(tmpl.data())) return "/tmp";
+  temp_dirs().add(tmpl);
+  return tmpl;
 }
 
 std::string read_file(const std::string& path) {

@@ -15,7 +15,8 @@ std::string stories_path(const std::string& file);
 std::string source_dir();
 // The plimsoll executable under test (env PLIMSOLL_BINARY).
 std::string plimsoll_binary();
-// A fresh temporary directory for one test (removed by the OS's tmp cleanup).
+// A fresh temporary directory for one test, removed with its contents when the
+// test process exits.
 std::string make_temp_dir();
 // Whole file as a string ("" when missing).
 std::string read_file(const std::string& path);
