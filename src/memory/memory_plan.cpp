@@ -63,6 +63,7 @@ Result<MemoryPlan> plan_memory(const PlanInputs& in) {
   const int64_t pool_bytes = in.budget_bytes - fixed;
   p.kv_blocks = pool_bytes > 0 ? pool_bytes / block_cost : 0;
   if (in.max_kv_bytes) p.kv_blocks = std::min(p.kv_blocks, std::max<int64_t>(0, *in.max_kv_bytes) / p.kv_block_bytes);
+  if (in.max_kv_tokens) p.kv_blocks = std::min(p.kv_blocks, std::max<int64_t>(0, *in.max_kv_tokens) / in.block_tokens);
   p.kv_pool_bytes = p.kv_blocks * p.kv_block_bytes;
   p.kv_bookkeeping_bytes = p.kv_blocks * in.kv_bookkeeping_bytes_per_block;
   p.max_batch_total_tokens = p.kv_blocks * in.block_tokens;

@@ -70,6 +70,7 @@ struct PlanInputs {
   int64_t runtime_bytes = 48 << 20;    // code, libraries, thread stacks, allocator slack
   int64_t budget_bytes = 0;            // what the plan may spend (limit x fraction)
   std::optional<int64_t> max_kv_bytes; // cap on the pool (--max-batch-memory)
+  std::optional<int64_t> max_kv_tokens; // cap on the pool in tokens (--max-batch-total-tokens)
 };
 
 struct MemoryPlan {

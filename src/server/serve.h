@@ -21,7 +21,7 @@ struct ServeConfig {
   bool hub_offline = false;    // --offline: only the Hugging Face cache
   api::ApiConfig api;
   std::optional<int64_t> max_input_tokens;        // default: max_total_tokens - 1
-  std::optional<int64_t> max_batch_total_tokens;  // default: the plan's; larger is refused
+  std::optional<int64_t> max_batch_total_tokens;  // caps the KV pool (whole blocks); default: the plan's; larger is refused
   std::optional<int64_t> max_queued_tokens;       // default: 4 x max_batch_total_tokens
   int64_t max_waiting_tokens = 20;                // TGI: steps a blocked head may be overtaken
   double waiting_served_ratio = 1.2;              // accepted for TGI compatibility (see docs)

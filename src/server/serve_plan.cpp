@@ -3,6 +3,7 @@
 
 #include "api/body_budget.h"
 #include "engine/batch_engine.h"
+#include "kv/block_pool.h"
 #include "memory/resident_model.h"
 
 namespace plimsoll {
@@ -40,6 +41,14 @@ Result<PlanInputs> serve_plan_inputs(const ServeConfig& s, const ModelFacts& mod
   in.runtime_bytes = model.runtime_bytes;
   in.budget_bytes = budget_bytes;
   in.max_kv_bytes = o.max_batch_memory_bytes;
+  in.max_kv_tokens = s.max_batch_total_tokens;
+  if (const int64_t one = plan_sequence_tokens(model.config, o.max_total_tokens);
+      in.max_kv_tokens && *in.max_kv_tokens < blocks_for_tokens(one, o.block_tokens) * o.block_tokens) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--max-batch-total-tokens " + std::to_string(*in.max_kv_tokens) +
+                          " holds less than one sequence of " + std::to_string(one) + " tokens (--max-total-tokens) in "
+                          + std::to_string(o.block_tokens) + "-token blocks (--block-size)");
+  }
   return in;
 }
 

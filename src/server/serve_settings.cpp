@@ -170,7 +170,8 @@ std::vector<ServeSetting> make_table() {
   t.push_back(row<int64_t>("--max-batch-prefill-tokens", "MAX_BATCH_PREFILL_TOKENS", K::kInt, [](ServeConfig& c) -> auto& { return c.engine.step_tokens; },
       "Tokens per engine step", kPlanInput));
   t.push_back(row<std::optional<int64_t>>("--max-batch-total-tokens", "MAX_BATCH_TOTAL_TOKENS", K::kInt, [](ServeConfig& c) -> auto& { return c.max_batch_total_tokens; },
-      "KV tokens of all running sequences (default 0: what the plan holds; more is refused)"));
+      "KV tokens of all running sequences: caps the KV pool, in whole blocks (default: what the plan holds; more is refused)",
+      kPlanInput));
   t.push_back(row<int64_t>("--max-batch-size", "MAX_BATCH_SIZE", K::kInt, [](ServeConfig& c) -> auto& { return c.engine.step_seqs; },
       "Sequences per engine step", kPlanInput));
   t.push_back(row<std::optional<int64_t>>("--max-queued-tokens", "PLIMSOLL_MAX_QUEUED_TOKENS", K::kInt, [](ServeConfig& c) -> auto& { return c.max_queued_tokens; },

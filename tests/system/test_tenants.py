@@ -151,6 +151,53 @@ class TenantsTest(unittest.TestCase):
             server.stop()
             os.unlink(path)
 
+    def test_preempted_greedy_answers_equal_unpreempted_ones(self):
+        """stories260K with an f32 KV cache: another tenant takes back a slot (the preempted keep
+        their blocks) or blocks (they give them back and recompute); either way the preempted
+        tenant's greedy answers equal those of the same list run alone."""
+        keys = {"a": "a-key-0123", "b": "b-key-4567"}
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"tenants": [{"name": n, "api_key_sha256": [sha256(k)]} for n, k in keys.items()]}, f)
+            path = f.name
+        cases = {  # 8 items of ~405 tokens: 4 slots bind, or 64 blocks (2 items' worth)
+            "slot": (["--max-batch-size", "4"], False),
+            "blocks": (["--max-batch-size", "16", "--max-batch-total-tokens", "1024"], True),
+        }
+        try:
+            for case, (flags, recomputes) in cases.items():
+                server = Server("--tenants", path, "--kv-cache-dtype", "f32", *flags)
+                try:
+                    def complete(name, prompts, max_tokens):
+                        body = {"prompt": prompts, "max_tokens": max_tokens, "temperature": 0, "ignore_eos": True}
+                        status, data, _ = server.request("POST", "/v1/completions", body,
+                                                         headers={"Authorization": "Bearer " + keys[name]})
+                        self.assertEqual(status, 200, data[:300])
+                        return [c["text"] for c in sorted(json.loads(data)["choices"], key=lambda c: c["index"])]
+
+                    prompts = ["Once upon a time %d" % i for i in range(8)]
+                    alone = complete("a", prompts, 400)
+                    served = 'plimsoll_tenant_served_tokens_total{tenant="a"}'
+                    base = server.metrics_when(lambda m: m.get(served, 0) >= 8 * 400)[served]
+                    results = {}
+                    job = threading.Thread(target=lambda: results.update(a=complete("a", prompts, 400)))
+                    job.start()
+                    # b comes once a's first sequences are ~250 tokens in: a preempted one has output to keep or redo
+                    server.metrics_when(lambda m: m.get(served, 0) >= base + 500, timeout_s=30, interval_s=0.005)
+                    b_answer = complete("b", ["Lily"], 400)
+                    job.join()
+                    self.assertEqual(len(b_answer), 1)
+                    m = server.metrics_when(lambda m: m.get("plimsoll_preemptions_total", 0) >= 1)
+                    self.assertGreaterEqual(m.get("plimsoll_preemptions_total", 0), 1, case + ": nothing was preempted")
+                    recomputed = m.get("plimsoll_recomputed_tokens_total", 0)
+                    print("%s: %d preemptions, %d tokens recomputed" % (case, m["plimsoll_preemptions_total"], recomputed))
+                    self.assertEqual(recomputed > 0, recomputes, case)
+                    self.assertEqual(results["a"], alone, case + ": a preempted answer changed")
+                    self.assertEqual(server.stop(), 0)
+                finally:
+                    server.stop()
+        finally:
+            os.unlink(path)
+
 
 if __name__ == "__main__":
     unittest.main()

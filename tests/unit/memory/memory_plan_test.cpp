@@ -65,6 +65,18 @@ TEST(MemoryPlan, MaxBatchMemoryCapsThePool) {
   EXPECT_EQ(p->kv_blocks, 4 * kMiB / (640 * 16));
 }
 
+TEST(MemoryPlan, MaxBatchTotalTokensCapsThePoolInWholeBlocks) {
+  PlanInputs in;
+  in.config = stories260k();
+  in.budget_bytes = 1 * kGiB;
+  in.max_kv_tokens = 1030;  // 64 blocks of 16 and 6 tokens more: whole blocks only
+  auto p = plan_memory(in);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->kv_blocks, 64);
+  EXPECT_EQ(p->max_batch_total_tokens, 1024);
+  EXPECT_EQ(p->kv_pool_bytes, 64 * 640 * 16);
+}
+
 // The workspace is an input (the engine reports it: BatchEngine::workspace_sizes); the plan counts it as given.
 TEST(MemoryPlan, CountsTheWorkspaceItIsGiven) {
   PlanInputs in;
