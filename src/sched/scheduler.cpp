@@ -34,9 +34,7 @@ Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokeni
     : limits_(std::move(limits)), pool_(pool), tokenizer_(tokenizer) {
   limits_.tenants = with_default_tenant(std::move(limits_.tenants));
   use_.resize(limits_.tenants.size());
-  for (const TenantLimits& t : limits_.tenants) {  // a share cap holds at least one block
-    cap_blocks_.push_back(t.max_kv_share > 0 ? std::max<int64_t>(1, static_cast<int64_t>(t.max_kv_share * static_cast<double>(pool_.n_blocks()))) : 0);
-  }
+  for (const TenantLimits& t : limits_.tenants) cap_blocks_.push_back(tenant_cap_blocks(t, pool_.n_blocks()));
 }
 
 void Scheduler::add(std::unique_ptr<Submission> submission) {
