@@ -1,5 +1,7 @@
 // Decides one workload: finds its `plimsoll serve` containers, plans each
-// within its memory request or limit with serve's own plan_serve_memory, and explains denials.
+// within its memory request or limit with serve's own plan_serve_memory, checks
+// its tenants' caps against that plan, and explains denials. Decides a tenants
+// ConfigMap by parsing its file as serve would.
 #include "webhook/admission_policy.h"
 
 #include <algorithm>

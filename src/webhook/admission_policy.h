@@ -1,5 +1,7 @@
-// The admission decision for one workload object: which containers run
-// `plimsoll serve`, their memory plans against their requests, allow or deny.
+// The admission decision for one object: for a workload, which containers run
+// `plimsoll serve`, their memory plans against their requests (and their
+// tenants' caps against the plans); for a tenants ConfigMap, whether serve
+// would read its file; allow or deny.
 #pragma once
 
 #include <cstdint>
