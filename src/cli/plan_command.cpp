@@ -22,6 +22,7 @@
 #include "planner/resources.h"
 #include "planner/server_ramp.h"
 #include "planner/svg_chart.h"
+#include "planner/tenant_shares.h"
 #include "sched/tenants_file.h"
 #include "server/serve_settings.h"
 
@@ -109,57 +110,14 @@ std::string chart_title(const std::string& model_path, const PlanRequest& r) {
          " + " + std::to_string(r.max_new_tokens) + " tokens a sequence";
 }
 
-// --tenants: each tenant's share of the plan while every tenant has work (a
-// tenant alone gets the whole server), and what its caps allow.
-nlohmann::json tenant_shares(const StaticPlan& plan, const sched::TenantTable& tenants) {
-  double total_weight = 0;
-  for (const sched::TenantLimits& t : tenants) total_weight += t.weight;
-  const int64_t per_sequence = plan.plan.blocks_per_full_sequence;
-  nlohmann::json out = nlohmann::json::array();
-  for (const sched::TenantLimits& t : tenants) {
-    const double share = t.weight / total_weight;
-    int64_t sequences = static_cast<int64_t>(share * static_cast<double>(plan.max_concurrent_sequences));
-    if (t.max_sequences > 0) sequences = std::min(sequences, t.max_sequences);
-    nlohmann::json j = {{"name", t.name}, {"weight", t.weight}, {"share", share},
-                        {"kv_blocks_at_share", static_cast<int64_t>(share * static_cast<double>(plan.plan.kv_blocks))},
-                        {"sequences_at_share", sequences}};
-    if (t.max_sequences > 0) j["max_sequences"] = t.max_sequences;
-    if (t.max_kv_share > 0) {
-      j["max_kv_share"] = t.max_kv_share;
-      j["sequences_at_cap"] = per_sequence > 0 ? static_cast<int64_t>(t.max_kv_share * static_cast<double>(plan.plan.kv_blocks)) / per_sequence : 0;
-    }
-    if (t.max_queued_tokens > 0) j["max_queued_tokens"] = t.max_queued_tokens;
-    out.push_back(j);
-  }
-  return out;
-}
-
-std::string tenant_shares_text(const nlohmann::json& shares, const StaticPlan& plan) {
-  std::string out = "tenants (shares while every tenant has work; a tenant alone gets the whole server), sequences of " +
-                    std::to_string(plan.sequence_tokens) + " tokens:\n";
-  for (const nlohmann::json& t : shares) {
-    std::string caps;
-    if (t.contains("max_sequences")) caps += " max_sequences " + std::to_string(t["max_sequences"].get<int64_t>());
-    if (t.contains("max_kv_share")) {
-      caps += fmt::format(" max_kv_share {:g} ({} sequences)", t["max_kv_share"].get<double>(),
-                          t["sequences_at_cap"].get<int64_t>());
-    }
-    if (t.contains("max_queued_tokens")) caps += " max_queued_tokens " + std::to_string(t["max_queued_tokens"].get<int64_t>());
-    out += fmt::format("  {:<16} weight {:<6g} {:5.1f} %  {} KV blocks, {} sequences{}\n", t["name"].get<std::string>(),
-                       t["weight"].get<double>(), 100.0 * t["share"].get<double>(), t["kv_blocks_at_share"].get<int64_t>(),
-                       t["sequences_at_share"].get<int64_t>(), caps.empty() ? "" : ";" + caps);
-  }
-  return out;
-}
-
 int print(const PlanReport& rep, bool json, const sched::TenantTable* tenants) {
   if (json) {
     nlohmann::json j = report_json(rep);
-    if (tenants) j["tenants"] = tenant_shares(rep.plan, *tenants);
+    if (tenants) j["tenants"] = tenant_shares_json(tenant_shares(rep.plan.plan, *tenants));
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("%s\n", report_text(rep).c_str());
-    if (tenants) std::printf("%s", tenant_shares_text(tenant_shares(rep.plan, *tenants), rep.plan).c_str());
+    if (tenants) std::printf("%s", tenant_shares_text(tenant_shares(rep.plan.plan, *tenants), rep.plan.sequence_tokens).c_str());
   }
   return 0;
 }

@@ -36,9 +36,7 @@ Scheduler::Scheduler(SchedulerLimits limits, KvBlockPool& pool, const TextTokeni
   use_.resize(limits_.tenants.size());
   service_.assign(limits_.tenants.size(), 0.0);
   active_.assign(limits_.tenants.size(), 0);
-  for (const TenantLimits& t : limits_.tenants) {  // a share cap holds at least one block
-    cap_blocks_.push_back(t.max_kv_share > 0 ? std::max<int64_t>(1, static_cast<int64_t>(t.max_kv_share * static_cast<double>(pool_.n_blocks()))) : 0);
-  }
+  for (const TenantLimits& t : limits_.tenants) cap_blocks_.push_back(tenant_cap_blocks(t, pool_.n_blocks()));
 }
 
 void Scheduler::add(std::unique_ptr<Submission> submission) {

@@ -27,4 +27,13 @@ inline TenantTable with_default_tenant(TenantTable t) {
   return t;
 }
 
+// The KV blocks a tenant may hold at once in a pool of `pool_blocks`: its
+// max_kv_share of the pool, at least one block; 0 when it has no share cap.
+// The scheduler's cap, and what the planner and the webhook report.
+inline int64_t tenant_cap_blocks(const TenantLimits& t, int64_t pool_blocks) {
+  if (t.max_kv_share <= 0) return 0;
+  const auto share = static_cast<int64_t>(t.max_kv_share * static_cast<double>(pool_blocks));
+  return share < 1 ? 1 : share;
+}
+
 }  // namespace plimsoll::sched

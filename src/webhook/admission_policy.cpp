@@ -1,5 +1,7 @@
 // Decides one workload: finds its `plimsoll serve` containers, plans each
-// within its memory request or limit with serve's own plan_serve_memory, and explains denials.
+// within its memory request or limit with serve's own plan_serve_memory, checks
+// its tenants' caps against that plan, and explains denials. Decides a tenants
+// ConfigMap by parsing its file as serve would.
 #include "webhook/admission_policy.h"
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include "core/bytes.h"
 #include "memory/memory_budget.h"
 #include "webhook/container_settings.h"
+#include "webhook/tenants_check.h"
 #include "server/serve_plan.h"
 
 namespace plimsoll::webhook {
@@ -67,6 +70,7 @@ struct Check {
   const ModelMetadata& model;
   const PolicyConfig& policy;
   int64_t node_cpus;
+  const std::optional<sched::TenantsFile>& tenants;  // from the plimsoll.dev/tenants annotation
   Decision& decision;
 
   void deny(const std::string& message) {
@@ -79,6 +83,7 @@ struct Check {
   std::optional<int64_t> checked_quantity(std::string& what);
   void run();
   void check_plan(const MemoryPlan& plan, const std::string& within);
+  void check_tenants(const MemoryPlan& plan);
 };
 
 std::optional<int64_t> Check::checked_quantity(std::string& what) {
@@ -144,6 +149,7 @@ void Check::run() {
     return deny(within + ": " + plan.error().message + need);
   }
   check_plan(*plan, within);
+  check_tenants(*plan);
 }
 
 void Check::check_plan(const MemoryPlan& plan, const std::string& within) {
@@ -172,6 +178,23 @@ void Check::check_plan(const MemoryPlan& plan, const std::string& within) {
   }
 }
 
+// --tenants: the annotation's caps against the plan, each tenant's share for the audit log.
+void Check::check_tenants(const MemoryPlan& plan) {
+  const std::string& file = settings.serve.tenants_file;
+  if (file.empty()) {
+    if (tenants) warn(std::string(keys::kTenants) + " is set but serve runs without --tenants: one default tenant");
+    return;
+  }
+  if (!tenants) {
+    return warn("--tenants " + file + ": no " + keys::kTenants + " annotation carries the file, so its tenants' "
+                "caps were not checked against the plan");
+  }
+  TenantCapsCheck caps = check_tenant_caps(plan, tenants->tenants);
+  for (const std::string& d : caps.denials) deny(d);
+  for (const std::string& w : caps.warnings) warn(w);
+  decision.verdicts.back().tenant_shares = std::move(caps.shares);
+}
+
 void add_audit(Decision& d, const ContainerVerdict& v) {
   if (!v.plan) return;
   const std::string prefix = v.container.substr(0, 40) + ".";
@@ -185,6 +208,7 @@ void add_audit(Decision& d, const ContainerVerdict& v) {
   d.audit_annotations[prefix + "runtime-bytes"] = fmt::to_string(p.runtime_bytes);
   d.audit_annotations[prefix + "kv-pool-bytes"] = fmt::to_string(p.kv_pool_bytes);
   d.audit_annotations[prefix + "max-batch-total-tokens"] = fmt::to_string(p.max_batch_total_tokens);
+  if (!v.tenant_shares.empty()) d.audit_annotations[prefix + "tenants"] = planner::tenant_shares_json(v.tenant_shares).dump();
 }
 
 // The model metadata, or nullopt after recording why there is none.
@@ -209,18 +233,34 @@ std::optional<ModelMetadata> model_for(const Annotations& a, const PolicyConfig&
   return *m;
 }
 
+// The plimsoll.dev/tenants annotation read as serve reads its tenants file; nullopt
+// when absent, or after denying a file serve would refuse.
+std::optional<sched::TenantsFile> tenants_for(const Annotations& a, Decision& d) {
+  auto it = a.find(keys::kTenants);
+  if (it == a.end()) return std::nullopt;
+  auto file = read_tenants_annotation(it->second);
+  if (!file) {
+    d.allowed = false;
+    d.message = file.error().message;
+    return std::nullopt;
+  }
+  return *file;
+}
+
 void decide_containers(const json& containers, const Annotations& a, const PolicyConfig& policy, Decision& d) {
   const std::string wanted = get_or(a, keys::kContainer, "");
   std::vector<const json*> serve;
   for (const json& c : containers) {
     if (runs_plimsoll_serve(c, wanted)) serve.push_back(&c);
   }
-  d.runs_plimsoll = !serve.empty();
+  d.reviewed = !serve.empty();
   if (serve.empty()) return;
   if (get_or(a, keys::kCheck, "") == "skip") {
     d.warnings.push_back(std::string(keys::kCheck) + "=skip: the memory plan was not checked");
     return;
   }
+  const std::optional<sched::TenantsFile> tenants = tenants_for(a, d);
+  if (!d.allowed) return;
   const std::optional<ModelMetadata> model = model_for(a, policy, d);
   if (!model) return;
   auto cpus = parse_cpu_count(get_or(a, keys::kNodeCpus, fmt::to_string(kDefaultNodeCpus)));
@@ -232,14 +272,32 @@ void decide_containers(const json& containers, const Annotations& a, const Polic
       continue;
     }
     for (const std::string& w : settings->warnings) d.warnings.push_back("container " + settings->name + ": " + w);
-    Check{*settings, *model, policy, cpus ? *cpus : kDefaultNodeCpus, d}.run();
+    Check{*settings, *model, policy, cpus ? *cpus : kDefaultNodeCpus, tenants, d}.run();
   }
   for (const ContainerVerdict& v : d.verdicts) add_audit(d, v);
+}
+
+// A tenants ConfigMap: allowed when serve would read its tenants.json, else
+// denied with the parser's message.
+Decision decide_tenants(const json& object) {
+  Decision d;
+  d.reviewed = true;
+  auto file = read_tenants_config_map(object);
+  if (!file) {
+    d.allowed = false;
+    d.message = file.error().message;
+    return d;
+  }
+  std::string names;
+  for (const sched::TenantLimits& t : file->tenants) names += (names.empty() ? "" : ",") + t.name;
+  d.audit_annotations["tenants"] = names;
+  return d;
 }
 
 }  // namespace
 
 Decision decide(const json& object, const PolicyConfig& policy) {
+  if (is_tenants_config_map(object)) return decide_tenants(object);
   Decision d;
   const json& kind = at_path(object, {"kind"});
   if (!kind.is_string() || (kind != "Deployment" && kind != "StatefulSet")) return d;

@@ -1,5 +1,7 @@
-// The admission decision for one workload object: which containers run
-// `plimsoll serve`, their memory plans against their requests, allow or deny.
+// The admission decision for one object: for a workload, which containers run
+// `plimsoll serve`, their memory plans against their requests (and their
+// tenants' caps against the plans); for a tenants ConfigMap, whether serve
+// would read its file; allow or deny.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "memory/memory_plan.h"
+#include "planner/tenant_shares.h"
 
 namespace plimsoll::webhook {
 
@@ -26,10 +29,12 @@ struct ContainerVerdict {
   std::string container;
   int64_t checked_bytes = 0;       // the memory request (or limit) the plan was made within
   std::optional<MemoryPlan> plan;
+  // With --tenants and a plimsoll.dev/tenants annotation: each tenant's share of the plan.
+  std::vector<planner::TenantShare> tenant_shares;
 };
 
 struct Decision {
-  bool runs_plimsoll = false;      // false: the object was passed untouched
+  bool reviewed = false;           // a Plimsoll workload or tenants ConfigMap; false: passed untouched
   bool allowed = true;
   std::string message;             // why it was denied, with the numbers
   std::vector<std::string> warnings;
@@ -37,7 +42,8 @@ struct Decision {
   std::map<std::string, std::string> audit_annotations;  // the plan, for the audit log
 };
 
-// object: a Deployment or StatefulSet (apps/v1) as JSON; any other kind passes.
+// object: a Deployment or StatefulSet (apps/v1), or a ConfigMap labelled
+// plimsoll.dev/tenants (webhook/tenants_check.h), as JSON; any other object passes.
 Decision decide(const nlohmann::json& object, const PolicyConfig& policy);
 
 }  // namespace plimsoll::webhook

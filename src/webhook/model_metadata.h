@@ -32,6 +32,10 @@ inline constexpr const char* kRuntimeBytes = "plimsoll.dev/runtime-bytes";      
 inline constexpr const char* kNodeCpus = "plimsoll.dev/node-cpus";                // threads when unset; default 128
 inline constexpr const char* kContainer = "plimsoll.dev/container";              // names the serve container
 inline constexpr const char* kCheck = "plimsoll.dev/check";                       // "skip": not checked
+// The tenants file: inline JSON on a workload (annotation), and the label that
+// marks a ConfigMap holding it under kTenantsDataKey (webhook/tenants_check.h).
+inline constexpr const char* kTenants = "plimsoll.dev/tenants";
+inline constexpr const char* kTenantsDataKey = "tenants.json";
 }  // namespace keys
 
 // What the server measures at start (resident binary, libraries, tokenizer) plus

@@ -86,7 +86,7 @@ void validate(const PolicyConfig& policy, const api::HttpRequest& req, api::Http
     return;
   }
   const Decision decision = review->object.is_object() ? decide(review->object, policy) : Decision{};
-  if (decision.runs_plimsoll) {
+  if (decision.reviewed) {
     spdlog::info("webhook: {} {}: {}{}", review->operation, object_name(review->object),
                  decision.allowed ? "allowed" : "denied: ", decision.message);
   }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders every kustomize overlay, validates each object against the Kubernetes
 # OpenAPI schemas (and the inference extension's CRDs in crds/), checks the
-# invariants, asks `plimsoll webhook` about them, and checks the endpoint picker's
+# invariants, asks `plimsoll webhook` about them (servers and the tenants
+# ConfigMap, as rendered and broken on purpose), and checks the endpoint picker's
 # metric names against a real `plimsoll serve`'s /metrics.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,14 +25,14 @@ if [ ! -d "$here/node_modules/kubernetes-models" ] || [ ! -d "$here/node_modules
 fi
 
 echo "== render"
-for overlay in overlays/cpu overlays/inference-gateway webhook; do
+for overlay in overlays/cpu overlays/inference-gateway overlays/tenants webhook; do
   name=$(basename "$overlay")
   render "$k8s/$overlay" > "$out/$name.yaml"
   echo "rendered $overlay: $(grep -c '^kind:' "$out/$name.yaml") objects"
 done
 
 echo "== schemas"
-node "$here/validate_manifests.mjs" "$out/cpu.yaml" "$out/inference-gateway.yaml" "$out/webhook.yaml"
+node "$here/validate_manifests.mjs" "$out/cpu.yaml" "$out/inference-gateway.yaml" "$out/tenants.yaml" "$out/webhook.yaml"
 echo "== the validator rejects broken objects"
 if node "$here/validate_manifests.mjs" "$here/invalid/bad-objects.yaml" > "$out/bad.log"; then
   cat "$out/bad.log"; echo "FAIL: the validator accepted invalid objects" >&2; exit 1
@@ -42,7 +43,7 @@ echo "all $docs invalid objects rejected"
 
 echo "== invariants"
 python3 "$here/manifest_invariants.py" "$root/deploy/prometheus/plimsoll.rules.yaml" \
-  "$out/cpu.yaml" "$out/inference-gateway.yaml" "$out/webhook.yaml"
+  "$out/cpu.yaml" "$out/inference-gateway.yaml" "$out/tenants.yaml" "$out/webhook.yaml"
 
 echo "== plimsoll webhook admits the rendered servers (certificates from make-certs.sh)"
 binary=${PLIMSOLL_BINARY:-$root/build/release/plimsoll}
@@ -61,7 +62,7 @@ for _ in $(seq 50); do
   curl -sf --cacert "$out/certs/ca.crt" --resolve "$host:$port:127.0.0.1" "https://$host:$port/healthz" >/dev/null && break
   sleep 0.2
 done
-for overlay in cpu inference-gateway; do
+for overlay in cpu inference-gateway tenants; do
   python3 - "$out/$overlay.yaml" > "$out/review-$overlay.json" <<'PY'
 import json, sys, yaml
 d = next(o for o in yaml.safe_load_all(open(sys.argv[1])) if o and o["kind"] == "Deployment" and o["metadata"]["name"] == "plimsoll")
@@ -72,11 +73,45 @@ PY
   python3 - "$overlay" "$answer" <<'PY'
 import json, sys
 r = json.loads(sys.argv[2])["response"]
-print(f"{sys.argv[1]}: allowed={r['allowed']} planned={r.get('auditAnnotations', {}).get('plimsoll.planned-bytes')}")
+audit = r.get("auditAnnotations", {})
+print(f"{sys.argv[1]}: allowed={r['allowed']} planned={audit.get('plimsoll.planned-bytes')} tenants={audit.get('plimsoll.tenants')}")
 for w in r.get("warnings", []):
     print(f"  warning: {w}")
-if not r["allowed"] or "plimsoll.planned-bytes" not in r.get("auditAnnotations", {}):
+if not r["allowed"] or "plimsoll.planned-bytes" not in audit or (sys.argv[1] == "tenants") != ("plimsoll.tenants" in audit):
     print(f"FAIL: {r.get('status')}")
+    sys.exit(1)
+PY
+done
+echo "== plimsoll webhook reviews the tenants file: the rendered ConfigMap and broken copies"
+# Each case: an object from overlays/tenants (changed or not) and the answer wanted.
+python3 - "$out/tenants.yaml" "$out" <<'PY'
+import copy, json, sys, yaml
+objs = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o]
+cm = next(o for o in objs if o["kind"] == "ConfigMap" and "plimsoll.dev/tenants" in o["metadata"].get("labels", {}))
+server = next(o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"] == "plimsoll")
+def review(name, obj, want):
+    json.dump({"want": want, "review": {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+               "request": {"uid": name, "operation": "CREATE", "object": obj}}}, open(f"{sys.argv[2]}/case-{name}.json", "w"))
+review("configmap", cm, {"allowed": True})
+typo = copy.deepcopy(cm)
+typo["data"]["tenants.json"] = typo["data"]["tenants.json"].replace('"max_kv_share"', '"max_kv_shares"')
+review("configmap-typo", typo, {"allowed": False, "message": "key tenants.json: /tenants/1/max_kv_shares: unknown field"})
+tiny = copy.deepcopy(server)
+notes = tiny["spec"]["template"]["metadata"]["annotations"]
+notes["plimsoll.dev/tenants"] = notes["plimsoll.dev/tenants"].replace('"max_kv_share": 0.25', '"max_kv_share": 0.0001')
+review("server-tiny-share", tiny, {"allowed": False, "message": 'tenant "batch": max_kv_share 0.0001 of the plan'})
+PY
+for case in "$out"/case-*.json; do
+  python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["review"]))' "$case" > "$case.review"
+  answer=$(post "$case.review")
+  python3 - "$case" "$answer" <<'PY'
+import json, sys
+want = json.load(open(sys.argv[1]))["want"]
+r = json.loads(sys.argv[2])["response"]
+message = r.get("status", {}).get("message", "")
+print(f"{r['uid']}: allowed={r['allowed']} {message}")
+if r["allowed"] != want["allowed"] or want.get("message", "") not in message:
+    print(f"FAIL: wanted {want}")
     sys.exit(1)
 PY
 done

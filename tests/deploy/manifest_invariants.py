@@ -49,11 +49,41 @@ def check_hpa(h, overlay):
 
 
 def check_webhook(w):
-    hook = w["webhooks"][0]
-    check(hook["failurePolicy"] in ("Fail", "Ignore"), "webhook: failurePolicy set")
-    check(hook.get("timeoutSeconds", 10) <= 10, "webhook: timeout <= 10 s")
     check("cert-manager.io/inject-ca-from" in w["metadata"].get("annotations", {}), "webhook: cert-manager CA injection")
-    check(hook["clientConfig"]["service"]["path"] == "/validate", "webhook: path /validate")
+    for hook in w["webhooks"]:
+        name = hook["name"]
+        check(hook["failurePolicy"] in ("Fail", "Ignore"), f"webhook {name}: failurePolicy set")
+        check(hook.get("timeoutSeconds", 10) <= 10, f"webhook {name}: timeout <= 10 s")
+        check(hook["clientConfig"]["service"]["path"] == "/validate", f"webhook {name}: path /validate")
+        check(hook["namespaceSelector"]["matchLabels"] == {"plimsoll.dev/webhook": "enabled"},
+              f"webhook {name}: only namespaces labelled plimsoll.dev/webhook=enabled")
+    resources = {r for hook in w["webhooks"] for rule in hook["rules"] for r in rule["resources"]}
+    check({"deployments", "statefulsets", "configmaps"} <= resources, "webhook: deployments, statefulsets, configmaps")
+    for hook in w["webhooks"]:
+        if any("configmaps" in rule["resources"] for rule in hook["rules"]):
+            exprs = hook.get("objectSelector", {}).get("matchExpressions", [])
+            check({"key": "plimsoll.dev/tenants", "operator": "Exists"} in exprs,
+                  f"webhook {hook['name']}: only ConfigMaps labelled plimsoll.dev/tenants")
+
+
+def check_tenants(objs, overlay):
+    """The tenants ConfigMap is labelled for the webhook, mounted where --tenants
+    (PLIMSOLL_TENANTS) points, and copied into the pod's plimsoll.dev/tenants annotation."""
+    server = next(o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"] == "plimsoll")
+    pod = server["spec"]["template"]["spec"]
+    c = next(c for c in pod["containers"] if c["name"] == "plimsoll")
+    path = env_of(c).get("PLIMSOLL_TENANTS", {}).get("value", "")
+    cms = [o for o in objs if o["kind"] == "ConfigMap" and "plimsoll.dev/tenants" in o["metadata"].get("labels", {})]
+    check(len(cms) == 1 and "tenants.json" in cms[0].get("data", {}), f"{overlay}: one ConfigMap labelled plimsoll.dev/tenants with tenants.json")
+    if not cms:
+        return
+    cm = cms[0]
+    volume = next((v for v in pod.get("volumes", []) if v.get("configMap", {}).get("name") == cm["metadata"]["name"]), None)
+    mount = next((m for m in c.get("volumeMounts", []) if volume and m["name"] == volume["name"]), None)
+    check(mount is not None and path == mount["mountPath"] + "/tenants.json",
+          f"{overlay}: PLIMSOLL_TENANTS {path} is the mounted ConfigMap {cm['metadata']['name']}'s tenants.json")
+    annotation = server["spec"]["template"]["metadata"].get("annotations", {}).get("plimsoll.dev/tenants")
+    check(annotation == cm["data"].get("tenants.json"), f"{overlay}: the plimsoll.dev/tenants annotation is the ConfigMap's tenants.json")
 
 
 CRD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crds")
@@ -142,6 +172,8 @@ def main(rules_file, files):
                 check(o["spec"]["groups"] == rules["groups"], f"{overlay}: PrometheusRule = {rules_file}")
             elif o["kind"] == "ValidatingWebhookConfiguration":
                 check_webhook(o)
+        if any(o["kind"] == "ConfigMap" and "plimsoll.dev/tenants" in o["metadata"].get("labels", {}) for o in objs):
+            check_tenants(objs, overlay)
         if "InferencePool" in kinds:
             check_inference_gateway(objs, overlay)
         if "Deployment" in kinds and overlay != "webhook":

@@ -25,6 +25,9 @@ echo "make-certs: wrote ca.crt, tls.crt, tls.key to $out" >&2
 if [ "$apply" = 1 ]; then
   kubectl -n "$ns" create secret tls plimsoll-webhook-tls --cert "$out/tls.crt" --key "$out/tls.key" \
     --dry-run=client -o yaml | kubectl apply -f -
+  ca=$(base64 -w0 < "$out/ca.crt")
+  # Every entry of the configuration: memory-plan.plimsoll.dev (0) and tenants.plimsoll.dev (1).
   kubectl patch validatingwebhookconfiguration plimsoll-memory-plan --type=json -p \
-    "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$(base64 -w0 < "$out/ca.crt")\"}]"
+    "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$ca\"},
+      {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$ca\"}]"
 fi

@@ -25,7 +25,7 @@ bool has_warning(const Decision& d, const std::string& text) {
 
 TEST(AdmissionPolicy, AllowsAPlanThatFitsTheRequest) {
   const Decision d = decide(deployment(serve_container(env_2048(), memory("24Gi", "24Gi"))), {});
-  EXPECT_TRUE(d.runs_plimsoll);
+  EXPECT_TRUE(d.reviewed);
   EXPECT_TRUE(d.allowed) << d.message;
   ASSERT_EQ(d.verdicts.size(), 1u);
   ASSERT_TRUE(d.verdicts[0].plan);
@@ -40,7 +40,7 @@ TEST(AdmissionPolicy, DeniesTheIncidentWithTheNumbers) {
   // and one sequence of f32 KV is 4 GiB, over the 10.8 GiB budget.
   const json f32_kv = json::array({"--kv-cache-dtype", "f32"});
   const Decision d = decide(deployment(serve_container(json::array(), memory("12Gi", "12Gi"), f32_kv)), {});
-  EXPECT_TRUE(d.runs_plimsoll);
+  EXPECT_TRUE(d.reviewed);
   EXPECT_FALSE(d.allowed);
   for (const char* part : {"container plimsoll", "memory request 12.00 GiB", "budget 10.80 GiB", "weights 6.",
                            "KV for one sequence of 4096 tokens 4.00 GiB", "the smallest memory request that fits"}) {
@@ -85,13 +85,13 @@ TEST(AdmissionPolicy, ChecksAgainstTheLimitWhenConfigured) {
 TEST(AdmissionPolicy, PassesObjectsThatDoNotRunPlimsoll) {
   json nginx = {{"name", "web"}, {"image", "nginx:1.25"}, {"resources", memory("64Mi", "")}};
   const Decision d = decide(deployment(nginx, json::object()), {});
-  EXPECT_FALSE(d.runs_plimsoll);
+  EXPECT_FALSE(d.reviewed);
   EXPECT_TRUE(d.allowed);
   EXPECT_TRUE(d.warnings.empty());
   EXPECT_TRUE(decide(json{{"kind", "ConfigMap"}, {"data", {{"a", "b"}}}}, {}).allowed);
   // `plimsoll generate` is not a server.
   json gen = {{"name", "gen"}, {"image", "plimsoll:0.1"}, {"command", {"plimsoll", "generate"}}};
-  EXPECT_FALSE(decide(deployment(gen), {}).runs_plimsoll);
+  EXPECT_FALSE(decide(deployment(gen), {}).reviewed);
 }
 
 TEST(AdmissionPolicy, WarnsOnASpecWithoutLimits) {
@@ -162,7 +162,7 @@ TEST(AdmissionPolicy, ReadsStatefulSetsAndShellCommands) {
             {"command", {"sh", "-c", "exec /opt/bin/plimsoll serve -m /models/m.gguf --max-total-tokens 512"}},
             {"resources", memory("10Gi", "10Gi")}};
   const Decision d = decide(deployment(c, testing::llama7b_annotations(), "StatefulSet"), {});
-  EXPECT_TRUE(d.runs_plimsoll);
+  EXPECT_TRUE(d.reviewed);
   EXPECT_TRUE(d.allowed) << d.message;
   EXPECT_EQ(d.verdicts.at(0).plan->max_total_tokens, 512);
 }

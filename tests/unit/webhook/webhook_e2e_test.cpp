@@ -144,6 +144,22 @@ TEST_F(WebhookEndToEnd, AnswersAllowedDeniedNonPlimsollAndMalformed) {
   EXPECT_NE(res->body.find("no route"), std::string::npos);
 }
 
+TEST_F(WebhookEndToEnd, ReviewsTenantsConfigMaps) {
+  json cm = {{"apiVersion", "v1"},
+             {"kind", "ConfigMap"},
+             {"metadata", {{"name", "tenants"}, {"namespace", "inference"}, {"labels", {{"plimsoll.dev/tenants", "true"}}}}},
+             {"data", {{"tenants.json", R"({"tenants": [{"name": "web", "weight": -1}]})"}}}};
+  json out = validate(testing::review(cm, "u-tenants-bad").dump(), 200);
+  EXPECT_EQ(out["response"]["allowed"], false) << out.dump();
+  EXPECT_EQ(out["response"]["status"]["message"],
+            "ConfigMap inference/tenants key tenants.json: /tenants/0/weight: must be a number > 0");
+  cm["data"]["tenants.json"] = R"({"tenants": [{"name": "web", "weight": 2}]})";
+  out = validate(testing::review(cm, "u-tenants-good").dump(), 200);
+  EXPECT_EQ(out["response"]["allowed"], true) << out.dump();
+  // The parser adds the default tenant (weight 1) when the file names none.
+  EXPECT_EQ(out["response"]["auditAnnotations"]["tenants"], "default,web") << out.dump();
+}
+
 TEST_F(WebhookEndToEnd, ServesANewCertificateWhenTheFilesChange) {
   EXPECT_FALSE(client(dir_ + "/second.crt")->Get("/healthz")) << "the second CA must not verify the first cert";
   // Replace both files atomically, as the kubelet does for a Secret volume.
