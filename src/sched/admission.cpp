@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "core/bytes.h"
 #include "engine/grammar/grammar.h"
@@ -14,6 +15,12 @@ namespace {
 
 Rejection reject(ErrorCode code, std::string message, double retry_after = 0) {
   return Rejection{Error{code, std::move(message)}, retry_after};
+}
+
+std::string fmt_share(double share) {
+  std::ostringstream out;
+  out << share;
+  return out.str();
 }
 
 std::string bytes_text(int64_t bytes) { return std::to_string(bytes) + " bytes (" + format_bytes(bytes) + ")"; }
@@ -55,6 +62,15 @@ std::optional<Rejection> Admission::check_items(const std::vector<GenerationRequ
       return reject(ErrorCode::kOutOfMemory,
                     where + "needs " + std::to_string(need) + " KV blocks but the whole pool has " +
                         std::to_string(lim.kv_blocks) + "; it can never fit");
+    }
+    if (r.tenant >= 0 && static_cast<size_t>(r.tenant) < lim.tenants.size()) {
+      const TenantLimits& t = lim.tenants[static_cast<size_t>(r.tenant)];
+      if (const int64_t cap = tenant_cap_blocks(t, lim.kv_blocks); cap > 0 && need > cap) {
+        return reject(ErrorCode::kOutOfMemory,
+                      where + "needs " + std::to_string(need) + " KV blocks but tenant \"" + t.name +
+                          "\" may hold " + std::to_string(cap) + " (max_kv_share " + fmt_share(t.max_kv_share) +
+                          " of " + std::to_string(lim.kv_blocks) + "); it can never fit");
+      }
     }
   }
   return std::nullopt;

@@ -306,5 +306,24 @@ TEST(Admission, ATenantAtItsOwnTokenCapIs429NamingItWhileOthersGetIn) {
   EXPECT_TRUE(std::holds_alternative<Admitted>(a.admit({batch, batch, batch}, 100.0)));
 }
 
+TEST(Admission, AnItemLargerThanItsTenantsShareCapIs422NamingIt) {
+  AdmissionLimits l = limits(int64_t{1} << 30);  // 1,000 blocks of 16 tokens
+  l.tenants = {TenantLimits{"default"}, TenantLimits{"small", 1.0, 0, 0.01}};  // 10 blocks: 160 tokens
+  Admission a(l);
+  GenerationRequest fits = item(50, 110);  // 160 tokens: 10 blocks
+  fits.tenant = 1;
+  EXPECT_TRUE(std::holds_alternative<Admitted>(a.admit({fits}, 100.0)));
+  GenerationRequest big = item(50, 111);  // 11 blocks: it would wait for ever
+  big.tenant = 1;
+  auto r = a.admit({fits, big}, 100.0);
+  ASSERT_TRUE(std::holds_alternative<Rejection>(r));
+  const Error& e = std::get<Rejection>(r).error;
+  EXPECT_EQ(e.code, ErrorCode::kOutOfMemory);
+  EXPECT_NE(e.message.find("input 1: needs 11 KV blocks but tenant \"small\" may hold 10 (max_kv_share 0.01 of 1000)"),
+            std::string::npos)
+      << e.message;
+  EXPECT_TRUE(std::holds_alternative<Admitted>(a.admit({item(50, 111)}, 100.0))) << "the default tenant has no cap";
+}
+
 }  // namespace
 }  // namespace plimsoll::sched
