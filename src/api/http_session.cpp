@@ -156,7 +156,7 @@ class Session : public std::enable_shared_from_this<Session> {
       return refuse({401, "unauthorized", "missing or wrong `Authorization: Bearer` key"});
     }
     req_.tenant = request_tenant(t_.config, req_);
-    if (!serve_tenant()) return;
+    if (route_->runs == Runs::kWorker && !serve_tenant()) return;  // (/health and the like answer at once)
     if (req_.method == "POST" && !has_length) {
       return refuse({411, "validation",
                      fmt::format("a POST needs a Content-Length (at most {} bytes)", t_.config.payload_limit_bytes)});

@@ -422,6 +422,11 @@ TEST_F(TenantTransportTest, ATenantAtItsShareOfConnectionsGets429AndAnotherIsSer
   }
   EXPECT_EQ(server_->tenant_refusals(), (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(tokenize_as("default"), 200);
+  {  // Routes answered at once on the I/O threads hold no connection: not refused.
+    RawSocket s(server_->port());
+    ASSERT_TRUE(s.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-Tenant: batch\r\n\r\n"));
+    EXPECT_EQ(status_of(s.read_all(seconds(10))), 200);
+  }
 }
 
 }  // namespace
