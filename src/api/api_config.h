@@ -21,6 +21,9 @@ struct ApiConfig {
   // accepted keys too. A request's tenant: its key's, else with
   // trust_tenant_header its X-Tenant header's, else the default (index 0).
   std::vector<std::string> tenant_names;
+  // Their weights, in the same order (api/tenant_shares.h: the HTTP workers,
+  // preparation pool, body budget and busy connections are shared by them).
+  std::vector<double> tenant_weights;
   std::vector<std::pair<std::string, int32_t>> tenant_key_sha256;
   bool trust_tenant_header = false;
   // Transport limits (src/api/http_session.cpp; docs/reliability.md lists them):

@@ -56,8 +56,11 @@ struct ApiServer::Impl {
        metrics::ServerMetrics& metrics, ChatPromptFormat chat)
       : config(std::move(cfg)),
         ctx{config, service, tokenizer, metrics, std::move(chat), nullptr},
-        connections(config.max_connections),
-        workers(std::max(config.threads, 4), static_cast<size_t>(std::max(config.max_connections, 1))),
+        tenants(tenant_set(config)),
+        refusals(tenants.size()),
+        connections(config.max_connections, tenants.weights),
+        workers(std::max(config.threads, 4), static_cast<size_t>(std::max(config.max_connections, 1)),
+                tenants.weights),
         prep(config.prep_threads, static_cast<size_t>(std::max(config.prep_queue, 1)),
              std::chrono::milliseconds(config.prep_timeout_ms), config.max_concurrent_compiles,
              [&service](int64_t bytes) -> Result<std::shared_ptr<void>> {
@@ -65,8 +68,16 @@ struct ApiServer::Impl {
                    service.reserve_bytes(bytes, "compiling a grammar", sched::BackstopCheck::kAtSubmit);
                if (!r.ok()) return r.rejection->error;
                return r.hold;
-             }),
-        transport{config, ctx, routes, workers, BodyBudget::create(body_budget_bytes(config)), connections} {
+             },
+             tenants, &refusals),
+        transport{config,
+                  ctx,
+                  routes,
+                  workers,
+                  BodyBudget::create(body_budget_bytes(config), tenants.weights, body_reservable_bytes(config)),
+                  connections,
+                  tenants,
+                  refusals} {
     ctx.prep = &prep;
     add_info_routes(routes, ctx);
     add_tgi_routes(routes, ctx);
@@ -78,6 +89,8 @@ struct ApiServer::Impl {
   ApiConfig config;
   RouteContext ctx;
   RouteTable routes;
+  TenantSet tenants;         // who shares the workers, preparations, body budget and connections
+  TenantRefusals refusals;   // per tenant: requests refused for its share of them
   ConnectionRegistry connections;
   WorkerPool workers;
   PrepPool prep;  // after the workers: they wait on it, so it stops first (stop())
@@ -163,6 +176,8 @@ Status ApiServer::start() {
 int ApiServer::port() const { return impl_->port; }
 
 void ApiServer::stop_preparing() { impl_->prep.stop(); }
+
+std::vector<int64_t> ApiServer::tenant_refusals() const { return impl_->refusals.snapshot(); }
 
 void ApiServer::stop() {
   Impl& s = *impl_;

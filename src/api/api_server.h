@@ -52,6 +52,10 @@ class ApiServer {
   // grammar compile) and answers new ones 503; what was admitted goes on.
   // The first step of a graceful shutdown. Idempotent.
   void stop_preparing();
+  // Per tenant (ApiConfig::tenant_names' order): requests refused (429) for
+  // the tenant's share of the HTTP workers, preparation pool, body budget or
+  // connections (api/tenant_shares.h).
+  std::vector<int64_t> tenant_refusals() const;
   // Stops accepting; waiting requests answer 503; open streams write what is
   // queued for them (up to 2 s), then end. Idempotent.
   void stop();

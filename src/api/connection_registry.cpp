@@ -22,7 +22,7 @@ std::optional<uint64_t> ConnectionRegistry::admit(std::function<void()> close) {
       ++evictions_;
     }
     id = ++next_id_;
-    entries_[id] = Entry{std::move(close), true, Clock::now()};
+    entries_[id] = Entry{std::move(close), true, Clock::now(), -1};
   }
   if (evicted) evicted();
   return id;
@@ -33,7 +33,35 @@ void ConnectionRegistry::set_reading(uint64_t id, bool reading, bool continues) 
   auto it = entries_.find(id);
   if (it == entries_.end()) return;
   it->second.reading = reading;
-  if (reading && !continues) it->second.since = Clock::now();
+  if (reading && !continues) {
+    it->second.since = Clock::now();
+    it->second.tenant = -1;
+  }
+}
+
+std::vector<int64_t> ConnectionRegistry::busy_locked() const {
+  std::vector<int64_t> busy(shares_.tenants(), 0);
+  for (const auto& [id, e] : entries_) {
+    if (e.tenant >= 0) ++busy[static_cast<size_t>(e.tenant)];
+  }
+  return busy;
+}
+
+std::vector<int64_t> ConnectionRegistry::busy() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return busy_locked();
+}
+
+ConnectionRegistry::Served ConnectionRegistry::try_serve(uint64_t id, size_t tenant) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return {};
+  tenant = tenant < shares_.tenants() ? tenant : 0;
+  it->second.tenant = -1;  // not counted against itself
+  const std::vector<int64_t> busy = busy_locked();
+  if (!shares_.fits(tenant, 1, busy)) return {false, busy[tenant], shares_.limit(tenant, busy)};
+  it->second.tenant = static_cast<int>(tenant);
+  return {};
 }
 
 void ConnectionRegistry::remove(uint64_t id) {

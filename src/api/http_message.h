@@ -42,6 +42,9 @@ struct HttpRequest {
   // Set by the transport when the client closes its connection while a
   // worker runs the handler (a non-streamed generation then stops early).
   std::shared_ptr<std::atomic<bool>> client_gone = std::make_shared<std::atomic<bool>>(false);
+  // The request's tenant, set by the transport once the head is read
+  // (request_tenant); -1: not known yet (request_tenant works it out).
+  int32_t tenant = -1;
 
   std::string header(std::string_view name) const { return headers.get(name); }
   // The route is done with the body (it is parsed into a validated call and

@@ -155,6 +155,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (route_->access == Access::kKey && !authorized(t_.config, req_)) {
       return refuse({401, "unauthorized", "missing or wrong `Authorization: Bearer` key"});
     }
+    req_.tenant = request_tenant(t_.config, req_);
+    if (route_->runs == Runs::kWorker && !serve_tenant()) return;  // (/health and the like answer at once)
     if (req_.method == "POST" && !has_length) {
       return refuse({411, "validation",
                      fmt::format("a POST needs a Content-Length (at most {} bytes)", t_.config.payload_limit_bytes)});
@@ -190,6 +192,23 @@ class Session : public std::enable_shared_from_this<Session> {
     // the socket, so a slow client gets a close, not a 408): nothing to answer.
   }
 
+  // The request's tenant may keep one more connection busy (its share of
+  // --max-connections): true; else answered 429.
+  bool serve_tenant() {
+    if (!id_) return true;
+    const ConnectionRegistry::Served served = t_.connections.try_serve(*id_, tenant());
+    if (served.ok) return true;
+    t_.refusals.add(tenant());
+    refuse({429, "overloaded",
+            fmt::format("{} has {} connections being served and its share of the {} connections now is {} "
+                        "(--max-connections; the other tenants' reserves are kept for them): retry later",
+                        t_.tenants.label(req_.tenant), served.busy, t_.config.max_connections, served.limit),
+            1});
+    return false;
+  }
+
+  size_t tenant() const { return t_.tenants.index(req_.tenant); }
+
   ApiError transfer_encoding_error() const {
     return {411, "validation",
             fmt::format("Transfer-Encoding (chunked or any other) is not accepted on requests: send the body with "
@@ -218,13 +237,13 @@ class Session : public std::enable_shared_from_this<Session> {
     received_ = 0;
     room_deadline_.reset();
     if (length == 0) return dispatch();
-    req_.body_reservation = t_.budget->open();
+    req_.body_reservation = t_.budget->open(tenant());
     std::weak_ptr<Session> weak = shared_from_this();
     reader_ = t_.budget->begin_reading(head_at_, [weak, executor = stream_.get_executor()] {
       net::post(executor, [weak] {
         if (auto s = weak.lock()) s->cut_body();
       });
-    });
+    }, tenant());
     const bool arrived = static_cast<int64_t>(buffer_.size()) >= length;
     if (!expects_continue || version_ == 10 || arrived) return take_body();
     net::async_write(stream_, net::buffer(kContinue), [self = shared_from_this()](beast::error_code ec, size_t) {
@@ -302,7 +321,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void wait_for_room(int64_t bytes, void (*retry)(Session&)) {
     const auto now = Clock::now();
     if (!room_deadline_) room_deadline_ = now + kRoomWait;
-    if (now >= *room_deadline_ || t_.budget->make_room(bytes, reader_, now) == BodyBudget::Room::kRefuse) {
+    if (now >= *room_deadline_ || t_.budget->make_room(bytes, reader_, now, tenant()) == BodyBudget::Room::kRefuse) {
       return refuse_body(bytes);
     }
     timer_.expires_after(kRoomPoll);
@@ -315,8 +334,20 @@ class Session : public std::enable_shared_from_this<Session> {
   void refuse_body(int64_t bytes) {
     const int64_t held = req_.body_reservation.bytes();
     const int64_t used = t_.budget->used_bytes();
+    const int64_t tenant_used = t_.budget->tenant_used_bytes(tenant());
+    const int64_t tenant_limit = t_.budget->tenant_limit_bytes(tenant());
     abandon_body();
     req_.release_body();  // also a read body's, refused its tree
+    if (t_.budget->tenants() > 1 && used + bytes <= t_.budget->total_bytes()) {  // the tenant's share, not the budget
+      t_.refusals.add(tenant());
+      return refuse({429, "overloaded",
+                     fmt::format("{}'s request bodies in flight hold {} bytes and its share of the {}-byte budget "
+                                 "(--max-body-bytes-in-flight) now is {}; none of its slower bodies holds enough to "
+                                 "make room for the next {} bytes of this one ({} of {} bytes read, {} held)",
+                                 t_.tenants.label(req_.tenant), tenant_used, t_.budget->total_bytes(), tenant_limit,
+                                 bytes, received_, body_length_, held),
+                     1});
+    }
     refuse({429, "overloaded",
             fmt::format("request bodies in flight hold {} of the {}-byte budget (--max-body-bytes-in-flight) and no "
                         "slower body holds enough to make room for the next {} bytes of this one ({} of {} bytes "
@@ -363,21 +394,35 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     auto self = shared_from_this();
     watch_client();
-    const bool queued = t_.workers.try_post([self] {
+    const WorkerPool::PostResult posted = t_.workers.post(req_.tenant, [self] {
       HttpResponse res;
       run_handler(*self->route_, self->req_, res);
       self->req_.release_body();
       net::post(self->stream_.get_executor(),
                 [self, res = std::move(res)]() mutable { self->write_response(std::move(res)); });
     });
-    if (!queued) {
+    if (posted.outcome != WorkerPool::Posted::kQueued) {
       req_.release_body();
       stop_watching();
-      refuse({503, "overloaded",
-              fmt::format("all {} HTTP workers are busy and {} requests wait (--http-threads)", t_.workers.threads(),
-                          t_.workers.max_queued()),
-              1});
+      refuse(worker_refusal(posted));
     }
+  }
+
+  ApiError worker_refusal(const WorkerPool::PostResult& posted) {
+    if (posted.outcome == WorkerPool::Posted::kTenantFull) {
+      t_.refusals.add(tenant());
+      return {429, "overloaded",
+              fmt::format("{} holds its share of the {} HTTP workers and {} waiting places: {} of its requests run "
+                          "or wait and its share now is {} (--http-threads; the other tenants' reserves are kept "
+                          "for them): retry later",
+                          t_.tenants.label(req_.tenant), t_.workers.threads(), t_.workers.max_queued(), posted.held,
+                          posted.limit),
+              1};
+    }
+    return {503, "overloaded",
+            fmt::format("all {} HTTP workers are busy and {} requests wait (--http-threads)", t_.workers.threads(),
+                        t_.workers.max_queued()),
+            1};
   }
 
   // While a worker runs the handler, a read on the socket notices the client

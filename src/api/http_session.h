@@ -13,6 +13,7 @@
 #include "api/body_budget.h"
 #include "api/connection_registry.h"
 #include "api/route_context.h"
+#include "api/tenant_shares.h"
 #include "api/worker_pool.h"
 
 namespace plimsoll::api {
@@ -25,6 +26,8 @@ struct Transport {
   WorkerPool& workers;
   std::shared_ptr<BodyBudget> budget;
   ConnectionRegistry& connections;
+  const TenantSet& tenants;
+  TenantRefusals& refusals;  // per tenant: requests refused for its share of the above
   std::atomic<int> active_requests{0};  // heads accepted whose response is not yet written
 };
 

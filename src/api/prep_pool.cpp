@@ -44,14 +44,32 @@ struct PrepPool::Job {
 };
 
 PrepPool::PrepPool(int threads, size_t max_queued, std::chrono::milliseconds timeout, int compile_slots,
-                   WorkspaceSlots::Reserver reserve)
+                   WorkspaceSlots::Reserver reserve, TenantSet tenants, TenantRefusals* refusals)
     : timeout_(timeout),
       compile_slots_(std::max(1, compile_slots), prep_workspace_bytes(), std::move(reserve)),
-      pool_(std::max(1, threads), max_queued) {}
+      tenants_(std::move(tenants)),
+      refusals_(refusals),
+      pool_(std::max(1, threads), max_queued, tenants_.weights) {}
+
+Status PrepPool::refusal(const WorkerPool::PostResult& posted, int32_t tenant) const {
+  if (posted.outcome == WorkerPool::Posted::kStopped) return make_error(ErrorCode::kUnavailable, "the server is stopping");
+  if (posted.outcome == WorkerPool::Posted::kTenantFull) {
+    if (refusals_) refusals_->add(tenants_.index(tenant));
+    return make_error(ErrorCode::kOverloaded,
+                      fmt::format("{} holds {} of the {} preparation threads and waiting places and its share now is "
+                                  "{} (--prep-threads, --prep-queue; the other tenants' reserves are kept free for "
+                                  "them): retry later",
+                                  tenants_.label(tenant), posted.held, pool_.threads() + pool_.max_queued(),
+                                  posted.limit));
+  }
+  return make_error(ErrorCode::kOverloaded,
+                    fmt::format("{} preparation threads are busy and {} requests wait for them (--prep-threads)",
+                                pool_.threads(), pool_.max_queued()));
+}
 
 PrepPool::~PrepPool() { stop(); }
 
-Status PrepPool::run(const std::function<Status()>& prepare, const std::atomic<bool>* client_gone) {
+Status PrepPool::run(const std::function<Status()>& prepare, const std::atomic<bool>* client_gone, int32_t tenant) {
   if (stopping_.load()) return make_error(ErrorCode::kUnavailable, "the server is stopping");
   const Clock::time_point deadline = Clock::now() + timeout_;
   auto job = std::make_shared<Job>(deadline, fmt::format("{} ms (--prep-timeout-ms)", timeout_.count()),
@@ -71,7 +89,7 @@ Status PrepPool::run(const std::function<Status()>& prepare, const std::atomic<b
     std::lock_guard<std::mutex> lock(jobs_mutex_);
     jobs_.push_back(job.get());
   }
-  const bool queued = pool_.try_post([job, unrun, &prepare] {
+  const WorkerPool::PostResult posted = pool_.post(tenant, [job, unrun, &prepare] {
     if (job->control.cancelled()) return job->finish(job->control.check());
     if (Clock::now() > job->control.deadline()) {
       return job->finish(make_error(ErrorCode::kOverloaded, "the request waited for a preparation thread longer "
@@ -87,11 +105,9 @@ Status PrepPool::run(const std::function<Status()>& prepare, const std::atomic<b
       job->finish(make_error(ErrorCode::kInternal, e.what()));
     }
   });
-  if (!queued) {
+  if (posted.outcome != WorkerPool::Posted::kQueued) {
     unrun->job.reset();
-    job->finish(make_error(ErrorCode::kOverloaded,
-                           fmt::format("{} preparation threads are busy and {} requests wait for them (--prep-threads)",
-                                       pool_.threads(), pool_.max_queued())));
+    job->finish(refusal(posted, tenant));
   }
   unrun.reset();
   {

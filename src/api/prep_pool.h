@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "api/tenant_shares.h"
 #include "api/worker_pool.h"
 #include "core/result.h"
 #include "core/work_control.h"
@@ -46,21 +47,25 @@ class PrepPool {
 
   // `compile_slots`: grammar compiles that may run at once, each reserving
   // prep_workspace_bytes() through `reserve` (none when null, as in tests);
-  // the others wait for a slot, cancellable.
+  // the others wait for a slot, cancellable. `tenants`: who shares the
+  // threads and queue places (WorkerPool's rule); `refusals` (may be null)
+  // counts each tenant's refusals for its share.
   PrepPool(int threads, size_t max_queued, std::chrono::milliseconds timeout, int compile_slots = 1,
-           WorkspaceSlots::Reserver reserve = nullptr);
+           WorkspaceSlots::Reserver reserve = nullptr, TenantSet tenants = {}, TenantRefusals* refusals = nullptr);
   ~PrepPool();  // stop()
   PrepPool(const PrepPool&) = delete;
   PrepPool& operator=(const PrepPool&) = delete;
 
-  // Runs `prepare` on a pool thread and waits for it (it may capture the
-  // caller's locals by reference: run returns only once `prepare` has
-  // returned or was never started). Its status, or: kOverloaded (429) when
-  // max_queued preparations wait already or the deadline passed before it
-  // started; kCancelled when `client_gone` became true; kUnavailable (503)
-  // when the pool stopped. A preparation past its deadline while running
-  // fails with kInvalidArgument (422) from the work that noticed it.
-  Status run(const std::function<Status()>& prepare, const std::atomic<bool>* client_gone);
+  // Runs `prepare` for `tenant` on a pool thread and waits for it (it may
+  // capture the caller's locals by reference: run returns only once
+  // `prepare` has returned or was never started). Its status, or:
+  // kOverloaded (429) when max_queued preparations wait already, or the
+  // tenant holds its share of threads + queue places, or the deadline passed
+  // before it started; kCancelled when `client_gone` became true;
+  // kUnavailable (503) when the pool stopped. A preparation past its
+  // deadline while running fails with kInvalidArgument (422) from the work
+  // that noticed it.
+  Status run(const std::function<Status()>& prepare, const std::atomic<bool>* client_gone, int32_t tenant = 0);
 
   // Cancels every preparation running or waiting, refuses new ones, joins.
   // Idempotent; returns within the time the slowest poll point takes.
@@ -74,8 +79,12 @@ class PrepPool {
  private:
   struct Job;
 
+  Status refusal(const WorkerPool::PostResult& posted, int32_t tenant) const;
+
   std::chrono::milliseconds timeout_;
   WorkspaceSlots compile_slots_;
+  const TenantSet tenants_;
+  TenantRefusals* const refusals_;
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> in_flight_{0};
   std::mutex jobs_mutex_;

@@ -72,7 +72,9 @@ class TreeCharge {
   bool take(int64_t step) {
     const auto deadline = std::chrono::steady_clock::now() + kRoomWait;
     while (!reservation_->try_grow(step)) {
-      if (reservation_->budget()->make_room(step, /*requester=*/0) == BodyBudget::Room::kRefuse) return false;
+      const BodyBudget::Room room = reservation_->budget()->make_room(step, /*requester=*/0, BodyBudget::Clock::now(),
+                                                                      reservation_->tenant());
+      if (room == BodyBudget::Room::kRefuse) return false;
       if (std::chrono::steady_clock::now() >= deadline) return false;
       std::this_thread::sleep_for(kRoomPoll);
     }

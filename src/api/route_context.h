@@ -65,9 +65,9 @@ class RouteTable {
 // The API key check (constant time): --api-key or a tenant's key; true when
 // no key is configured.
 bool authorized(const ApiConfig& config, const HttpRequest& req);
-// The request's tenant (ApiConfig::tenant_names' index): its API key's, else
-// its X-Tenant header's when trusted, else 0 (the default tenant, also for an
-// unknown name).
+// The request's tenant (ApiConfig::tenant_names' index): req.tenant when the
+// transport has set it, else its API key's, else its X-Tenant header's when
+// trusted, else 0 (the default tenant, also for an unknown name).
 int32_t request_tenant(const ApiConfig& config, const HttpRequest& req);
 
 // The route edge: runs the handler; the only catch-all — a JSON error becomes

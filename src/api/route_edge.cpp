@@ -71,6 +71,7 @@ bool authorized(const ApiConfig& config, const HttpRequest& req) {
 }
 
 int32_t request_tenant(const ApiConfig& config, const HttpRequest& req) {
+  if (req.tenant >= 0) return req.tenant;
   if (const int32_t t = key_tenant(config, req); t >= 0) return t;
   if (config.trust_tenant_header) {
     const std::string name = req.header("X-Tenant");
@@ -87,7 +88,7 @@ std::string RouteContext::model_id() const {
 
 Status prepare(RouteContext& ctx, const HttpRequest& req, const std::function<Status()>& fn) {
   if (!ctx.prep) return fn();
-  return ctx.prep->run(fn, req.client_gone.get());
+  return ctx.prep->run(fn, req.client_gone.get(), request_tenant(ctx.config, req));
 }
 
 void send_json(HttpResponse& res, const std::string& body) {

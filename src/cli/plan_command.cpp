@@ -163,6 +163,17 @@ int run(PlanFlags& f) {
   if (!facts) return fail(facts.error());
   r.model = *facts;
   PlanReport rep;
+  std::optional<sched::TenantTable> tenants;
+  if (!r.serve.tenants_file.empty()) {
+    auto file = sched::load_tenants_file(r.serve.tenants_file);
+    if (!file) return fail(file.error());
+    tenants = file->tenants;
+    // As serve fills them: with several tenants the body budget's default grows (api/body_budget.h).
+    for (const sched::TenantLimits& t : file->tenants) {
+      r.serve.api.tenant_names.push_back(t.name);
+      r.serve.api.tenant_weights.push_back(t.weight);
+    }
+  }
   if (f.target_concurrency > 0) {
     auto need = required_memory_limit(r, f.target_concurrency);
     if (!need) return fail(need.error());
@@ -173,12 +184,6 @@ int run(PlanFlags& f) {
   if (r.memory_limit_bytes <= 0) {
     return fail({ErrorCode::kInvalidArgument,
                  "give --memory-limit, --resources, --resources-file or --target-concurrency"});
-  }
-  std::optional<sched::TenantTable> tenants;
-  if (!r.serve.tenants_file.empty()) {
-    auto file = sched::load_tenants_file(r.serve.tenants_file);
-    if (!file) return fail(file.error());
-    tenants = file->tenants;
   }
   auto plan = make_static_plan(r);
   if (!plan) return fail(plan.error());

@@ -110,7 +110,8 @@ inline constexpr Name kTenantQueuedTokens{"plimsoll_tenant_queued_tokens",
 inline constexpr Name kTenantServedTokens{"plimsoll_tenant_served_tokens_total",
                                           "Prompt and generated tokens computed for the tenant."};
 inline constexpr Name kTenantRejections{"plimsoll_tenant_rejections_total",
-                                        "Requests refused (429) because the tenant was at its own max_queued_tokens."};
+                                        "Requests refused (429) because the tenant was at its own max_queued_tokens or held its "
+                                        "share of the HTTP workers, preparation pool, body budget or connections."};
 inline constexpr Name kTenantWeight{"plimsoll_tenant_weight", "The tenant's weight in the fair share."};
 inline constexpr Name kTimeToFirstTokenSeconds{"plimsoll_time_to_first_token_seconds",
                                                "Seconds from receiving a request to its first token."};

@@ -81,7 +81,11 @@ Status read_tenants(ServeConfig& c) {
   }
   c.tenants = file.tenants;
   c.api.tenant_names.clear();
-  for (const sched::TenantLimits& t : file.tenants) c.api.tenant_names.push_back(t.name);
+  c.api.tenant_weights.clear();
+  for (const sched::TenantLimits& t : file.tenants) {
+    c.api.tenant_names.push_back(t.name);
+    c.api.tenant_weights.push_back(t.weight);
+  }
   c.api.tenant_key_sha256 = file.key_sha256;
   if (!c.tenants_file.empty()) {
     std::string list;
@@ -91,15 +95,20 @@ Status read_tenants(ServeConfig& c) {
   return {};
 }
 
-// Per-tenant figures, labelled by the tenants file's names.
-void publish_tenants(metrics::ServerMetrics& m, const std::vector<sched::TenantStats>& tenants) {
-  for (const sched::TenantStats& t : tenants) {
+// Per-tenant figures, labelled by the tenants file's names. Rejections: the
+// scheduler's (max_queued_tokens) and the HTTP side's (`http_refusals`, a
+// tenant's share of workers, preparations, body budget, connections).
+void publish_tenants(metrics::ServerMetrics& m, const std::vector<sched::TenantStats>& tenants,
+                     const std::vector<int64_t>& http_refusals) {
+  for (size_t i = 0; i < tenants.size(); ++i) {
+    const sched::TenantStats& t = tenants[i];
+    const int64_t refusals = t.refusals + (i < http_refusals.size() ? http_refusals[i] : 0);
     m.tenant_waiting.labels({t.name}).set(static_cast<double>(t.waiting));
     m.tenant_running.labels({t.name}).set(static_cast<double>(t.running));
     m.tenant_kv_blocks.labels({t.name}).set(static_cast<double>(t.kv_blocks));
     m.tenant_queued_tokens.labels({t.name}).set(static_cast<double>(t.queued_tokens));
     m.tenant_served_tokens.labels({t.name}).advance_to(static_cast<double>(t.served_tokens));
-    m.tenant_rejections.labels({t.name}).advance_to(static_cast<double>(t.refusals));
+    m.tenant_rejections.labels({t.name}).advance_to(static_cast<double>(refusals));
     m.tenant_weight.labels({t.name}).set(t.weight);
   }
 }
@@ -171,7 +180,7 @@ int run_serve(ServeConfig c) {
   GrammarCache grammars(c.engine.grammar_cache_bytes);
   api::ApiServer http(c.api, front, *s.tokenizer.tokenizer, server_metrics, chat_format(s.tokenizer));
   if (c.engine.grammar_cache_bytes > 0) http.set_grammar_cache(&grammars);
-  http.set_scrape_hook([&server_metrics, &front, &pressure, &grammars] {
+  http.set_scrape_hook([&server_metrics, &front, &pressure, &grammars, &http] {
     const ProcessMemory mem = read_process_memory();
     server_metrics.memory_resident_bytes.set(static_cast<double>(mem.resident_bytes));
     publish_memory_pressure(server_metrics, pressure);
@@ -186,7 +195,7 @@ int run_serve(ServeConfig c) {
     server_metrics.prefix_cache_blocks.set(static_cast<double>(st.prefix_cache_blocks));
     server_metrics.prefix_cache_reclaimable_blocks.set(static_cast<double>(st.prefix_cache_reclaimable_blocks));
     server_metrics.prefix_cache_evictions.advance_to(static_cast<double>(st.prefix_cache_evictions));
-    publish_tenants(server_metrics, st.tenants);
+    publish_tenants(server_metrics, st.tenants, http.tenant_refusals());
   });
   if (Status st = http.start(); !st.ok()) {
     spdlog::error("{}", st.error().message);

@@ -215,7 +215,8 @@ std::vector<ServeSetting> make_table() {
       "Require `Authorization: Bearer KEY` (checked before the body is read)"));
   t.push_back(row<std::string>("--tenants", "PLIMSOLL_TENANTS", K::kString, [](ServeConfig& c) -> auto& { return c.tenants_file; },
       "Tenants file (JSON: names, weights, caps, API key hashes; docs/api.md \"Tenants\"): the engine is shared "
-      "by weight between tenants with work waiting; its keys are accepted API keys (plan: each tenant's share)",
+      "by weight between tenants with work waiting, and HTTP workers, preparations, body budget and "
+      "connections with a reserve each; its keys are accepted API keys (plan: each tenant's share)",
       kPlanInput));
   t.push_back(row<bool>("--prefix-cache-across-tenants", "PLIMSOLL_PREFIX_CACHE_ACROSS_TENANTS", K::kBool, [](ServeConfig& c) -> auto& { return c.prefix_cache_across_tenants; },
       "One prefix cache for all tenants (default: each tenant's prompts are found by that tenant alone, so "
@@ -228,7 +229,8 @@ std::vector<ServeSetting> make_table() {
   t.push_back(row<int64_t>("--max-body-bytes-in-flight", "PLIMSOLL_MAX_BODY_BYTES_IN_FLIGHT", K::kBytes, [](ServeConfig& c) -> auto& { return c.api.max_body_bytes_in_flight; },
       "Budget for request bodies being read and parsed (their bytes as they arrive, their JSON trees as "
       "they are built); when short, the slowest body still arriving is cut, or the requester gets 429 "
-      "(0: the larger of 33 x payload-limit and max-connections x 33 x 4 KiB)", kPlanInput));
+      "(0: the larger of 33 x payload-limit and max-connections x 33 x 4 KiB; with --tenants their sum)",
+      kPlanInput));
   t.push_back(row<int>("--max-connections", "PLIMSOLL_MAX_CONNECTIONS", K::kInt, [](ServeConfig& c) -> auto& { return c.api.max_connections; },
       "Open connections; at the cap the one reading its request (head or body) longest is closed", kPlanInput));
   t.push_back(row<int64_t>("--max-header-bytes", "PLIMSOLL_MAX_HEADER_BYTES", K::kBytes, [](ServeConfig& c) -> auto& { return c.api.max_header_bytes; },

@@ -3,11 +3,18 @@ call) from one tenant while another sends one short streamed request every
 200 ms: the short requests' time to first token p99 stays within 2x an idle
 server's or 250 ms, whichever is larger, and every one of the 2,048 is
 answered; the batch tenant's sequences were preempted to give the other its
-share, and the per-tenant metrics say so."""
+share, and the per-tenant metrics say so.
+
+Before the engine too: one tenant's slow non-streamed generations hold no
+more than its share of the HTTP workers and connections, so another tenant's
+request is answered while they run, and the first tenant's request beyond its
+share of connections gets 429 naming it."""
 
 import hashlib
+import http.client
 import json
 import os
+import socket
 import tempfile
 import threading
 import time
@@ -17,6 +24,9 @@ import urllib.request
 from server import Server
 
 BATCH_KEY, WEB_KEY = "batch-key-0123", "web-key-4567"
+# Prompts in each of the slow test's batch requests (x 256 new tokens): long
+# enough to hold a worker for several seconds.
+SLOW_PROMPTS = 64
 
 
 def sha256(text):
@@ -197,6 +207,69 @@ class TenantsTest(unittest.TestCase):
                     server.stop()
         finally:
             os.unlink(path)
+
+    def test_slow_generations_of_one_tenant_leave_workers_and_connections_for_another(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"default_tenant": "web",
+                       "tenants": [{"name": "web", "api_key_sha256": [sha256(WEB_KEY)]},
+                                   {"name": "batch", "api_key_sha256": [sha256(BATCH_KEY)]}]}, f)
+            path = f.name
+        # 4 workers, 8 connections, two tenants of weight 1: each keeps 1 worker
+        # and 2 connections for itself, so batch runs at most 3 handlers and
+        # serves at most 6 requests at once.
+        server = Server("--tenants", path, "--http-threads", "4", "--max-connections", "8")
+        batch_key = {"Authorization": "Bearer " + BATCH_KEY}
+        slow = {"inputs": ["Once upon a time"] * SLOW_PROMPTS, "parameters": {"max_new_tokens": 256}}
+        jobs, conns, results, answered = [], [], [], 0.0
+        try:
+
+            def batch(conn):
+                try:
+                    conn.request("POST", "/generate", json.dumps(slow),
+                                 headers=dict(batch_key, **{"Content-Type": "application/json"}))
+                    status = conn.getresponse().status
+                except Exception as e:  # its connection was closed under it (below)
+                    status = repr(e)
+                results.append((status, time.time()))
+
+            conns += [http.client.HTTPConnection("127.0.0.1", server.port, timeout=120) for _ in range(6)]
+            jobs += [threading.Thread(target=batch, args=(conn,)) for conn in conns]
+            for job in jobs:
+                job.start()
+            started = time.time()
+            running = 'plimsoll_tenant_running_sequences{tenant="batch"}'
+            m = server.metrics_when(lambda m: m.get(running, 0) > 0, timeout_s=20)
+            self.assertGreater(m.get(running, 0), 0, "batch never ran")
+            time.sleep(1)  # every one of batch's six heads is in by now (sent at once, on loopback)
+            # Batch's seventh request: over its share of connections.
+            status, data, headers = server.request("POST", "/generate", slow, headers=batch_key, timeout_s=10)
+            self.assertEqual(status, 429, data[:300])
+            self.assertIn(b"tenant 'batch'", data)
+            self.assertIn(b"--max-connections", data)
+            # Web's request gets the worker batch may not take, while batch's run.
+            t0 = time.time()
+            status, data, _ = server.request("POST", "/generate",
+                                             {"inputs": "Once upon a time", "parameters": {"max_new_tokens": 8}},
+                                             headers={"Authorization": "Bearer " + WEB_KEY}, timeout_s=20)
+            answered = time.time()
+            self.assertEqual(status, 200, data[:300])
+            print("web answered in %.2f s beside batch's slow generations" % (answered - t0))
+            self.assertLess(answered - t0, 10)
+            m = server.metrics_when(lambda m: m.get('plimsoll_tenant_rejections_total{tenant="batch"}', 0) >= 1)
+            self.assertGreaterEqual(m.get('plimsoll_tenant_rejections_total{tenant="batch"}', 0), 1)
+        finally:
+            for conn in conns:  # the client leaves: its generations stop (no drain to wait for)
+                if conn.sock:
+                    conn.sock.shutdown(socket.SHUT_RDWR)
+            for job in jobs:
+                job.join(timeout=60)
+            server.stop()
+            os.unlink(path)
+        # (Read once every batch thread has ended.) At most 3 run at once, so
+        # with at most 2 answered before web, 3 still held their workers.
+        before = sum(1 for _, t in results if t <= answered)
+        print("batch requests answered before web: %d of 6" % before)
+        self.assertLessEqual(before, 2, "batch's generations ended before web was answered: nothing was measured")
 
 
 if __name__ == "__main__":
