@@ -75,20 +75,31 @@ class PlannerRampTest(unittest.TestCase):
         self.check_ramp("llama-134m-q8_0", random_134m(), "768Mi", 16, 112)
 
 
-def ramp_leftovers(pid):
-    """The memory cgroups and logs a ramp run by `pid` made, and ramp children still running."""
+def ramp_children(pid, seen=()):
+    """Ramp children still running: those of `pid`, and those in `seen` (children of it seen
+    before, orphaned if it left them). Other ramps on the machine (a second test run) are not
+    counted."""
+    children = []
+    for proc in glob.glob("/proc/[0-9]*"):
+        try:
+            with open(proc + "/cmdline", "rb") as f:
+                if b"--ramp-child-batch" not in f.read():
+                    continue
+            with open(proc + "/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid or proc.split("/")[2] in seen:
+            children.append(proc.split("/")[2])
+    return children
+
+
+def ramp_leftovers(pid, seen=()):
+    """The memory cgroups and logs a ramp run by `pid` made, and its ramp children still running."""
     own_dir, _ = memcg._own_memory_cgroup()
     cgroups = glob.glob(os.path.join(own_dir, "plimsoll-ramp-*-%d" % pid))
     logs = glob.glob("/tmp/plimsoll-ramp-%d-*.log" % pid)
-    children = []
-    for cmdline in glob.glob("/proc/[0-9]*/cmdline"):
-        try:
-            with open(cmdline, "rb") as f:
-                if b"--ramp-child-batch" in f.read():
-                    children.append(cmdline.split("/")[2])
-        except OSError:
-            pass
-    return cgroups, logs, children
+    return cgroups, logs, ramp_children(pid, seen)
 
 
 @unittest.skipIf(SKIP, "no writable memory cgroup: %s" % SKIP)
@@ -107,11 +118,15 @@ class PlannerStopTest(unittest.TestCase):
             # A step past the first is running: its cgroup exists (it may end before the signal lands,
             # then the signal meets the ramp between steps, which must stop as promptly).
             deadline = time.time() + 120
+            seen = set()
             while time.time() < deadline and p.poll() is None:
-                if any(not c.endswith("-1-%d" % p.pid) for c in ramp_leftovers(p.pid)[0]):
+                cgroups, _, children = ramp_leftovers(p.pid)
+                seen.update(children)
+                if any(not c.endswith("-1-%d" % p.pid) for c in cgroups):
                     break
                 time.sleep(0.02)
             self.assertIsNone(p.poll(), "the ramp ended before it could be stopped")
+            seen.update(ramp_children(p.pid))
             t0 = time.time()
             p.send_signal(sig)
             out, err = p.communicate(timeout=30)
@@ -124,7 +139,7 @@ class PlannerStopTest(unittest.TestCase):
         print("\n%s: exit %d after %.2f s; %s" % (name, p.returncode, seconds, err.strip().splitlines()[-1]))
         self.assertEqual(p.returncode, 128 + sig, err[-2000:])
         self.assertLess(seconds, 5)
-        cgroups, logs, children = ramp_leftovers(p.pid)
+        cgroups, logs, children = ramp_leftovers(p.pid, seen)
         self.assertEqual(cgroups, [])
         self.assertEqual(logs, [])
         self.assertEqual(children, [])
