@@ -15,8 +15,8 @@ shift $(( $# >= 2 ? 2 : 1 ))
 tool() { for p in "$dir/bin/$1" "$dir/$1"; do [ -x "$p" ] && { echo "$p"; return; }; done; echo "no $1 in $dir" >&2; exit 2; }
 quantize=$(tool llama-quantize)
 imatrix_tool=$(tool llama-imatrix)
-# The importance matrix is required by llama-quantize for these (ggml's quantizers refuse without).
-needs_imatrix=" IQ1_S IQ1_M IQ2_XXS IQ2_XS IQ2_S IQ2_M IQ3_XXS "
+# llama-quantize refuses these without an importance matrix (some of their tensors are IQ1-IQ3_XXS or Q2_K).
+needs_imatrix=" IQ1_S IQ1_M IQ2_XXS IQ2_XS IQ2_S IQ2_M IQ3_XXS IQ3_XS Q2_K_S "
 types=("$@")
 [ ${#types[@]} -gt 0 ] || types=(Q4_1 Q5_0 Q5_1 Q2_K Q2_K_S Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M
   IQ4_NL IQ4_XS IQ3_XXS IQ3_XS IQ3_S IQ3_M IQ2_XXS IQ2_XS IQ2_S IQ2_M IQ1_S IQ1_M)
