@@ -5,6 +5,7 @@
 //   g++ -O2 -std=c++17 bench/llama_cpp_steps.cpp -I$L/include -I$L/ggml/include \
 //     $L/build/src/libllama.a $L/build/ggml/src/libggml.a $L/build/ggml/src/libggml-cpu.a \
 //     $L/build/ggml/src/libggml-base.a -fopenmp -lpthread -o /tmp/llama_cpp_steps
+// (add -Wl,--unresolved-symbols=ignore-all against a build cut to the llama architecture)
 // Usage: llama_cpp_steps MODEL THREADS < requests > answers
 // Each request line: PROMPT_LEN N id id ... (PROMPT_LEN + N ids): the prompt, then the N tokens
 // after it. Answer line per request: N steps "argmax:id=logprob,id=logprob,..." (top 5), the step
