@@ -2,8 +2,9 @@
 // sequences when their whole KV need (prompt + max_new_tokens, reserved to
 // completion) fits the free blocks — less the leading prompt blocks found in
 // the prefix cache, which are shared and not computed again — in weighted
-// fair order across tenants (sched/tenants.h: the KV pool held for each
-// weight) and across submissions within one, and builds each step (decode
+// fair order across tenants (sched/tenants.h: the least tokens served for its
+// weight first; shares of the KV pool and slots taken back by preemption)
+// and across submissions within one, and builds each step (decode
 // tokens first, then prefill chunks shared by tenant under the step's token
 // budget). After the step it records the K/V written, hands each event the
 // output processor built to its request (sched/output_processor.h), and

@@ -521,6 +521,17 @@ TEST(EngineService, ATenantUnderItsShareTakesItBackAndThePreemptedAnswersAreUnch
   EXPECT_EQ(f.pool->used_blocks(), 0);
 }
 
+// Waits (30 s at most) until `tenant` runs `n` sequences; false if it never does.
+bool tenant_runs(Fixture& f, size_t tenant, int64_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    const ServiceStats st = f.service->stats();
+    if (st.tenants.size() > tenant && st.tenants[tenant].running >= n) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::yield();
+  }
+}
+
 TEST(EngineService, ATenantUnderItsShareOfSlotsTakesOneBack) {
   // 64 blocks, 4 sequences a step: a's items take every slot, not every block.
   Fixture f(64, 64, 4, 64, 1 << 20, nullptr, 0, nullptr, TenantTable{{"default"}, {"a"}, {"b"}});
@@ -529,11 +540,7 @@ TEST(EngineService, ATenantUnderItsShareOfSlotsTakesOneBack) {
   std::vector<GenerationRequest> as;
   for (int i = 0; i < 12; ++i) as.push_back(of_tenant(f.request(prompt(i), 200), 1));
   ASSERT_TRUE(f.service->submit(as, a.sink()).accepted());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (f.service->stats().tenants.empty() || f.service->stats().tenants[1].running < 4) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
-    std::this_thread::yield();
-  }
+  ASSERT_TRUE(tenant_runs(f, 1, 4)) << "a never took every slot";
   ASSERT_TRUE(f.service->submit({of_tenant(f.request("b's", 20), 2)}, b.sink()).accepted());
   ASSERT_TRUE(b.wait(1));
   EXPECT_EQ(b.seen[0], 0u) << "b waited for a slot instead of taking its share back";
@@ -548,11 +555,7 @@ TEST(EngineService, APreemptionForASlotAloneKeepsTheBlocksAndTheAnswersAreUnchan
   std::vector<GenerationRequest> as;
   for (int i = 0; i < 6; ++i) as.push_back(of_tenant(f.request(prompt(i), 200), 1));
   ASSERT_TRUE(f.service->submit(as, a.sink()).accepted());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (f.service->stats().tenants.empty() || f.service->stats().tenants[1].running < 4) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
-    std::this_thread::yield();
-  }
+  ASSERT_TRUE(tenant_runs(f, 1, 4)) << "a never took every slot";
   ASSERT_TRUE(f.service->submit({of_tenant(f.request("b's", 8), 2)}, b.sink()).accepted());
   ASSERT_TRUE(b.wait(1));
   ASSERT_TRUE(a.wait(6, 120));
