@@ -219,13 +219,16 @@ class TenantsTest(unittest.TestCase):
         # serves at most 6 requests at once.
         server = Server("--tenants", path, "--http-threads", "4", "--max-connections", "8")
         batch_key = {"Authorization": "Bearer " + BATCH_KEY}
-        slow = {"inputs": ["Once upon a time"] * SLOW_PROMPTS, "parameters": {"max_new_tokens": 256}}
+        # ignore_eos: the work must outlast the checks below on a fast machine
+        # (stories260K's greedy answers end at ~100 tokens): ~6 x 64 x 400 tokens.
+        slow = {"prompt": ["Once upon a time"] * SLOW_PROMPTS, "max_tokens": 400, "temperature": 0,
+                "ignore_eos": True}
         jobs, conns, results, answered = [], [], [], 0.0
         try:
 
             def batch(conn):
                 try:
-                    conn.request("POST", "/generate", json.dumps(slow),
+                    conn.request("POST", "/v1/completions", json.dumps(slow),
                                  headers=dict(batch_key, **{"Content-Type": "application/json"}))
                     status = conn.getresponse().status
                 except Exception as e:  # its connection was closed under it (below)
@@ -242,7 +245,8 @@ class TenantsTest(unittest.TestCase):
             self.assertGreater(m.get(running, 0), 0, "batch never ran")
             time.sleep(1)  # every one of batch's six heads is in by now (sent at once, on loopback)
             # Batch's seventh request: over its share of connections.
-            status, data, headers = server.request("POST", "/generate", slow, headers=batch_key, timeout_s=10)
+            status, data, headers = server.request("POST", "/v1/completions", slow, headers=batch_key,
+                                                   timeout_s=10)
             self.assertEqual(status, 429, data[:300])
             self.assertIn(b"tenant 'batch'", data)
             self.assertIn(b"--max-connections", data)
