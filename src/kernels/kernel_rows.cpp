@@ -33,18 +33,20 @@ void add_tiles(IsaTable* t, Isa isa, const TileKernels& k, RangeOf range) {
 namespace {
 
 bool is_float(DType d) { return d == DType::kF32 || d == DType::kF16 || d == DType::kBF16; }
-bool is_kquant(DType d) { return d == DType::kQ4_K || d == DType::kQ5_K || d == DType::kQ6_K; }
+bool is_superblock(DType d) { return act_dtype(d) == DType::kQ8_K; }  // 256-element blocks
 
 }  // namespace
 
 // The batch sizes (docs/benchmarks.md has the measurements behind them):
 // AVX2 panels (below: the AVX2 row kernels). A panel packs every weight row it meets once per
 // call, so a small batch pays the packing for few tokens: the plain AVX2 build's Q8_0 (rows
-// widened to int16, from 8) and K-quants (from 4) start later than Q4_0 (nibbles unpacked,
-// from 2) and the VNNI builds (bytes as they are, every quantized dtype from 2).
+// widened to int16, from 8; IQ4_NL the same) and super-block types (K-quants, IQ4_XS, the
+// grids: from 4) start later than Q4_0 / Q4_1 / Q5_0 / Q5_1 (nibbles unpacked, from 2) and
+// the VNNI builds (bytes as they are, every
+// quantized dtype from 2).
 BatchRange avx2_panel_range(DType d) {
-  if (is_float(d) || is_kquant(d)) return {4};
-  return {d == DType::kQ8_0 ? 8 : 2};
+  if (is_float(d) || is_superblock(d)) return {4};
+  return {d == DType::kQ8_0 || d == DType::kIQ4_NL ? 8 : 2};  // IQ4_NL: Q8_0's int16 panel
 }
 BatchRange avx2_vnni_panel_range(DType d) { return {is_float(d) ? 4 : 2}; }
 // AVX-512 broadcast kernels for float weights, from where they overtake the dot-product

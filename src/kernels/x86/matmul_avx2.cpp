@@ -12,6 +12,7 @@
 #include "kernels/blocks.h"
 #include "kernels/matmul_impl.h"
 #include "kernels/x86/ymm_common.h"
+#include "kernels/x86/ymm_unpack.h"
 
 namespace plimsoll::kernels {
 namespace {

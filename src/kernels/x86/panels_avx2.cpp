@@ -24,6 +24,10 @@
 //   Q4_0: dpbusd(nibble u8, x s8) in int32, then the same -8 * sum(x) per block.
 //   Q8_0: the activations offset to u8 (x + 128, i.e. x ^ 0x80: Q8_0 values are in
 //         [-127, 127]) times w s8, then -128 * sum(w) per block (packed with the rows).
+// The plain AVX2 build also packs Q4_1 / Q5_0 / Q5_1 as Q4_0 (their values 0..15 or 0..31 as
+// u8; the 5-bit ones add up 4 steps in int16, 8 * 31 * 127 < 2^15, then vpmaddwd; Q5_0's offset
+// is -16 * sum(x); the mins add m * d_x * sum(x), sum(x) from the prepared -8 * sum(x)) and
+// IQ4_NL as Q8_0 (its table's values, int16 pairs).
 // The integer sums equal the scalar twin's; only the f32 summation order differs.
 #include <immintrin.h>
 
@@ -39,6 +43,7 @@
 #include "kernels/matmul_impl.h"
 #include "kernels/scratch.h"
 #include "kernels/x86/ymm_common.h"
+#include "kernels/x86/ymm_unpack.h"
 
 namespace plimsoll::kernels {
 namespace {
@@ -167,22 +172,40 @@ struct PackedGroup {
   int8_t s8[kGroup][kRows][32];   // VNNI Q8_0 only
   float d[kRows][kGroup];         // block scales
   int32_t wcorr[kRows][kGroup];   // VNNI Q8_0 only
+  float m[kRows][kGroup];         // Q4_1 / Q5_1: block mins
 };
 
+// A block's 32 values in element order: Q8_0 / IQ4_NL signed, the others unsigned.
 inline __m256i unpack_block(const BlockQ8_0& b) { return load32(b.qs); }
-inline __m256i unpack_block(const BlockQ4_0& b) { return q4_0_nibbles(b.qs); }  // element order
+inline __m256i unpack_block(const BlockQ4_0& b) { return q4_0_nibbles(b.qs); }
+inline __m256i unpack_block(const BlockQ4_1& b) { return q4_0_nibbles(b.qs); }
+inline __m256i unpack_block(const BlockQ5_0& b) { return q5_values(b.qs, b.qh); }
+inline __m256i unpack_block(const BlockQ5_1& b) { return q5_values(b.qs, b.qh); }
+inline __m256i unpack_block(const BlockIQ4NL& b) { return iq4nl_lookup(q4_0_nibbles(b.qs)); }
+
+// The u8 path's blocks: kSpan steps add up in int16 before vpmaddwd (16 * 15 * 127 and
+// 8 * 31 * 127 < 2^15), the prepared -8 * sum(x) times kCorr is their offset (Q4_0: -8,
+// Q5_0: -16), kMin: value = q * d + m.
+template <typename Block> struct U8;
+template <> struct U8<BlockQ4_0> { static constexpr int kSpan = 8, kCorr = 1; static constexpr bool kMin = false; };
+template <> struct U8<BlockQ4_1> { static constexpr int kSpan = 8, kCorr = 0; static constexpr bool kMin = true; };
+template <> struct U8<BlockQ5_0> { static constexpr int kSpan = 4, kCorr = 2; static constexpr bool kMin = false; };
+template <> struct U8<BlockQ5_1> { static constexpr int kSpan = 4, kCorr = 0; static constexpr bool kMin = true; };
+template <> struct U8<BlockQ8_0> { static constexpr int kSpan = 8, kCorr = 0; static constexpr bool kMin = false; };
 
 // Group g of weight row r (of n_rows): its blocks' values in element order and their
-// scales into d (zeros past the row's last block and for rows past n_rows).
+// scales into d, their mins into m where the block has one (zeros past the row's last
+// block and for rows past n_rows).
 template <typename Block>
 inline void load_group(const std::byte* w, int64_t w_row_bytes, int r, int n_rows, int64_t g, int64_t cols,
-                       __m256i (&v)[kGroup], float* d) {
+                       __m256i (&v)[kGroup], float* d, float* m = nullptr) {
   const auto* blk = reinterpret_cast<const Block*>(w + r * w_row_bytes);
   for (int j = 0; j < kGroup; ++j) {
     const int64_t b = g * kGroup + j;
     const bool live = r < n_rows && b < cols / kQK;
     v[j] = live ? unpack_block(blk[b]) : _mm256_setzero_si256();
     d[j] = live ? _cvtsh_ss(blk[b].d) : 0.f;
+    if constexpr (requires { blk[b].m; }) m[j] = live ? _cvtsh_ss(blk[b].m) : 0.f;
   }
 }
 
@@ -192,7 +215,7 @@ void pack_rows(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols
     PackedGroup& p = out[g];
     for (int r = 0; r < kRows; ++r) {
       __m256i v[kGroup];
-      load_group<Block>(w, w_row_bytes, r, n_rows, g, cols, v, p.d[r]);
+      load_group<Block>(w, w_row_bytes, r, n_rows, g, cols, v, p.d[r], p.m[r]);
       transpose8x8(v);
       if constexpr (kVnni && std::is_same_v<Block, BlockQ8_0>) {
         __m256i sum = _mm256_setzero_si256();  // lane j: sum of block j's 32 values
@@ -244,7 +267,8 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
           for (int t = 0; t < kTok; ++t) iacc[r][t] = kQ8 ? dot_u8s8(iacc[r][t], xv[t], w8) : dot_u8s8(iacc[r][t], w8, xv[t]);
         }
       }
-    } else {  // Q4_0, one step at a time: fully unrolled, GCC hoists every product ahead of the sums and spills them
+    } else if constexpr (U8<Block>::kSpan == 8) {  // Q4_0, Q4_1, one step at a time: fully unrolled,
+                                                   // GCC hoists every product ahead of the sums and spills them
 #pragma GCC unroll 1
       for (int k = 0; k < kGroup; ++k) {
         __m256i xv[kTok];
@@ -254,15 +278,46 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
           for (int t = 0; t < kTok; ++t) add_epi16_in_place(iacc[r][t], _mm256_maddubs_epi16(u, xv[t]));
         }
       }
+      for (int r = 0; r < kRows; ++r) {
+        for (int t = 0; t < kTok; ++t) iacc[r][t] = _mm256_madd_epi16(iacc[r][t], ones);
+      }
+    } else {  // Q5_0, Q5_1: steps 0-3 and 4-7 each in int16, then into the int32 sums
+#pragma GCC unroll 1
+      for (int k0 = 0; k0 < kGroup; k0 += U8<Block>::kSpan) {
+        __m256i acc16[kRows][kTok];
+        for (int k = k0; k < k0 + U8<Block>::kSpan; ++k) {
+          __m256i xv[kTok];
+          for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].qs[k]));
+          for (int r = 0; r < kRows; ++r) {
+            const __m256i u = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.u8[k][r]));
+            for (int t = 0; t < kTok; ++t) {
+              const __m256i prod = _mm256_maddubs_epi16(u, xv[t]);
+              if (k == k0) {
+                acc16[r][t] = prod;
+              } else {
+                add_epi16_in_place(acc16[r][t], prod);
+              }
+            }
+          }
+        }
+        for (int r = 0; r < kRows; ++r) {
+          for (int t = 0; t < kTok; ++t) add_epi32_in_place(iacc[r][t], _mm256_madd_epi16(acc16[r][t], ones));
+        }
+      }
     }
     for (int t = 0; t < kTok; ++t) {
       const __m256 dx = _mm256_load_ps(x[t][g].d);
       const __m256i corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][g].corr));
       for (int r = 0; r < kRows; ++r) {
         __m256i i32 = iacc[r][t];  // Q8_0: complete (VNNI: its correction included)
-        if constexpr (!kQ8) i32 = _mm256_add_epi32(kVnni ? i32 : _mm256_madd_epi16(i32, ones), corr);
+        if constexpr (U8<Block>::kCorr == 1) i32 = _mm256_add_epi32(i32, corr);
+        if constexpr (U8<Block>::kCorr == 2) i32 = _mm256_add_epi32(i32, _mm256_add_epi32(corr, corr));
         const __m256 scale = _mm256_mul_ps(_mm256_load_ps(p.d[r]), dx);
         facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i32), scale, facc[r][t]);
+        if constexpr (U8<Block>::kMin) {  // m * d_x * sum(x), sum(x) = corr / -8 (exact)
+          const __m256 mx = _mm256_mul_ps(_mm256_load_ps(p.m[r]), _mm256_mul_ps(dx, _mm256_set1_ps(-0.125f)));
+          facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(corr), mx, facc[r][t]);
+        }
       }
     }
   }
@@ -388,12 +443,13 @@ void prepare16(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int6
   });
 }
 
+template <typename Block>
 void pack_rows16(const std::byte* w, int64_t w_row_bytes, int n_rows, int64_t cols, PackedGroup16* out) {
   for (int64_t g = 0; g < n_groups(cols); ++g) {
     PackedGroup16& p = out[g];
     for (int r = 0; r < kRows; ++r) {
       __m256i v[kGroup], steps[kSteps16];
-      load_group<BlockQ8_0>(w, w_row_bytes, r, n_rows, g, cols, v, p.d[r]);
+      load_group<Block>(w, w_row_bytes, r, n_rows, g, cols, v, p.d[r]);
       to_steps16(v, steps);
       for (int k = 0; k < kSteps16; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(p.w[k][r]), steps[k]);
     }
@@ -434,9 +490,11 @@ inline void tile16(const PackedGroup16* w, int64_t ng, const ActGroup16* const* 
   }
 }
 
+template <typename Block>
 void rows16(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
             int64_t cols, float* y, int64_t y_stride) {
-  panel_rows<PackedGroup16, ActGroup16, pack_rows16, tile16>(w, w_row_bytes, n_rows, acts, n_tokens, cols, y, y_stride);
+  panel_rows<PackedGroup16, ActGroup16, pack_rows16<Block>, tile16>(w, w_row_bytes, n_rows, acts, n_tokens, cols, y,
+                                                                    y_stride);
 }
 
 #endif  // !PLIMSOLL_PANELS_VNNI
@@ -669,7 +727,16 @@ PanelKernels make_panels() {
 #if PLIMSOLL_PANELS_VNNI
   PanelKernel q8{act_bytes<ActGroup>, prepare<true>, rows<BlockQ8_0>, packed_panel_bytes<PackedGroup>};
 #else
-  PanelKernel q8{act_bytes<ActGroup16>, prepare16, rows16, packed_panel_bytes<PackedGroup16>};
+  PanelKernel q8{act_bytes<ActGroup16>, prepare16, rows16<BlockQ8_0>, packed_panel_bytes<PackedGroup16>};
+  // the plain build's further 32-element types (the VNNI builds' tables: see add_avx2_kquant_panels)
+  k.k[static_cast<int>(DType::kIQ4_NL)] = {act_bytes<ActGroup16>, prepare16, rows16<BlockIQ4NL>,
+                                           packed_panel_bytes<PackedGroup16>};
+  k.k[static_cast<int>(DType::kQ4_1)] = {act_bytes<ActGroup>, prepare<false>, rows<BlockQ4_1>,
+                                         packed_panel_bytes<PackedGroup>};
+  k.k[static_cast<int>(DType::kQ5_0)] = {act_bytes<ActGroup>, prepare<false>, rows<BlockQ5_0>,
+                                         packed_panel_bytes<PackedGroup>};
+  k.k[static_cast<int>(DType::kQ5_1)] = {act_bytes<ActGroup>, prepare<false>, rows<BlockQ5_1>,
+                                         packed_panel_bytes<PackedGroup>};
 #endif
   PanelKernel q4{act_bytes<ActGroup>, prepare<false>, rows<BlockQ4_0>, packed_panel_bytes<PackedGroup>};
   k.k[static_cast<int>(DType::kQ8_0)] = q8;

@@ -1,4 +1,5 @@
-// AVX2 panel kernels for K-quant weights (Q4_K, Q5_K, Q6_K) over batches of
+// AVX2 panel kernels for the 256-element super-block weights (Q4_K, Q5_K, Q6_K; in the plain
+// AVX2 build also Q2_K, Q3_K, IQ4_XS and the grid i-quants IQ2_XXS ... IQ1_M) over batches of
 // tokens, for CPUs without AVX-512 (built with AVX2 + FMA + F16C only).
 // The activations are quantized to Q8_K once per call (exactly as the scalar
 // quantize_q8_k). Each thread unpacks kRows weight rows at a time, one
@@ -13,6 +14,10 @@
 //   Q4_K: 8 steps (a lane's int16 <= 8 * 2 * 15 * 127 < 2^15), one scale per chunk;
 //   Q5_K, Q6_K: 2 steps (<= 2 * 2 * 63 * 127); Q6_K's chunk holds two 16-weight
 //   scales, for steps 0-3 and 4-7.
+//   Q2_K (0..3), Q3_K (the values + 4, 0..7), IQ1_S / IQ1_M: 4 steps (their scales are per
+//   16 weights); the signed types (IQ4_XS, the grids, IQ1) keep their values as signed bytes and
+//   take the sign trick, maddubs(|w|, sign(x, w)): IQ2 / IQ3 (|w| <= 62) 2 steps, IQ4_XS
+//   (|w| <= 127) 1 step.
 // Per (row, token) and super-block:
 //   isum = sum over spans of madd(sum of maddubs(q, x), scale)   (exact in int32)
 //   acc += isum * d_w * d_x  (- msum * dmin_w * d_x,  msum = madd(min, bsums))
@@ -34,6 +39,7 @@
 #include "kernels/matmul_impl.h"
 #include "kernels/scratch.h"
 #include "kernels/x86/ymm_common.h"
+#include "kernels/x86/ymm_unpack.h"
 
 namespace plimsoll::kernels {
 namespace {
@@ -133,10 +139,11 @@ void prepare(const float* x, int64_t n_tokens, int64_t cols, int64_t tt0, int64_
 
 // ---- weights: one super-block of one row, unpacked --------------------------------
 struct KPacked {
-  uint8_t q[kQKK];         // group layout, as KAct::qs
+  uint8_t q[kQKK];         // group layout, as KAct::qs (kSigned types: signed bytes)
   int16_t scale[2][16];    // [half]: lane j's two int16 = the scale of chunk j's weights in
                            // steps 0-3 (half 0) and 4-7 (half 1); Q4_K/Q5_K: both the same
-  int16_t corr[16];        // per 16 elements: the min (Q4_K/Q5_K) or -32 * scale (Q6_K)
+  int16_t corr[16];        // per 16 elements: the min (Q4_K/Q5_K/Q2_K), -32 * scale (Q6_K),
+                           // -4 * scale (Q3_K); zero for the signed types
   float d, dmin;
   float pad[6];
 };
@@ -209,24 +216,119 @@ void pack_q6k(const std::byte* blk, KPacked* p) {
   p->dmin = 0.f;
 }
 
-// kSpan: steps whose unsigned products add up in int16 before the scales' vpmaddwd.
+// chunks c (element order), per-16 scales and corrections -> p; d, dmin: the f32 factors
+inline void store_packed(__m256i (&c)[8], const int16_t* s16, const int16_t* corr, float d, float dmin, KPacked* p) {
+  store_group_layout(c, p->q);
+  spread_scales(s16, p);
+  std::memcpy(p->corr, corr, sizeof(p->corr));
+  p->d = d;
+  p->dmin = dmin;
+}
+
+// Q2_K: values 0..3, scale and min per 16 weights (low and high nibble of scales[j]).
+inline void pack_q2k(const std::byte* blk, KPacked* p) {
+  const auto& b = *reinterpret_cast<const BlockQ2K*>(blk);
+  __m256i c[8];
+  for (int g = 0; g < 8; ++g) c[g] = q2k_group(b, g);
+  int16_t s16[16], mins[16];
+  for (int j = 0; j < 16; ++j) {
+    s16[j] = b.scales[j] & 0xF;
+    mins[j] = b.scales[j] >> 4;
+  }
+  store_packed(c, s16, mins, _cvtsh_ss(b.d), _cvtsh_ss(b.dmin), p);
+}
+
+// Q3_K: values -4..3 stored + 4; scale per 16 (q3k_scale - 32), its correction -4 * scale.
+inline void pack_q3k(const std::byte* blk, KPacked* p) {
+  const auto& b = *reinterpret_cast<const BlockQ3K*>(blk);
+  const __m256i hmask = load32(b.hmask);
+  __m256i c[8];
+  for (int g = 0; g < 8; ++g) c[g] = _mm256_add_epi8(q3k_group(b, hmask, g), _mm256_set1_epi8(4));
+  int16_t s16[16], corr[16];
+  for (int j = 0; j < 16; ++j) {
+    s16[j] = static_cast<int16_t>(q3k_scale(b, j) - 32);
+    corr[j] = static_cast<int16_t>(-4 * s16[j]);
+  }
+  store_packed(c, s16, corr, _cvtsh_ss(b.d), 0.f, p);
+}
+
+// IQ4_XS: the table's values (-127..113) as signed bytes, scale per 32 (iq4xs_scale - 32).
+inline void pack_iq4xs(const std::byte* blk, KPacked* p) {
+  const auto& b = *reinterpret_cast<const BlockIQ4XS*>(blk);
+  __m256i c[8];
+  int16_t s16[16];
+  const int16_t corr[16] = {};
+  for (int g = 0; g < 8; ++g) {
+    c[g] = iq4nl_lookup(q4_0_nibbles(b.qs + 16 * g));
+    s16[2 * g] = s16[2 * g + 1] = static_cast<int16_t>(iq4xs_scale(b, g) - 32);
+  }
+  store_packed(c, s16, corr, _cvtsh_ss(b.d), 0.f, p);
+}
+
+// The grid i-quants: blocks.h's groups as signed bytes (|v| <= 62), their per-16 scales, and
+// d * kIqFactor (a power of two: the product with the activation's d is the twin's).
+template <class Block>
+void pack_iq(const std::byte* blk, KPacked* p) {
+  const auto& b = *reinterpret_cast<const Block*>(blk);
+  __m256i c[8];
+  int16_t s16[16];
+  const int16_t corr[16] = {};
+  for (int g = 0; g < 8; ++g) {
+    const IqGroup q = iq_group(b, g);
+    c[g] = iq_values<Block>(q);
+    s16[2 * g] = static_cast<int16_t>(q.scale[0]);
+    s16[2 * g + 1] = static_cast<int16_t>(q.scale[1]);
+  }
+  store_packed(c, s16, corr, _cvtsh_ss(iq_super_scale(b)) * kIqFactor<Block>, 0.f, p);
+}
+
+// kSpan: steps whose products add up in int16 before the scales' vpmaddwd (a span never
+// straddles steps 3 and 4, whose per-16 scales differ, except Q4_K's 8 under one scale);
+// kMins: dmin * the min term; kCorr: the correction adds to the integer sum; kSigned: signed
+// values, the sign trick.
 struct Q4K {
   static constexpr int kSpan = 8;
-  static constexpr bool kMins = true;
+  static constexpr bool kMins = true, kCorr = false, kSigned = false;
   static constexpr int64_t kBlockBytes = sizeof(BlockQ4K);
   static void pack(const std::byte* blk, KPacked* p) { pack_q45k<false>(blk, p); }
 };
 struct Q5K {
   static constexpr int kSpan = 2;
-  static constexpr bool kMins = true;
+  static constexpr bool kMins = true, kCorr = false, kSigned = false;
   static constexpr int64_t kBlockBytes = sizeof(BlockQ5K);
   static void pack(const std::byte* blk, KPacked* p) { pack_q45k<true>(blk, p); }
 };
 struct Q6K {
   static constexpr int kSpan = 2;
-  static constexpr bool kMins = false;
+  static constexpr bool kMins = false, kCorr = true, kSigned = false;
   static constexpr int64_t kBlockBytes = sizeof(BlockQ6K);
   static void pack(const std::byte* blk, KPacked* p) { pack_q6k(blk, p); }
+};
+struct Q2K {  // 4 * 2 * 3 * 127 < 2^15
+  static constexpr int kSpan = 4;
+  static constexpr bool kMins = true, kCorr = false, kSigned = false;
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ2K);
+  static void pack(const std::byte* blk, KPacked* p) { pack_q2k(blk, p); }
+};
+struct Q3K {  // 4 * 2 * 7 * 127 < 2^15
+  static constexpr int kSpan = 4;
+  static constexpr bool kMins = false, kCorr = true, kSigned = false;
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ3K);
+  static void pack(const std::byte* blk, KPacked* p) { pack_q3k(blk, p); }
+};
+struct IQ4XS {  // 2 * 127 * 127 < 2^15: one step
+  static constexpr int kSpan = 1;
+  static constexpr bool kMins = false, kCorr = false, kSigned = true;
+  static constexpr int64_t kBlockBytes = sizeof(BlockIQ4XS);
+  static void pack(const std::byte* blk, KPacked* p) { pack_iq4xs(blk, p); }
+};
+// IQ2 / IQ3 (|w| <= 62): 2 * 2 * 62 * 127 < 2^15; IQ1 (|w| <= 9): 4 steps
+template <class Block>
+struct IQ {
+  static constexpr int kSpan = kIqOneBit<Block> ? 4 : 2;
+  static constexpr bool kMins = false, kCorr = false, kSigned = true;
+  static constexpr int64_t kBlockBytes = sizeof(Block);
+  static void pack(const std::byte* blk, KPacked* p) { pack_iq<Block>(blk, p); }
 };
 
 // VNNI: super-block b of kRows packed rows (p) against kTok tokens: isum[r][t] lane j =
@@ -257,6 +359,42 @@ inline void vnni_block(const KPacked* p, const KAct* const* x, int64_t b, bool o
       }
     }
     if (one_scale) return;
+  }
+}
+
+// Without VNNI, the new types: super-block b of kRows packed rows against kTok tokens,
+// isum[r][t] lane j = sum over chunk j of q * x * its scale, kSpan steps added in int16
+// between the scales' vpmaddwd (signed values: maddubs(|w|, sign(x, w))).
+template <typename L>
+inline void generic_block(const KPacked* p, const KAct* const* x, int64_t b, __m256i (&isum)[kRows][kTok]) {
+  static_assert(L::kSpan == 1 || L::kSpan == 2 || L::kSpan == 4);
+  for (int r = 0; r < kRows; ++r) {
+    for (int t = 0; t < kTok; ++t) isum[r][t] = _mm256_setzero_si256();
+  }
+#pragma GCC unroll 1
+  for (int k0 = 0; k0 < 8; k0 += L::kSpan) {
+    __m256i acc[kRows][kTok];
+#pragma GCC unroll 4
+    for (int k = k0; k < k0 + L::kSpan; ++k) {
+      __m256i xv[kTok];
+      for (int t = 0; t < kTok; ++t) xv[t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(x[t][b].qs + 32 * k));
+      for (int r = 0; r < kRows; ++r) {
+        const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].q + 32 * k));
+        const __m256i u = L::kSigned ? _mm256_sign_epi8(q, q) : q;
+        for (int t = 0; t < kTok; ++t) {
+          const __m256i prod = _mm256_maddubs_epi16(u, L::kSigned ? _mm256_sign_epi8(xv[t], q) : xv[t]);
+          if (k == k0) {
+            acc[r][t] = prod;
+          } else {
+            add_epi16_in_place(acc[r][t], prod);
+          }
+        }
+      }
+    }
+    for (int r = 0; r < kRows; ++r) {
+      const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].scale[k0 / 4]));
+      for (int t = 0; t < kTok; ++t) add_epi32_in_place(isum[r][t], _mm256_madd_epi16(acc[r][t], s));
+    }
   }
 }
 
@@ -293,8 +431,9 @@ __attribute__((always_inline)) inline void tile(const KPacked* w, int64_t nb, co
         const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].scale[0]));
         for (int t = 0; t < kTok; ++t) isum[r][t] = _mm256_madd_epi16(acc[r][t], s);
       }
+    } else if constexpr (L::kSpan != 2 || L::kSigned) {  // kSpan steps in int16, then their scale
+      generic_block<L>(p, x, b, isum);
     } else {  // two steps at a time
-      static_assert(L::kSpan == 2);
       for (int r = 0; r < kRows; ++r) {
         for (int t = 0; t < kTok; ++t) isum[r][t] = _mm256_setzero_si256();
       }
@@ -321,16 +460,20 @@ __attribute__((always_inline)) inline void tile(const KPacked* w, int64_t nb, co
       const __m256i bs = _mm256_load_si256(reinterpret_cast<const __m256i*>(a.bsums));
       const __m256 dx = _mm256_broadcast_ss(&a.d);
       for (int r = 0; r < kRows; ++r) {
-        const __m256i corr = _mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].corr)), bs);
+        const __m256i corr = L::kMins || L::kCorr
+                                 ? _mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(p[r].corr)), bs)
+                                 : _mm256_setzero_si256();
         // the scalar twin's d * d_x (and dmin * d_x) as lanes, from broadcast loads: a scalar
         // product and a register broadcast per (row, token) cost ~5 % of the Q4_K panel
         const __m256 dwx = _mm256_mul_ps(_mm256_broadcast_ss(&p[r].d), dx);
-        if (L::kMins) {
+        if constexpr (L::kMins) {
           const __m256 dmx = _mm256_mul_ps(_mm256_broadcast_ss(&p[r].dmin), dx);
           facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][t]), dwx, facc[r][t]);
           facc[r][t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(corr), dmx, facc[r][t]);
-        } else {
+        } else if constexpr (L::kCorr) {
           facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(isum[r][t], corr)), dwx, facc[r][t]);
+        } else {
+          facc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][t]), dwx, facc[r][t]);
         }
       }
     }
@@ -381,6 +524,23 @@ void add_kquant_panels(PanelKernels* k) {
   k->k[static_cast<int>(DType::kQ6_K)] = {act_bytes, prepare, rows<Q6K>, panel_bytes};
 }
 
+// The plain AVX2 build's further types. The AVX2-VNNI table takes these (it starts from AVX2's
+// panels); the AVX-512 table runs its row kernels for them (vnni_block has no sign trick, and
+// no CPU with VNNI has measured these panels). Inline, as the packers above: the VNNI builds
+// leave them unused.
+inline void add_more_superblock_panels(PanelKernels* k) {
+  k->k[static_cast<int>(DType::kQ2_K)] = {act_bytes, prepare, rows<Q2K>, panel_bytes};
+  k->k[static_cast<int>(DType::kQ3_K)] = {act_bytes, prepare, rows<Q3K>, panel_bytes};
+  k->k[static_cast<int>(DType::kIQ4_XS)] = {act_bytes, prepare, rows<IQ4XS>, panel_bytes};
+  k->k[static_cast<int>(DType::kIQ2_XXS)] = {act_bytes, prepare, rows<IQ<BlockIQ2XXS>>, panel_bytes};
+  k->k[static_cast<int>(DType::kIQ2_XS)] = {act_bytes, prepare, rows<IQ<BlockIQ2XS>>, panel_bytes};
+  k->k[static_cast<int>(DType::kIQ2_S)] = {act_bytes, prepare, rows<IQ<BlockIQ2S>>, panel_bytes};
+  k->k[static_cast<int>(DType::kIQ3_XXS)] = {act_bytes, prepare, rows<IQ<BlockIQ3XXS>>, panel_bytes};
+  k->k[static_cast<int>(DType::kIQ3_S)] = {act_bytes, prepare, rows<IQ<BlockIQ3S>>, panel_bytes};
+  k->k[static_cast<int>(DType::kIQ1_S)] = {act_bytes, prepare, rows<IQ<BlockIQ1S>>, panel_bytes};
+  k->k[static_cast<int>(DType::kIQ1_M)] = {act_bytes, prepare, rows<IQ<BlockIQ1M>>, panel_bytes};
+}
+
 }  // namespace
 
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
@@ -392,7 +552,10 @@ void avx2_quantize_q8_k(const float* x, BlockQ8K* y, int64_t n) {
   for (int64_t b = 0; b < n / kQKK; ++b) y[b].d = quantize_q8k_block(x + b * kQKK, y[b].qs, y[b].bsums);
 }
 
-void add_avx2_kquant_panels(PanelKernels* k) { add_kquant_panels(k); }
+void add_avx2_kquant_panels(PanelKernels* k) {
+  add_kquant_panels(k);
+  add_more_superblock_panels(k);
+}
 #endif
 
 }  // namespace plimsoll::kernels

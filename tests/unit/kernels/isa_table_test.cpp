@@ -100,8 +100,8 @@ TEST(IsaTable, ScalarTableHoldsTheTwins) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-// AVX2 (forced on a CPU that has more): its own panels for Q8_0/Q4_0, K-quant and
-// float weights, ops and attention.
+// AVX2 (forced on a CPU that has more): its own panels for Q8_0/Q4_0, K-quant, the other
+// GGUF quantizations' and float weights, ops and attention.
 TEST(IsaTable, Avx2TableHoldsTheAvx2Kernels) {
   testing::IsaGuard guard;
   if (!set_isa(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 + FMA + F16C";
@@ -116,9 +116,13 @@ TEST(IsaTable, Avx2TableHoldsTheAvx2Kernels) {
   // from the batch sizes where the panels beat the row kernels (their packing paid for)
   EXPECT_EQ(panel_from(t, p, DType::kQ4_0), 2);
   EXPECT_EQ(panel_from(t, p, DType::kQ8_0), 8);
-  for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (DType d : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ2_K, DType::kQ3_K, DType::kIQ4_XS,
+                  DType::kIQ2_XXS, DType::kIQ2_XS, DType::kIQ2_S, DType::kIQ3_XXS, DType::kIQ3_S, DType::kIQ1_S,
+                  DType::kIQ1_M}) {
     EXPECT_EQ(panel_from(t, p, d), 4) << dtype_name(d);
   }
+  for (DType d : {DType::kQ4_1, DType::kQ5_0, DType::kQ5_1}) EXPECT_EQ(panel_from(t, p, d), 2) << dtype_name(d);
+  EXPECT_EQ(panel_from(t, p, DType::kIQ4_NL), 8);
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
     EXPECT_NE(p.k[static_cast<int>(d)].rows, nullptr) << dtype_name(d);
     EXPECT_EQ(panel_from(t, p, d), 4) << dtype_name(d);
