@@ -14,10 +14,10 @@
 //   Q4_K: 8 steps (a lane's int16 <= 8 * 2 * 15 * 127 < 2^15), one scale per chunk;
 //   Q5_K, Q6_K: 2 steps (<= 2 * 2 * 63 * 127); Q6_K's chunk holds two 16-weight
 //   scales, for steps 0-3 and 4-7.
-//   Q2_K (0..3), Q3_K (the values + 4, 0..7), IQ1_S / IQ1_M: 4 steps (their scales are per
-//   16 weights); the signed types (IQ4_XS, the grids, IQ1) keep their values as signed bytes and
-//   take the sign trick, maddubs(|w|, sign(x, w)): IQ2 / IQ3 (|w| <= 62) 2 steps, IQ4_XS
-//   (|w| <= 127) 1 step.
+//   Q2_K (0..3), Q3_K (the values + 4, 0..7), IQ1_S / IQ1_M (+ 9, 0..18): 4 steps (their
+//   scales are per 16 weights); the signed types (IQ4_XS, IQ2, IQ3) keep their values as signed
+//   bytes and take the sign trick, maddubs(|w|, sign(x, w)): IQ2 / IQ3 (|w| <= 62) 2 steps,
+//   IQ4_XS (|w| <= 127) 1 step.
 // Per (row, token) and super-block:
 //   isum = sum over spans of madd(sum of maddubs(q, x), scale)   (exact in int32)
 //   acc += isum * d_w * d_x  (- msum * dmin_w * d_x,  msum = madd(min, bsums))
@@ -265,20 +265,22 @@ inline void pack_iq4xs(const std::byte* blk, KPacked* p) {
   store_packed(c, s16, corr, _cvtsh_ss(b.d), 0.f, p);
 }
 
-// The grid i-quants: blocks.h's groups as signed bytes (|v| <= 62), their per-16 scales, and
-// d * kIqFactor (a power of two: the product with the activation's d is the twin's).
+// The grid i-quants: blocks.h's groups as signed bytes (|v| <= 62; IQ1's -9..9 stored + 9,
+// its correction -9 * scale), their per-16 scales, and d * kIqFactor (a power of two: the
+// product with the activation's d is the twin's).
 template <class Block>
 void pack_iq(const std::byte* blk, KPacked* p) {
+  constexpr int kOffset = kIqOneBit<Block> ? 9 : 0;
   const auto& b = *reinterpret_cast<const Block*>(blk);
   __m256i c[8];
-  int16_t s16[16];
-  const int16_t corr[16] = {};
+  int16_t s16[16], corr[16];
   for (int g = 0; g < 8; ++g) {
     const IqGroup q = iq_group(b, g);
-    c[g] = iq_values<Block>(q);
+    c[g] = _mm256_add_epi8(iq_values<Block>(q), _mm256_set1_epi8(kOffset));
     s16[2 * g] = static_cast<int16_t>(q.scale[0]);
     s16[2 * g + 1] = static_cast<int16_t>(q.scale[1]);
   }
+  for (int j = 0; j < 16; ++j) corr[j] = static_cast<int16_t>(-kOffset * s16[j]);
   store_packed(c, s16, corr, _cvtsh_ss(iq_super_scale(b)) * kIqFactor<Block>, 0.f, p);
 }
 
@@ -322,11 +324,12 @@ struct IQ4XS {  // 2 * 127 * 127 < 2^15: one step
   static constexpr int64_t kBlockBytes = sizeof(BlockIQ4XS);
   static void pack(const std::byte* blk, KPacked* p) { pack_iq4xs(blk, p); }
 };
-// IQ2 / IQ3 (|w| <= 62): 2 * 2 * 62 * 127 < 2^15; IQ1 (|w| <= 9): 4 steps
+// IQ2 / IQ3 (|w| <= 62), signed: 2 * 2 * 62 * 127 < 2^15; IQ1 unsigned (0..18, as Q3_K: no sign
+// trick, a third fewer instructions a step): 4 * 2 * 18 * 127 < 2^15
 template <class Block>
 struct IQ {
   static constexpr int kSpan = kIqOneBit<Block> ? 4 : 2;
-  static constexpr bool kMins = false, kCorr = false, kSigned = true;
+  static constexpr bool kMins = false, kCorr = kIqOneBit<Block>, kSigned = !kIqOneBit<Block>;
   static constexpr int64_t kBlockBytes = sizeof(Block);
   static void pack(const std::byte* blk, KPacked* p) { pack_iq<Block>(blk, p); }
 };
@@ -364,7 +367,8 @@ inline void vnni_block(const KPacked* p, const KAct* const* x, int64_t b, bool o
 
 // Without VNNI, the new types: super-block b of kRows packed rows against kTok tokens,
 // isum[r][t] lane j = sum over chunk j of q * x * its scale, kSpan steps added in int16
-// between the scales' vpmaddwd (signed values: maddubs(|w|, sign(x, w))).
+// between the scales' vpmaddwd (signed values: maddubs(|w|, sign(x, w)); |w| packed once per
+// row, a second array, ran slower than taking it here).
 template <typename L>
 inline void generic_block(const KPacked* p, const KAct* const* x, int64_t b, __m256i (&isum)[kRows][kTok]) {
   static_assert(L::kSpan == 1 || L::kSpan == 2 || L::kSpan == 4);
@@ -483,7 +487,7 @@ __attribute__((always_inline)) inline void tile(const KPacked* w, int64_t nb, co
   }
 }
 
-// one kRows-row pack of the K-quant blocks
+// one kRows-row pack of the super-blocks
 int64_t panel_bytes(int64_t cols) { return cols / kQKK * kRows * static_cast<int64_t>(sizeof(KPacked)); }
 
 template <typename L>
@@ -516,12 +520,17 @@ void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::by
   }
 }
 
+template <typename L>
+PanelKernel entry() {
+  return {act_bytes, prepare, rows<L>, panel_bytes};
+}
+
 // This build's Q4_K / Q5_K / Q6_K entries.
 void add_kquant_panels(PanelKernels* k) {
   static_assert(kPanelTokens % kTok == 0);
-  k->k[static_cast<int>(DType::kQ4_K)] = {act_bytes, prepare, rows<Q4K>, panel_bytes};
-  k->k[static_cast<int>(DType::kQ5_K)] = {act_bytes, prepare, rows<Q5K>, panel_bytes};
-  k->k[static_cast<int>(DType::kQ6_K)] = {act_bytes, prepare, rows<Q6K>, panel_bytes};
+  k->k[static_cast<int>(DType::kQ4_K)] = entry<Q4K>();
+  k->k[static_cast<int>(DType::kQ5_K)] = entry<Q5K>();
+  k->k[static_cast<int>(DType::kQ6_K)] = entry<Q6K>();
 }
 
 // The plain AVX2 build's further types. The AVX2-VNNI table takes these (it starts from AVX2's
@@ -529,16 +538,16 @@ void add_kquant_panels(PanelKernels* k) {
 // no CPU with VNNI has measured these panels). Inline, as the packers above: the VNNI builds
 // leave them unused.
 inline void add_more_superblock_panels(PanelKernels* k) {
-  k->k[static_cast<int>(DType::kQ2_K)] = {act_bytes, prepare, rows<Q2K>, panel_bytes};
-  k->k[static_cast<int>(DType::kQ3_K)] = {act_bytes, prepare, rows<Q3K>, panel_bytes};
-  k->k[static_cast<int>(DType::kIQ4_XS)] = {act_bytes, prepare, rows<IQ4XS>, panel_bytes};
-  k->k[static_cast<int>(DType::kIQ2_XXS)] = {act_bytes, prepare, rows<IQ<BlockIQ2XXS>>, panel_bytes};
-  k->k[static_cast<int>(DType::kIQ2_XS)] = {act_bytes, prepare, rows<IQ<BlockIQ2XS>>, panel_bytes};
-  k->k[static_cast<int>(DType::kIQ2_S)] = {act_bytes, prepare, rows<IQ<BlockIQ2S>>, panel_bytes};
-  k->k[static_cast<int>(DType::kIQ3_XXS)] = {act_bytes, prepare, rows<IQ<BlockIQ3XXS>>, panel_bytes};
-  k->k[static_cast<int>(DType::kIQ3_S)] = {act_bytes, prepare, rows<IQ<BlockIQ3S>>, panel_bytes};
-  k->k[static_cast<int>(DType::kIQ1_S)] = {act_bytes, prepare, rows<IQ<BlockIQ1S>>, panel_bytes};
-  k->k[static_cast<int>(DType::kIQ1_M)] = {act_bytes, prepare, rows<IQ<BlockIQ1M>>, panel_bytes};
+  k->k[static_cast<int>(DType::kQ2_K)] = entry<Q2K>();
+  k->k[static_cast<int>(DType::kQ3_K)] = entry<Q3K>();
+  k->k[static_cast<int>(DType::kIQ4_XS)] = entry<IQ4XS>();
+  k->k[static_cast<int>(DType::kIQ2_XXS)] = entry<IQ<BlockIQ2XXS>>();
+  k->k[static_cast<int>(DType::kIQ2_XS)] = entry<IQ<BlockIQ2XS>>();
+  k->k[static_cast<int>(DType::kIQ2_S)] = entry<IQ<BlockIQ2S>>();
+  k->k[static_cast<int>(DType::kIQ3_XXS)] = entry<IQ<BlockIQ3XXS>>();
+  k->k[static_cast<int>(DType::kIQ3_S)] = entry<IQ<BlockIQ3S>>();
+  k->k[static_cast<int>(DType::kIQ1_S)] = entry<IQ<BlockIQ1S>>();
+  k->k[static_cast<int>(DType::kIQ1_M)] = entry<IQ<BlockIQ1M>>();
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 // A quick throughput probe, disabled by default (2-core CI): run with
-//   test_kernels --gtest_also_run_disabled_tests --gtest_filter='*MatmulBench*'
+//   [MATMUL_BENCH_DTYPE=iq4_xs] test_kernels --gtest_also_run_disabled_tests --gtest_filter='*MatmulBench*'
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 
 #include "kernel_test_util.h"
 
@@ -13,10 +15,14 @@ namespace {
 TEST(MatmulBench, DISABLED_Throughput) {
   testing::IsaGuard guard;
   const int64_t rows = 1024, cols = 4096;
-  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0,
-                      DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  const char* only = std::getenv("MATMUL_BENCH_DTYPE");  // e.g. iq4_xs: that dtype alone
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0, DType::kQ4_K,
+                      DType::kQ5_K, DType::kQ6_K, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL,
+                      DType::kQ2_K, DType::kQ3_K, DType::kIQ4_XS, DType::kIQ3_XXS, DType::kIQ3_S, DType::kIQ2_XXS,
+                      DType::kIQ2_XS, DType::kIQ2_S, DType::kIQ1_S, DType::kIQ1_M}) {
+    if (only != nullptr && dtype_name(dtype) != std::string_view(only)) continue;
     const testing::Weights w = testing::make_weights(dtype, rows, cols, 1);
-    for (int64_t n_tokens : {1, 8}) {
+    for (int64_t n_tokens : {1, 8, 128}) {
       const std::vector<float> x = testing::random_floats(n_tokens * cols, 2);
       std::vector<float> y(static_cast<size_t>(n_tokens * rows));
       for (Isa isa : testing::available_isas()) {
