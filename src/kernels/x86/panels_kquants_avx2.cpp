@@ -487,34 +487,74 @@ __attribute__((always_inline)) inline void tile(const KPacked* w, int64_t nb, co
   }
 }
 
-// one kRows-row pack of the super-blocks
-int64_t panel_bytes(int64_t cols) { return cols / kQKK * kRows * static_cast<int64_t>(sizeof(KPacked)); }
+// Batches of kBlockedMinTokens+ tokens whose prepared activations pass kTokBlockBytes (a
+// 512-token prefill's are 480 KiB at 768 columns, 1.25 MiB at 2048) go kPackRows rows at a
+// time over blocks of kTokBlockBytes of activations, so both stay in L2 (panels_avx2.cpp's
+// panel_rows, whose sizes these are); smaller batches take one pack at a time over every token.
+constexpr int kPackRows = 48;
+constexpr int64_t kTokBlockBytes = int64_t{128} << 10;
+constexpr int64_t kBlockedMinTokens = 128;
+
+// kPackRows rows' packs of the super-blocks
+int64_t panel_bytes(int64_t cols) { return cols / kQKK * kPackRows * static_cast<int64_t>(sizeof(KPacked)); }
+
+// kRows rows w (nr of them real) packed into packed[b * kRows + r]
+template <typename L>
+void pack_rows(const std::byte* w, int64_t w_row_bytes, int nr, int64_t nb, KPacked* packed) {
+  for (int64_t b = 0; b < nb; ++b) {
+    for (int r = 0; r < kRows; ++r) {
+      KPacked* p = packed + b * kRows + r;
+      if (r < nr) {
+        L::pack(w + r * w_row_bytes + b * L::kBlockBytes, p);
+      } else {
+        std::memset(static_cast<void*>(p), 0, sizeof(KPacked));
+      }
+    }
+  }
+}
+
+// One pack of kRows rows (nr real) over tokens [t0, t1) (tokens past n_tokens: zero padding
+// rows): y[t * y_stride + r].
+template <typename L>
+void run_pack(const KPacked* packed, int64_t nb, const std::byte* acts, int64_t row_bytes, int64_t t0, int64_t t1,
+              int64_t n_tokens, int nr, float* y, int64_t y_stride) {
+  for (int64_t t = t0; t < t1; t += kTok) {
+    const KAct* x[kTok];
+    for (int i = 0; i < kTok; ++i) x[i] = reinterpret_cast<const KAct*>(acts + (t + i) * row_bytes);
+    float out[kRows][kTok];
+    tile<L>(packed, nb, x, out);
+    const int nt = static_cast<int>(std::min<int64_t>(kTok, n_tokens - t));
+    for (int i = 0; i < nt; ++i) {
+      for (int r = 0; r < nr; ++r) y[(t + i) * y_stride + r] = out[r][i];
+    }
+  }
+}
 
 template <typename L>
 void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
           int64_t cols, float* y, int64_t y_stride) {
   const int64_t nb = cols / kQKK, row_bytes = act_row_bytes(cols);
+  const int64_t tok_block = std::max<int64_t>(kTok, kTokBlockBytes / row_bytes / kTok * kTok);
   auto* packed = reinterpret_cast<KPacked*>(panel_scratch(static_cast<size_t>(panel_bytes(cols))));
-  for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
-    const int nr = static_cast<int>(std::min<int64_t>(kRows, n_rows - r0));
-    for (int64_t b = 0; b < nb; ++b) {
-      for (int r = 0; r < kRows; ++r) {
-        KPacked* p = packed + b * kRows + r;
-        if (r < nr) {
-          L::pack(w + (r0 + r) * w_row_bytes + b * L::kBlockBytes, p);
-        } else {
-          std::memset(static_cast<void*>(p), 0, sizeof(KPacked));
-        }
-      }
+  const auto n_real = [&](int64_t r0) { return static_cast<int>(std::min<int64_t>(kRows, n_rows - r0)); };
+  if (n_tokens < kBlockedMinTokens || n_tokens <= tok_block) {  // one pack at a time
+    for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+      pack_rows<L>(w + r0 * w_row_bytes, w_row_bytes, n_real(r0), nb, packed);
+      run_pack<L>(packed, nb, acts, row_bytes, 0, n_tokens, n_tokens, n_real(r0), y + r0, y_stride);
     }
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += kTok) {  // tokens past n_tokens: zero padding rows
-      const KAct* x[kTok];
-      for (int t = 0; t < kTok; ++t) x[t] = reinterpret_cast<const KAct*>(acts + (t0 + t) * row_bytes);
-      float out[kRows][kTok];
-      tile<L>(packed, nb, x, out);
-      const int nt = static_cast<int>(std::min<int64_t>(kTok, n_tokens - t0));
-      for (int t = 0; t < nt; ++t) {
-        for (int r = 0; r < nr; ++r) y[(t0 + t) * y_stride + r0 + r] = out[r][t];
+    return;
+  }
+  for (int64_t rb0 = 0; rb0 < n_rows; rb0 += kPackRows) {
+    const int n_packs = static_cast<int>((std::min<int64_t>(kPackRows, n_rows - rb0) + kRows - 1) / kRows);
+    for (int j = 0; j < n_packs; ++j) {
+      const int64_t r0 = rb0 + j * kRows;
+      pack_rows<L>(w + r0 * w_row_bytes, w_row_bytes, n_real(r0), nb, packed + j * nb * kRows);
+    }
+    for (int64_t tb0 = 0; tb0 < n_tokens; tb0 += tok_block) {
+      const int64_t tb1 = std::min(n_tokens, tb0 + tok_block);
+      for (int j = 0; j < n_packs; ++j) {
+        const int64_t r0 = rb0 + j * kRows;
+        run_pack<L>(packed + j * nb * kRows, nb, acts, row_bytes, tb0, tb1, n_tokens, n_real(r0), y + r0, y_stride);
       }
     }
   }
