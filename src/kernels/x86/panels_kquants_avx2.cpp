@@ -15,9 +15,9 @@
 //   Q5_K, Q6_K: 2 steps (<= 2 * 2 * 63 * 127); Q6_K's chunk holds two 16-weight
 //   scales, for steps 0-3 and 4-7.
 //   Q2_K (0..3), Q3_K (the values + 4, 0..7), IQ1_S / IQ1_M (+ 9, 0..18): 4 steps (their
-//   scales are per 16 weights); the signed types (IQ4_XS, IQ2, IQ3) keep their values as signed
-//   bytes and take the sign trick, maddubs(|w|, sign(x, w)): IQ2 / IQ3 (|w| <= 62) 2 steps,
-//   IQ4_XS (|w| <= 127) 1 step.
+//   scales are per 16 weights); IQ2 / IQ3 (|w| <= 62, + 64: 2..126): 1 step; IQ4_XS (|w| <= 127)
+//   keeps its values as signed bytes and takes the sign trick, maddubs(|w|, sign(x, w)), 1 step.
+//   An offset's correction is -offset * scale per 16 weights against the bsums.
 // Per (row, token) and super-block:
 //   isum = sum over spans of madd(sum of maddubs(q, x), scale)   (exact in int32)
 //   acc += isum * d_w * d_x  (- msum * dmin_w * d_x,  msum = madd(min, bsums))
@@ -265,12 +265,12 @@ inline void pack_iq4xs(const std::byte* blk, KPacked* p) {
   store_packed(c, s16, corr, _cvtsh_ss(b.d), 0.f, p);
 }
 
-// The grid i-quants: blocks.h's groups as signed bytes (|v| <= 62; IQ1's -9..9 stored + 9,
-// its correction -9 * scale), their per-16 scales, and d * kIqFactor (a power of two: the
+// The grid i-quants: blocks.h's groups (|v| <= 62, stored + 64; IQ1's -9..9 + 9) with their
+// correction -offset * scale, their per-16 scales, and d * kIqFactor (a power of two: the
 // product with the activation's d is the twin's).
 template <class Block>
 void pack_iq(const std::byte* blk, KPacked* p) {
-  constexpr int kOffset = kIqOneBit<Block> ? 9 : 0;
+  constexpr int kOffset = kIqOneBit<Block> ? 9 : 64;
   const auto& b = *reinterpret_cast<const Block*>(blk);
   __m256i c[8];
   int16_t s16[16], corr[16];
@@ -324,12 +324,13 @@ struct IQ4XS {  // 2 * 127 * 127 < 2^15: one step
   static constexpr int64_t kBlockBytes = sizeof(BlockIQ4XS);
   static void pack(const std::byte* blk, KPacked* p) { pack_iq4xs(blk, p); }
 };
-// IQ2 / IQ3 (|w| <= 62), signed: 2 * 2 * 62 * 127 < 2^15; IQ1 unsigned (0..18, as Q3_K: no sign
-// trick, a third fewer instructions a step): 4 * 2 * 18 * 127 < 2^15
+// Unsigned, as Q3_K: IQ2 / IQ3 0..126, 2 * 126 * 127 < 2^15 (the sign trick's 2 steps ran 10-16 %
+// slower in the 134M model's prefill: one more instruction a row, token and step); IQ1 0..18,
+// 4 * 2 * 18 * 127 < 2^15
 template <class Block>
 struct IQ {
-  static constexpr int kSpan = kIqOneBit<Block> ? 4 : 2;
-  static constexpr bool kMins = false, kCorr = kIqOneBit<Block>, kSigned = !kIqOneBit<Block>;
+  static constexpr int kSpan = kIqOneBit<Block> ? 4 : 1;
+  static constexpr bool kMins = false, kCorr = true, kSigned = false;
   static constexpr int64_t kBlockBytes = sizeof(Block);
   static void pack(const std::byte* blk, KPacked* p) { pack_iq<Block>(blk, p); }
 };
