@@ -243,12 +243,11 @@ inline void pack_q3k(const std::byte* blk, KPacked* p) {
   const auto& b = *reinterpret_cast<const BlockQ3K*>(blk);
   const __m256i hmask = load32(b.hmask);
   __m256i c[8];
-  for (int g = 0; g < 8; ++g) c[g] = _mm256_add_epi8(q3k_group(b, hmask, g), _mm256_set1_epi8(4));
-  int16_t s16[16], corr[16];
-  for (int j = 0; j < 16; ++j) {
-    s16[j] = static_cast<int16_t>(q3k_scale(b, j) - 32);
-    corr[j] = static_cast<int16_t>(-4 * s16[j]);
-  }
+  for (int g = 0; g < 8; ++g) c[g] = q3k_group_plus4(b, hmask, g);
+  alignas(32) int16_t s16[16], corr[16];
+  const __m256i sc = q3k_scales16(b);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(s16), sc);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(corr), _mm256_mullo_epi16(sc, _mm256_set1_epi16(-4)));
   store_packed(c, s16, corr, _cvtsh_ss(b.d), 0.f, p);
 }
 

@@ -30,20 +30,55 @@ inline __m256i iq4nl_lookup(__m256i nibbles) {  // kIQ4NLValues[nibble] per byte
   return _mm256_shuffle_epi8(table, nibbles);
 }
 // ---- 256-element super-blocks (Q8_K activations) --------------------------------------
-// Group g (0..7) of a Q3_K super-block: elements 32g..32g+31 as bytes -4..3 (the low 2 bits
-// at bits 2 (g % 4) of qs[32 (g / 4)..], minus 4 where bit g of hmask is clear).
-inline __m256i q3k_group(const BlockQ3K& w, __m256i hmask, int g) {
+// Group g (0..7) of a Q3_K super-block as bytes 0..7, the values + 4: the low 2 bits plus 4
+// where bit g of hmask is set (no compare: hmask shifted so bit g lands on bit 2).
+inline __m256i q3k_group_plus4(const BlockQ3K& w, __m256i hmask, int g) {
   const __m256i q = _mm256_srl_epi16(load32(w.qs + 32 * (g / 4)), _mm_cvtsi32_si128(2 * (g % 4)));
-  const __m256i low = _mm256_and_si256(q, _mm256_set1_epi8(3));
-  const __m256i bit = _mm256_set1_epi8(static_cast<char>(1u << g));
-  const __m256i clear = _mm256_cmpeq_epi8(_mm256_and_si256(hmask, bit), _mm256_setzero_si256());
-  return _mm256_sub_epi8(low, _mm256_and_si256(clear, _mm256_set1_epi8(4)));
+  const __m256i h = g >= 2 ? _mm256_srl_epi16(hmask, _mm_cvtsi32_si128(g - 2))
+                           : _mm256_sll_epi16(hmask, _mm_cvtsi32_si128(2 - g));
+  return _mm256_or_si256(_mm256_and_si256(q, _mm256_set1_epi8(3)), _mm256_and_si256(h, _mm256_set1_epi8(4)));
+}
+// The 16 scales of a Q3_K super-block as int16 (q3k_scale - 32, element order), built as
+// ggml's AVX2 q3_K dot does: 4 words of low nibbles with their high 2 bits.
+inline __m256i q3k_scales16(const BlockQ3K& w) {
+  uint32_t a[3];
+  __builtin_memcpy(a, w.scales, 12);
+  constexpr uint32_t k1 = 0x03030303, k2 = 0x0f0f0f0f;
+  const __m128i sc = _mm_setr_epi32(static_cast<int>((a[0] & k2) | ((a[2] & k1) << 4)),
+                                    static_cast<int>((a[1] & k2) | (((a[2] >> 2) & k1) << 4)),
+                                    static_cast<int>(((a[0] >> 4) & k2) | (((a[2] >> 4) & k1) << 4)),
+                                    static_cast<int>(((a[1] >> 4) & k2) | (((a[2] >> 6) & k1) << 4)));
+  return _mm256_sub_epi16(_mm256_cvtepu8_epi16(sc), _mm256_set1_epi16(32));
 }
 // Group g (0..7) of a Q2_K super-block: elements 32g..32g+31 as bytes 0..3 (the bits of Q3_K's
 // low bits).
 inline __m256i q2k_group(const BlockQ2K& w, int g) {
   const __m256i q = _mm256_srl_epi16(load32(w.qs + 32 * (g / 4)), _mm_cvtsi32_si128(2 * (g % 4)));
   return _mm256_and_si256(q, _mm256_set1_epi8(3));
+}
+// The 16 scales (low nibbles) and mins (high nibbles) of a Q2_K super-block as int16.
+inline __m256i q2k_scales16(const BlockQ2K& w) {
+  return _mm256_cvtepu8_epi16(_mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)),
+                                            _mm_set1_epi8(0x0F)));
+}
+inline __m256i q2k_mins16(const BlockQ2K& w) {
+  const __m128i sm = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales));
+  return _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F)));
+}
+// 16 per-16 scales (int16, element order) -> halves[h]: scales 8h..8h+7 in both 128-bit halves,
+// so that group g's pair is group_scales(halves, g).
+struct ScaleHalves {
+  __m256i h[2];
+};
+inline ScaleHalves scale_halves(__m256i s16) {
+  return {{_mm256_permute2x128_si256(s16, s16, 0x00), _mm256_permute2x128_si256(s16, s16, 0x11)}};
+}
+// int16 lanes 0..7 (the group's elements 0..15) scale 2g, lanes 8..15 scale 2g + 1 (a vpshufb
+// with a constant mask once g is unrolled).
+inline __m256i group_scales(const ScaleHalves& s, int g) {
+  const int lo = 2 * g % 8;
+  const auto b = [](int lane) { return static_cast<int16_t>((2 * lane) | ((2 * lane + 1) << 8)); };
+  return _mm256_shuffle_epi8(s.h[g / 4], _mm256_set_m128i(_mm_set1_epi16(b(lo + 1)), _mm_set1_epi16(b(lo))));
 }
 // A grid i-quant group's 32 values (blocks.h's IqGroup: |v| <= 62).
 
