@@ -48,7 +48,13 @@ BatchRange avx2_panel_range(DType d) {
   if (is_float(d) || is_superblock(d)) return {4};
   return {d == DType::kQ8_0 || d == DType::kIQ4_NL ? 8 : 2};  // IQ4_NL: Q8_0's int16 panel
 }
-BatchRange avx2_vnni_panel_range(DType d) { return {is_float(d) ? 4 : 2}; }
+// AVX2-VNNI: its own Q8_0 / Q4_0 / K-quant panels from 2 tokens (bytes as they are); the AVX2
+// panels it keeps (the floats, the other quantized types) from AVX2's sizes.
+BatchRange avx2_vnni_panel_range(DType d) {
+  const bool own = d == DType::kQ8_0 || d == DType::kQ4_0 || d == DType::kQ4_K || d == DType::kQ5_K ||
+                   d == DType::kQ6_K;
+  return own ? BatchRange{2} : avx2_panel_range(d);
+}
 // AVX-512 broadcast kernels for float weights, from where they overtake the dot-product
 // tiles (F16 / BF16 later: half the bytes to stream) up to AMX-BF16's sizes.
 BatchRange avx512_float_panel_range(DType d) { return {d == DType::kF32 ? 10 : 16}; }

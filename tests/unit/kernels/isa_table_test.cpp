@@ -130,8 +130,8 @@ TEST(IsaTable, Avx2TableHoldsTheAvx2Kernels) {
   EXPECT_VEC_KERNELS(t.vec, avx2_vec_kernels());
 }
 
-// AVX2 + AVX-VNNI: the AVX2 table with its own row kernels and Q8_0 / Q4_0 panels
-// (the K-quant and float panels, ops and attention are AVX2's).
+// AVX2 + AVX-VNNI: the AVX2 table with its own row kernels and Q8_0 / Q4_0 / K-quant panels
+// (the float panels and the other quantized types' panels, ops and attention are AVX2's).
 TEST(IsaTable, Avx2VnniTableSwapsInTheVnniDots) {
   testing::IsaGuard guard;
   EXPECT_STREQ(isa_name(Isa::kAvx2Vnni), "avx2-vnni");
@@ -147,6 +147,11 @@ TEST(IsaTable, Avx2VnniTableSwapsInTheVnniDots) {
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
     EXPECT_EQ(p.k[static_cast<int>(d)].rows, avx2.k[static_cast<int>(d)].rows) << dtype_name(d);
     EXPECT_EQ(panel_from(t, p, d), 4) << dtype_name(d);
+  }
+  // the other quantized types: AVX2's panels at AVX2's batch sizes
+  for (DType d : {DType::kQ4_1, DType::kQ5_0, DType::kIQ4_NL, DType::kQ3_K, DType::kIQ4_XS, DType::kIQ2_XXS}) {
+    EXPECT_EQ(p.k[static_cast<int>(d)].rows, avx2.k[static_cast<int>(d)].rows) << dtype_name(d);
+    EXPECT_EQ(panel_from(t, p, d), panel_from(isa_table(Isa::kAvx2), avx2, d)) << dtype_name(d);
   }
   EXPECT_VEC_KERNELS(t.vec, avx2_vec_kernels());
 }
