@@ -327,15 +327,9 @@ inline void tile(const PackedGroup* w, int64_t ng, const ActGroup* const* x, flo
 }
 
 // The panel's rows, packed (pack, kRows rows a call) into the per-thread scratch and run
-// over the tokens kTok at a time (run_tile); Packed / Act are the layouts. Batches of
-// kBlockedMinTokens+ tokens whose prepared activations pass kTokBlockBytes (prefill) go
-// kPackRows rows at a time over blocks of kTokBlockBytes of activations, so both stay in L2
-// (a 512-token batch's are ~800 KiB at 768 columns); at 16-64 tokens the blocks lost
-// on rows of 2048-5632 columns, so smaller batches take one pack at a time over every
-// token (docs/benchmarks.md).
-constexpr int kPackRows = 48;
-constexpr int64_t kTokBlockBytes = int64_t{128} << 10;
-constexpr int64_t kBlockedMinTokens = 128;
+// over the tokens kTok at a time (run_tile); Packed / Act are the layouts. A prefill's
+// prepared activations (~800 KiB for 512 tokens at 768 columns) go in token blocks
+// (ymm_common.h's panel blocking).
 
 // One pack of kRows rows (nr of them real) over tokens [t0, t1) (t1 <= n_tokens rounded
 // up to kTok: tokens past n_tokens are zero padding rows): y[t * y_stride + r]. Not inlined
@@ -366,9 +360,9 @@ template <typename Packed, typename Act, auto pack, auto run_tile>
 void panel_rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
                 int64_t cols, float* y, int64_t y_stride) {
   const int64_t ng = n_groups(cols), row_bytes = ng * static_cast<int64_t>(sizeof(Act));
-  const int64_t tok_block = std::max<int64_t>(kTok, kTokBlockBytes / row_bytes / kTok * kTok);
+  const int64_t tok_block = panel_token_block(row_bytes, kTok);
   auto* packed = reinterpret_cast<Packed*>(panel_scratch(static_cast<size_t>(packed_panel_bytes<Packed>(cols))));
-  if (n_tokens < kBlockedMinTokens || n_tokens <= tok_block) {  // one pack at a time, in L1
+  if (!panel_blocked(n_tokens, tok_block)) {  // one pack at a time, in L1
     for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
       const int nr = static_cast<int>(std::min<int64_t>(kRows, n_rows - r0));
       pack(w + r0 * w_row_bytes, w_row_bytes, nr, cols, packed);

@@ -230,11 +230,9 @@ inline void pack_q2k(const std::byte* blk, KPacked* p) {
   const auto& b = *reinterpret_cast<const BlockQ2K*>(blk);
   __m256i c[8];
   for (int g = 0; g < 8; ++g) c[g] = q2k_group(b, g);
-  int16_t s16[16], mins[16];
-  for (int j = 0; j < 16; ++j) {
-    s16[j] = b.scales[j] & 0xF;
-    mins[j] = b.scales[j] >> 4;
-  }
+  alignas(32) int16_t s16[16], mins[16];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(s16), q2k_scales16(b));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(mins), q2k_mins16(b));
   store_packed(c, s16, mins, _cvtsh_ss(b.d), _cvtsh_ss(b.dmin), p);
 }
 
@@ -487,14 +485,8 @@ __attribute__((always_inline)) inline void tile(const KPacked* w, int64_t nb, co
   }
 }
 
-// Batches of kBlockedMinTokens+ tokens whose prepared activations pass kTokBlockBytes (a
-// 512-token prefill's are 480 KiB at 768 columns, 1.25 MiB at 2048) go kPackRows rows at a
-// time over blocks of kTokBlockBytes of activations, so both stay in L2 (panels_avx2.cpp's
-// panel_rows, whose sizes these are); smaller batches take one pack at a time over every token.
-constexpr int kPackRows = 48;
-constexpr int64_t kTokBlockBytes = int64_t{128} << 10;
-constexpr int64_t kBlockedMinTokens = 128;
-
+// A prefill's prepared activations (480 KiB for 512 tokens at 768 columns, 1.25 MiB at 2048) go
+// in token blocks, kPackRows rows at a time (ymm_common.h's panel blocking, as the Q4_0 panels).
 // kPackRows rows' packs of the super-blocks
 int64_t panel_bytes(int64_t cols) { return cols / kQKK * kPackRows * static_cast<int64_t>(sizeof(KPacked)); }
 
@@ -534,10 +526,10 @@ template <typename L>
 void rows(const std::byte* w, int64_t w_row_bytes, int64_t n_rows, const std::byte* acts, int64_t n_tokens,
           int64_t cols, float* y, int64_t y_stride) {
   const int64_t nb = cols / kQKK, row_bytes = act_row_bytes(cols);
-  const int64_t tok_block = std::max<int64_t>(kTok, kTokBlockBytes / row_bytes / kTok * kTok);
+  const int64_t tok_block = panel_token_block(row_bytes, kTok);
   auto* packed = reinterpret_cast<KPacked*>(panel_scratch(static_cast<size_t>(panel_bytes(cols))));
   const auto n_real = [&](int64_t r0) { return static_cast<int>(std::min<int64_t>(kRows, n_rows - r0)); };
-  if (n_tokens < kBlockedMinTokens || n_tokens <= tok_block) {  // one pack at a time
+  if (!panel_blocked(n_tokens, tok_block)) {  // one pack at a time
     for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
       pack_rows<L>(w + r0 * w_row_bytes, w_row_bytes, n_real(r0), nb, packed);
       run_pack<L>(packed, nb, acts, row_bytes, 0, n_tokens, n_tokens, n_real(r0), y + r0, y_stride);

@@ -34,6 +34,22 @@ class NextRowsPrefetch {
   int64_t step_bytes_;
 };
 
+// The AVX2 panels' row and token blocking (panels_avx2.cpp, panels_kquants_avx2.cpp): batches
+// of kBlockedMinTokens+ tokens whose prepared activations pass kTokBlockBytes (a prefill) go
+// kPackRows weight rows at a time over blocks of kTokBlockBytes of activations, so both stay in
+// L2; smaller batches take one pack at a time over every token (at 16-64 tokens the blocks lost
+// on rows of 2048-5632 columns; docs/benchmarks.md).
+constexpr int kPackRows = 48;
+constexpr int64_t kTokBlockBytes = int64_t{128} << 10;
+constexpr int64_t kBlockedMinTokens = 128;
+// Tokens of act_row_bytes each per block: a multiple of tok, at least tok.
+inline int64_t panel_token_block(int64_t act_row_bytes, int tok) {
+  return std::max<int64_t>(tok, kTokBlockBytes / act_row_bytes / tok * tok);
+}
+inline bool panel_blocked(int64_t n_tokens, int64_t token_block) {
+  return n_tokens >= kBlockedMinTokens && n_tokens > token_block;
+}
+
 inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 // A Q4_0 block's 16 bytes of nibbles -> its 32 values (0..15) in element order: the
